@@ -1,0 +1,14 @@
+# Warning flags for Kiln's own targets (not for third-party headers, which are
+# included as SYSTEM). CI configures with KILN_WERROR=ON.
+add_library(kiln_warnings INTERFACE)
+target_compile_options(kiln_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow
+                       -Wnon-virtual-dtor -Wcast-align -Wunused -Woverloaded-virtual
+                       -Wimplicit-fallthrough)
+if(KILN_WERROR)
+  target_compile_options(kiln_warnings INTERFACE -Werror)
+endif()
+
+if(KILN_SANITIZE)
+  add_compile_options(-fsanitize=${KILN_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${KILN_SANITIZE})
+endif()

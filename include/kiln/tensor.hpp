@@ -1,0 +1,59 @@
+// Tensor argument descriptors: what a kernel argument looks like to the
+// tuner (dtype, shape, strides in elements, device), not its data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace kiln {
+
+enum class DType : std::uint8_t { kF16, kBF16, kF32, kF64, kI8, kU8, kI16, kI32, kI64, kBool };
+
+const char* dtype_name(DType dtype);       // "f16", "bf16", "f32", ...
+std::size_t dtype_size(DType dtype);       // bytes per element
+DType parse_dtype(std::string_view name);  // accepts the names above and "float16", "half", ...
+
+enum class DeviceKind : std::uint8_t { kCpu, kCuda };
+
+struct DeviceRef {
+  DeviceKind kind = DeviceKind::kCpu;
+  int index = 0;
+  std::string to_string() const;  // "cpu", "cuda:0"
+  bool operator==(const DeviceRef&) const = default;
+};
+
+// Per-dimension class of a stride, as a tuning key sees it: generated code
+// differs between a broadcast dim, a unit-stride dim and anything else, but
+// not between two "other" strides.
+enum class StrideClass : std::uint8_t { kBroadcast = 0, kContiguous = 1, kOther = 2 };
+
+struct TensorArg {
+  DType dtype = DType::kF32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> strides;  // in elements, one per dimension
+  DeviceRef device;
+
+  // Row-major strides for `shape`.
+  static TensorArg contiguous(DType dtype, std::vector<std::int64_t> shape, DeviceRef device = {});
+
+  // Throws kiln::Error naming `name` when strides and shape differ in rank,
+  // a dim is negative, or a stride is negative.
+  void validate(std::string_view name = "tensor") const;
+  std::int64_t numel() const;
+};
+
+// One class per dimension: 0 for stride 0 (broadcast), 1 for stride 1
+// (contiguous), 2 otherwise. A dimension of extent 1 is classed 1 whatever
+// its stride: it is never stepped, and frameworks give such dims arbitrary
+// strides, which must not split one problem into several keys.
+std::vector<StrideClass> stride_pattern(const TensorArg& arg);
+// "1,0,2" form of the above.
+std::string stride_pattern_text(const std::vector<StrideClass>& pattern);
+
+nlohmann::json to_json(const TensorArg& arg);
+
+}  // namespace kiln

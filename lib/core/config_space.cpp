@@ -1,0 +1,196 @@
+#include "kiln/config_space.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "kiln/error.hpp"
+
+namespace kiln {
+
+namespace {
+
+[[noreturn]] void misuse(std::string message) {
+  throw Error(ErrorCode::kInvalidArgument, std::move(message));
+}
+
+std::string list_text(const std::vector<Value>& values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ", ";
+    out += value_text(values[i]);
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+ConfigSpace& ConfigSpace::param(std::string name, std::vector<Value> values) {
+  if (name.empty()) misuse("a config-space parameter needs a non-empty name");
+  if (find(name))
+    misuse("parameter '" + name + "' is declared twice: give each parameter one list");
+  if (values.empty()) {
+    misuse("parameter '" + name + "' has an empty value list: give it at least one value");
+  }
+  ValueType type = value_type(values.front());
+  std::set<Value> seen;
+  for (const Value& v : values) {
+    if (value_type(v) != type) {
+      misuse("parameter '" + name + "' mixes " + value_type_name(type) + " and " +
+             value_type_name(value_type(v)) + " values in " + list_text(values) +
+             ": use one type per parameter");
+    }
+    if (!seen.insert(v).second) {
+      misuse("parameter '" + name + "' lists " + value_text(v) + " twice in " + list_text(values));
+    }
+  }
+  params_.push_back(Parameter{std::move(name), type, std::move(values)});
+  return *this;
+}
+
+ConfigSpace& ConfigSpace::param(std::string name, std::initializer_list<std::int64_t> values) {
+  std::vector<Value> list(values.begin(), values.end());
+  return param(std::move(name), std::move(list));
+}
+
+ConfigSpace& ConfigSpace::constraint(std::string name,
+                                     std::function<bool(const Config&)> predicate) {
+  if (name.empty()) misuse("a constraint needs a name, shown when a config violates it");
+  if (!predicate) misuse("constraint '" + name + "' has no predicate");
+  for (const auto& c : constraints_) {
+    if (c.name == name) misuse("constraint '" + name + "' is declared twice");
+  }
+  constraints_.push_back(Constraint{std::move(name), std::move(predicate)});
+  return *this;
+}
+
+ConfigSpace& ConfigSpace::default_config(Config config) {
+  check_members(config);
+  auto broken = violated(config);
+  if (!broken.empty()) {
+    misuse("default config {" + config.to_string() + "} violates constraint '" + broken.front() +
+           "': pick a default inside the space");
+  }
+  default_ = std::move(config);
+  return *this;
+}
+
+const Parameter* ConfigSpace::find(std::string_view name) const {
+  for (const auto& p : params_) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::uint64_t ConfigSpace::cartesian_size() const {
+  if (params_.empty()) return 0;
+  std::uint64_t n = 1;
+  for (const auto& p : params_) {
+    if (n > std::numeric_limits<std::uint64_t>::max() / p.values.size()) {
+      return std::numeric_limits<std::uint64_t>::max();  // saturate: too large to enumerate anyway
+    }
+    n *= p.values.size();
+  }
+  return n;
+}
+
+Config ConfigSpace::config_at(std::uint64_t index) const {
+  if (index >= cartesian_size()) {
+    misuse("config index " + std::to_string(index) + " is outside a space of " +
+           std::to_string(cartesian_size()) + " configs");
+  }
+  Config config;
+  // Last declared parameter varies fastest, as in enumerate().
+  for (auto it = params_.rbegin(); it != params_.rend(); ++it) {
+    config.set(it->name, it->values[index % it->values.size()]);
+    index /= it->values.size();
+  }
+  return config;
+}
+
+bool ConfigSpace::satisfies(const Config& config) const {
+  return std::all_of(constraints_.begin(), constraints_.end(),
+                     [&](const Constraint& c) { return c.predicate(config); });
+}
+
+std::vector<Config> ConfigSpace::filter(const std::function<bool(const Config&)>& keep) const {
+  std::vector<Config> out;
+  if (params_.empty()) return out;
+  std::vector<std::size_t> digits(params_.size(), 0);
+  Config config;
+  for (const auto& p : params_) config.set(p.name, p.values[0]);
+  while (true) {
+    if (satisfies(config) && (!keep || keep(config))) out.push_back(config);
+    // Odometer increment, last parameter fastest.
+    std::size_t i = params_.size();
+    while (i > 0) {
+      --i;
+      if (++digits[i] < params_[i].values.size()) {
+        config.set(params_[i].name, params_[i].values[digits[i]]);
+        break;
+      }
+      digits[i] = 0;
+      config.set(params_[i].name, params_[i].values[0]);
+      if (i == 0) return out;
+    }
+  }
+}
+
+std::vector<Config> ConfigSpace::enumerate() const {
+  return filter(nullptr);
+}
+
+std::uint64_t ConfigSpace::size() const {
+  return enumerate().size();
+}
+
+void ConfigSpace::check_members(const Config& config) const {
+  for (const auto& [name, value] : config.values()) {
+    const Parameter* p = find(name);
+    if (!p) {
+      std::string known;
+      for (const auto& q : params_) known += (known.empty() ? "" : ", ") + q.name;
+      misuse("config {" + config.to_string() + "} names unknown parameter '" + name +
+             "': the space has " + (known.empty() ? "no parameters" : known));
+    }
+    if (std::find(p->values.begin(), p->values.end(), value) == p->values.end()) {
+      misuse("config {" + config.to_string() + "} sets '" + name + "' to " + value_text(value) +
+             ", outside its values " + list_text(p->values));
+    }
+  }
+  for (const auto& p : params_) {
+    if (!config.has(p.name)) {
+      misuse("config {" + config.to_string() + "} is missing parameter '" + p.name +
+             "': give it one of " + list_text(p.values));
+    }
+  }
+}
+
+std::vector<std::string> ConfigSpace::violated(const Config& config) const {
+  std::vector<std::string> out;
+  for (const auto& c : constraints_) {
+    if (!c.predicate(config)) out.push_back(c.name);
+  }
+  return out;
+}
+
+bool ConfigSpace::contains(const Config& config) const {
+  try {
+    check_members(config);
+  } catch (const Error&) {
+    return false;
+  }
+  return satisfies(config);
+}
+
+Config ConfigSpace::default_config() const {
+  if (default_) return *default_;
+  auto all = enumerate();
+  if (all.empty()) {
+    misuse("the config space has no config that satisfies every constraint (" +
+           std::to_string(cartesian_size()) + " candidates): relax a constraint or add values");
+  }
+  return all.front();
+}
+
+}  // namespace kiln

@@ -1,0 +1,76 @@
+// kiln info [--json]: version, toolchain fingerprint and its parts, CUDA
+// driver and devices (or why none), cache directory, and the values of the
+// cache-invalidating environment variables.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "kiln/options.hpp"
+#include "kiln/toolchain.hpp"
+
+namespace kiln::tool {
+
+namespace {
+
+nlohmann::json info_json() {
+  const Options& options = Options::global();
+  const ToolchainReport& report = toolchain_report();
+  nlohmann::json j = report.to_json();
+  j["kiln_version"] = kiln_version();
+  j["cache_dir"] = options.cache_dir.string();
+  j["cache_dir_source"] = options.cache_dir_source;
+  j["cache_env"] = CacheEnvRegistry::global().snapshot().to_json();
+  j["options"] = options.to_json();
+  j["option_problems"] = Options::global_problems();
+  return j;
+}
+
+std::string component_line(const ComponentStatus& s) {
+  if (s.available) return s.version + "  (" + s.location + ")";
+  return std::string(s.built ? "absent: " : "not built: ") + s.reason;
+}
+
+void print_text() {
+  const Options& options = Options::global();
+  const ToolchainReport& r = toolchain_report();
+  std::cout << "Kiln " << kiln_version() << "\n\n";
+  std::cout << "Toolchain fingerprint  " << r.fingerprint.hash().hex() << "\n";
+  std::cout << "  nvrtc    " << component_line(r.nvrtc) << "\n";
+  std::cout << "  llvm     " << component_line(r.llvm) << "\n";
+  std::cout << "  codegen  " << r.fingerprint.codegen_hash
+            << "  (templates and code generators)\n\n";
+  std::cout << "CUDA driver  " << component_line(r.cuda.driver) << "\n";
+  if (r.cuda.devices.empty()) {
+    std::cout << "Devices      none: " << r.cuda.devices_reason << "\n";
+  } else {
+    for (const auto& d : r.cuda.devices) {
+      std::printf("Device %d     %s  %s  %d SMs  %.1f GiB\n", d.index, d.name.c_str(),
+                  d.arch.c_str(), d.sm_count, static_cast<double>(d.total_memory) / (1u << 30));
+    }
+  }
+  std::cout << "\nCache dir    " << options.cache_dir.string() << "  (from "
+            << options.cache_dir_source << ")\n";
+  std::cout << "\nCache-invalidating environment:\n";
+  for (const auto& [name, value] : CacheEnvRegistry::global().snapshot().values) {
+    std::cout << "  " << name << "=" << (value ? *value : "(unset)") << "\n";
+  }
+  for (const auto& p : Options::global_problems()) std::cout << "\nwarning: " << p << "\n";
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("info", "Show version, toolchain fingerprint, devices and cache");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print one JSON object");
+  cmd->callback([json, &exit_code] {
+    if (*json)
+      std::cout << info_json().dump(2) << "\n";
+    else
+      print_text();
+    exit_code = 0;
+  });
+}
+
+}  // namespace kiln::tool

@@ -1,0 +1,11 @@
+// Each subcommand of `kiln` registers itself on the app and sets `exit_code`
+// when it runs. Adding a subcommand: one file here plus one line in main.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace kiln::tool {
+
+void add_info_command(CLI::App& app, int& exit_code);
+
+}  // namespace kiln::tool

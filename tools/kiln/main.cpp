@@ -1,0 +1,42 @@
+// kiln: the command-line face of Kiln. Usage errors exit with 2.
+#include <cstdio>
+#include <exception>
+
+#include "commands.hpp"
+#include "kiln/fingerprint.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Kiln: JIT kernel generation with an integrated autotuner", "kiln"};
+  app.set_version_flag("--version", std::string("kiln ") + kiln::kiln_version());
+  app.require_subcommand(1);
+  int exit_code = 0;
+  kiln::tool::add_info_command(app, exit_code);
+  // CLI11 reports an unknown first word as "a subcommand is required";
+  // name it instead.
+  auto known = [&](const std::string& word) {
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      if (sub->check_name(word)) return true;
+    }
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
+    std::fprintf(stderr, "kiln: unknown subcommand '%s'\n%s", argv[1], app.help().c_str());
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message and the usage
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln: %s\n", e.what());
+    return 1;
+  }
+  return exit_code;
+}
