@@ -46,6 +46,12 @@ struct Options {
   std::filesystem::path cuda_home = "/usr/local/cuda";  // CUDA_HOME, else CUDA_PATH
   std::string nvrtc_flags;  // KILN_NVRTC_FLAGS: extra NVRTC options (in keys)
   std::string cpu_flags;    // KILN_CPU_FLAGS: extra Clang options (in keys)
+  // KILN_CACHE_MEMORY_SIZE: bound of the in-memory layer in front of the
+  // artifact cache; 0 turns it off.
+  std::uint64_t cache_memory_bytes = 256ull << 20;
+  // KILN_RANK, else RANK, else LOCAL_RANK: this process's rank in a
+  // multi-process job, which gets its own tuning file; -1 = none.
+  int rank = -1;
 
   // Reads `env`. A malformed value never throws: it is reported in
   // `problems` (naming the variable, the value and the fix) and the default

@@ -120,6 +120,25 @@ Options Options::from_env(const Environment& env, std::vector<std::string>* prob
         return true;
       },
       "a size such as 512M, 4G or a byte count", problems);
+  read(
+      env, "KILN_CACHE_MEMORY_SIZE", &o.cache_memory_bytes,
+      [](const std::string& s, std::uint64_t* out) {
+        auto v = parse_size(s);
+        if (!v) return false;
+        *out = *v;
+        return true;
+      },
+      "a size such as 64M, or 0 to turn the in-memory layer off", problems);
+  // The first rank variable that is set decides; a job launcher sets one.
+  for (const char* name : {"KILN_RANK", "RANK", "LOCAL_RANK"}) {
+    if (auto r = env.get(name); r && !r->empty()) {
+      read(
+          env, name, &o.rank,
+          [](const std::string& s, int* out) { return parse_count(s, out, 1 << 20); },
+          "a non-negative rank number", problems);
+      break;
+    }
+  }
   read(env, "KILN_CACHE_READ_ONLY", &o.cache_read_only, parse_bool, "0 or 1", problems);
   read(env, "KILN_CACHE_DISABLE", &o.cache_disabled, parse_bool, "0 or 1", problems);
   read(
@@ -194,6 +213,8 @@ nlohmann::json Options::to_json() const {
           {"cache_max_bytes", cache_max_bytes},
           {"cache_read_only", cache_read_only},
           {"cache_disabled", cache_disabled},
+          {"cache_memory_bytes", cache_memory_bytes},
+          {"rank", rank},
           {"log_level", log_level_name(log_level)},
           {"compile_threads", compile_threads},
           {"group_size", group_size},
