@@ -42,6 +42,43 @@ Result<const DriverApi*> load_driver() {
   bind(api.DeviceGetName, "cuDeviceGetName");
   bind(api.DeviceGetAttribute, "cuDeviceGetAttribute");
   bind(api.DeviceTotalMem, "cuDeviceTotalMem_v2");
+  // The versioned names are what cuda.h's macros map the plain names to
+  // (legacy default stream semantics, not per-thread).
+  bind(api.DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  bind(api.DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+  bind(api.CtxSetCurrent, "cuCtxSetCurrent");
+  bind(api.CtxSynchronize, "cuCtxSynchronize");
+  bind(api.ModuleLoadData, "cuModuleLoadData");
+  bind(api.ModuleUnload, "cuModuleUnload");
+  bind(api.ModuleGetFunction, "cuModuleGetFunction");
+  bind(api.FuncSetAttribute, "cuFuncSetAttribute");
+  bind(api.FuncGetAttribute, "cuFuncGetAttribute");
+  bind(api.LaunchKernelEx, "cuLaunchKernelEx");
+  bind(api.LaunchKernel, "cuLaunchKernel");
+  bind(api.MemAlloc, "cuMemAlloc_v2");
+  bind(api.MemFree, "cuMemFree_v2");
+  bind(api.MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  bind(api.MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  bind(api.MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  bind(api.MemsetD8Async, "cuMemsetD8Async");
+  bind(api.StreamCreate, "cuStreamCreate");
+  bind(api.StreamDestroy, "cuStreamDestroy_v2");
+  bind(api.StreamSynchronize, "cuStreamSynchronize");
+  bind(api.StreamBeginCapture, "cuStreamBeginCapture_v2");
+  bind(api.StreamEndCapture, "cuStreamEndCapture");
+  bind(api.EventCreate, "cuEventCreate");
+  bind(api.EventDestroy, "cuEventDestroy_v2");
+  bind(api.EventRecord, "cuEventRecord");
+  bind(api.EventSynchronize, "cuEventSynchronize");
+  // cuEventElapsedTime_v2 (12.8+) where the driver has it, else the original;
+  // both take the same arguments.
+  api.EventElapsedTime =
+      reinterpret_cast<decltype(api.EventElapsedTime)>(lib.symbol("cuEventElapsedTime_v2"));
+  if (!api.EventElapsedTime) bind(api.EventElapsedTime, "cuEventElapsedTime");
+  bind(api.GraphInstantiate, "cuGraphInstantiateWithFlags");
+  bind(api.GraphLaunch, "cuGraphLaunch");
+  bind(api.GraphDestroy, "cuGraphDestroy");
+  bind(api.GraphExecDestroy, "cuGraphExecDestroy");
   if (!missing.empty()) {
     return make_error(ErrorCode::kUnavailable,
                       "the driver at " + lib.path() + " lacks entry points: " + missing);

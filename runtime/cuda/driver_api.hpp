@@ -21,6 +21,41 @@ struct DriverApi {
   decltype(&::cuDeviceGetName) DeviceGetName = nullptr;
   decltype(&::cuDeviceGetAttribute) DeviceGetAttribute = nullptr;
   decltype(&::cuDeviceTotalMem_v2) DeviceTotalMem = nullptr;
+  // Contexts (the device's primary context, see CudaDevice).
+  decltype(&::cuDevicePrimaryCtxRetain) DevicePrimaryCtxRetain = nullptr;
+  decltype(&::cuDevicePrimaryCtxRelease) DevicePrimaryCtxRelease = nullptr;
+  decltype(&::cuCtxSetCurrent) CtxSetCurrent = nullptr;
+  decltype(&::cuCtxSynchronize) CtxSynchronize = nullptr;
+  // Modules and launches.
+  decltype(&::cuModuleLoadData) ModuleLoadData = nullptr;
+  decltype(&::cuModuleUnload) ModuleUnload = nullptr;
+  decltype(&::cuModuleGetFunction) ModuleGetFunction = nullptr;
+  decltype(&::cuFuncSetAttribute) FuncSetAttribute = nullptr;
+  decltype(&::cuFuncGetAttribute) FuncGetAttribute = nullptr;
+  decltype(&::cuLaunchKernelEx) LaunchKernelEx = nullptr;
+  decltype(&::cuLaunchKernel) LaunchKernel = nullptr;
+  // Memory.
+  decltype(&::cuMemAlloc) MemAlloc = nullptr;
+  decltype(&::cuMemFree) MemFree = nullptr;
+  decltype(&::cuMemcpyHtoDAsync) MemcpyHtoDAsync = nullptr;
+  decltype(&::cuMemcpyDtoHAsync) MemcpyDtoHAsync = nullptr;
+  decltype(&::cuMemcpyDtoDAsync) MemcpyDtoDAsync = nullptr;
+  decltype(&::cuMemsetD8Async) MemsetD8Async = nullptr;
+  // Streams, events, graphs.
+  decltype(&::cuStreamCreate) StreamCreate = nullptr;
+  decltype(&::cuStreamDestroy) StreamDestroy = nullptr;
+  decltype(&::cuStreamSynchronize) StreamSynchronize = nullptr;
+  decltype(&::cuStreamBeginCapture) StreamBeginCapture = nullptr;
+  decltype(&::cuStreamEndCapture) StreamEndCapture = nullptr;
+  decltype(&::cuEventCreate) EventCreate = nullptr;
+  decltype(&::cuEventDestroy) EventDestroy = nullptr;
+  decltype(&::cuEventRecord) EventRecord = nullptr;
+  decltype(&::cuEventSynchronize) EventSynchronize = nullptr;
+  decltype(&::cuEventElapsedTime) EventElapsedTime = nullptr;
+  decltype(&::cuGraphInstantiateWithFlags) GraphInstantiate = nullptr;
+  decltype(&::cuGraphLaunch) GraphLaunch = nullptr;
+  decltype(&::cuGraphDestroy) GraphDestroy = nullptr;
+  decltype(&::cuGraphExecDestroy) GraphExecDestroy = nullptr;
 
   int driver_version = 0;  // e.g. 13000
   std::string library_path;

@@ -1,0 +1,156 @@
+// CudaDevice: loading CUBINs and launching their functions, and the public
+// factory (include/kiln/cuda.hpp).
+#include "cuda_device.hpp"
+#include "kiln/cuda.hpp"
+
+namespace kiln::cuda {
+
+CudaModule::~CudaModule() {
+  if (module) {
+    api->CtxSetCurrent(context);
+    api->ModuleUnload(module);
+  }
+}
+
+Result<std::shared_ptr<CudaModule>> CudaDevice::module_for(const KernelImage& image) {
+  std::lock_guard lock(modules_mutex_);
+  auto it = modules_.find(image.binary.get());
+  if (it != modules_.end()) {
+    if (auto live = it->second.lock()) return live;
+  }
+  auto module = std::make_shared<CudaModule>();
+  module->api = api_;
+  module->context = context_;
+  module->binary = image.binary;
+  // From memory: a CUBIN (or PTX, which the driver JIT-compiles) never
+  // touches the disk here; the artifact cache owns the files.
+  if (CUresult r = api_->ModuleLoadData(&module->module, image.binary->data()); r != CUDA_SUCCESS) {
+    module->module = nullptr;
+    return make_error(ErrorCode::kLaunchFailed,
+                      "cannot load the " + std::string(binary_format_name(image.format)) +
+                          " of kernel " + image.name + " [" + image.config + "] on " +
+                          props_.ref.to_string() + " (" + props_.arch + "): " + api_->describe(r),
+                      {{"kernel", image.name},
+                       {"config", image.config},
+                       {"device_arch", props_.arch},
+                       {"binary_bytes", std::to_string(image.binary->size())}});
+  }
+  modules_[image.binary.get()] = module;
+  return module;
+}
+
+Result<LoadedKernel> CudaDevice::load(const KernelImage& image) {
+  if (!image.binary || image.binary->empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "KernelImage for " + image.name + " has no binary: fill it from the Artifact");
+  }
+  if (image.format == BinaryFormat::kHostObject) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "kernel " + image.name + " was compiled for the CPU (a host object); " +
+                          props_.ref.to_string() + " loads CUBIN or PTX: compile it with NVRTC");
+  }
+  if (auto s = bind(); !s) return s.error();
+  auto module = module_for(image);
+  if (!module) return module.error();
+  auto state = std::make_unique<CudaKernelState>();
+  state->owner = this;
+  state->module = std::move(*module);
+  state->symbol = image.symbol;
+  if (CUresult r =
+          api_->ModuleGetFunction(&state->function, state->module->module, image.symbol.c_str());
+      r != CUDA_SUCCESS) {
+    return make_error(ErrorCode::kNotFound,
+                      "kernel " + image.name + " [" + image.config + "]: no function '" +
+                          image.symbol + "' in its module: " + api_->describe(r),
+                      {{"kernel", image.name}, {"config", image.config}, {"symbol", image.symbol}});
+  }
+  state->shared_allowed = props_.shared_per_block;
+  return LoadedKernel(std::move(state), image.name, image.config);
+}
+
+CUfunction CudaDevice::raw_function(const LoadedKernel& kernel) const {
+  return kernel.state_for<CudaKernelState>(*this, "kernel").function;
+}
+
+Status CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config,
+                          const KernelArgs& args) {
+  auto& k = kernel.state_for<CudaKernelState>(*this, "kernel");
+  if (config.shared_bytes > props_.shared_per_block_optin) {
+    return launch_error(kernel, config,
+                        "asks for more dynamic shared memory than " + props_.ref.to_string() +
+                            " allows a block (" + std::to_string(props_.shared_per_block_optin) +
+                            " bytes)",
+                        ErrorCode::kInvalidArgument);
+  }
+  if (auto s = bind(); !s) return launch_error(kernel, config, s.error().message);
+  if (config.shared_bytes > k.shared_allowed.load(std::memory_order_acquire)) {
+    // More than the default 48 KiB needs the function's opt-in attribute.
+    std::lock_guard lock(k.attribute_mutex);
+    if (config.shared_bytes > k.shared_allowed.load()) {
+      CUresult r =
+          api_->FuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 static_cast<int>(config.shared_bytes));
+      if (r != CUDA_SUCCESS) {
+        return launch_error(
+            kernel, config,
+            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES): " + api_->describe(r));
+      }
+      k.shared_allowed.store(config.shared_bytes, std::memory_order_release);
+    }
+  }
+  CUlaunchConfig lc{};
+  lc.gridDimX = config.grid.x;
+  lc.gridDimY = config.grid.y;
+  lc.gridDimZ = config.grid.z;
+  lc.blockDimX = config.block.x;
+  lc.blockDimY = config.block.y;
+  lc.blockDimZ = config.block.z;
+  lc.sharedMemBytes = static_cast<unsigned>(config.shared_bytes);
+  lc.hStream = raw_stream(config.stream);
+  std::vector<void*> params = args.param_pointers();
+  CUresult r =
+      api_->LaunchKernelEx(&lc, k.function, params.empty() ? nullptr : params.data(), nullptr);
+  if (r != CUDA_SUCCESS) {
+    return launch_error(kernel, config, "cuLaunchKernelEx: " + api_->describe(r));
+  }
+  return ok_status();
+}
+
+// ----------------------------------------------------------------- factory
+
+Result<int> device_count() {
+  const auto& api = driver();
+  if (!api) return api.error();
+  int count = 0;
+  if (CUresult r = (*api)->DeviceGetCount(&count); r != CUDA_SUCCESS) {
+    return make_error(ErrorCode::kUnavailable, "cuDeviceGetCount failed: " + (*api)->describe(r));
+  }
+  return count;
+}
+
+Result<std::unique_ptr<Device>> open_device(int index) {
+  const auto& api = driver();
+  if (!api) return api.error();
+  return CudaDevice::open(**api, index);
+}
+
+Result<std::vector<std::unique_ptr<Device>>> open_devices(const std::vector<int>& indices) {
+  std::vector<int> wanted = indices;
+  if (wanted.empty()) {
+    auto count = device_count();
+    if (!count) return count.error();
+    if (*count == 0) {
+      return make_error(ErrorCode::kUnavailable, "the NVIDIA driver reports no CUDA device");
+    }
+    for (int i = 0; i < *count; ++i) wanted.push_back(i);
+  }
+  std::vector<std::unique_ptr<Device>> out;
+  for (int i : wanted) {
+    auto device = open_device(i);
+    if (!device) return device.error();
+    out.push_back(std::move(*device));
+  }
+  return out;
+}
+
+}  // namespace kiln::cuda
