@@ -1,0 +1,109 @@
+// The tuning cache: the winning config per (kernel, problem, device,
+// toolchain, environment), as JSON files under Options::cache_dir/tuning.
+//
+// A process writes one file: tuning.json, or tuning.rank<N>.json when it
+// has a rank (Options::rank), so ranks of one job never contend; lookups
+// read every tuning*.json there plus any shipped table added with
+// add_table(). save() merges this process's new records into its file under
+// an advisory lock (flock on a sidecar .lock) and replaces the file
+// atomically, so concurrent savers never lose each other's records and a
+// reader (which takes no lock) never sees a torn file. A record made on
+// another device or with another toolchain or environment is a miss, logged
+// once, never served. Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "kiln/artifact_cache.hpp"
+#include "kiln/error.hpp"
+#include "kiln/options.hpp"
+#include "kiln/tuning_record.hpp"
+
+namespace kiln {
+
+// Identifies a Kiln tuning file; with kTuningFormatVersion in every header.
+inline constexpr const char* kTuningFormat = "kiln-tuning";
+// Version of the tuning file layout (lib/cache/tuning_file.hpp). Bump it on
+// ANY change to the header or record JSON, and add a golden file under
+// tests/cache/golden/: files of another version are not read.
+inline constexpr int kTuningFormatVersion = 1;
+
+// One file the cache read, for `kiln cache ls/stats/verify`.
+struct TuningFileStatus {
+  std::filesystem::path path;
+  std::size_t records = 0;
+  std::string problem;               // why it was not read; empty when it was
+  std::vector<std::string> skipped;  // malformed records it held
+  nlohmann::json to_json() const;
+};
+
+class TuningCache {
+ public:
+  // The user's cache (see above). Read-only and disabled modes come from
+  // `options`; a directory that fails its safety checks is refused with a
+  // warning (the cache then behaves as disabled).
+  explicit TuningCache(const Options& options = Options::global());
+  // A single file, such as a table shipped with an application. With
+  // `read_only`, save() never writes it.
+  static TuningCache open_file(const std::filesystem::path& file, bool read_only);
+
+  TuningCache(TuningCache&&) noexcept;
+  TuningCache& operator=(TuningCache&&) noexcept;
+  ~TuningCache();
+
+  // The record for `problem` made on `present`, or nullopt. Records for the
+  // same problem made elsewhere are a miss and logged once with what differs.
+  std::optional<TuningRecord> lookup(const ProblemKey& problem,
+                                     const TuningIdentity& present) const;
+  // Adds a record in memory (served at once); save() writes it.
+  void put(TuningRecord record);
+  // Merges the records put since the last save into this process's file.
+  Result<StoreOutcome> save();
+  // Rereads every file (records put and not yet saved are kept).
+  void reload();
+  // Reads a shipped table as one more source for lookups (never written).
+  Result<std::size_t> add_table(const std::filesystem::path& file);
+
+  // Writes every known record into `file` (atomically), in the tuning file
+  // format: the table to ship. Returns the number of records written.
+  Result<std::size_t> export_table(const std::filesystem::path& file) const;
+  // Reads `file` (a table exported anywhere), puts its records and saves.
+  // Returns the number of records imported; malformed records are skipped
+  // and listed in files().
+  Result<std::size_t> import_table(const std::filesystem::path& file);
+  // Removes every tuning file this cache reads from its directory.
+  Result<std::size_t> clear();
+
+  std::vector<TuningRecord> records() const;  // every known record, by id
+  std::vector<TuningFileStatus> files() const;
+  std::size_t pending() const;  // put and not yet saved
+  const std::filesystem::path& write_path() const { return write_path_; }
+  const std::filesystem::path& dir() const { return dir_; }
+  CacheState state() const { return state_; }
+  const std::string& state_reason() const { return state_reason_; }
+
+ private:
+  struct FileTag {};
+  explicit TuningCache(FileTag) {}
+  void load_file_locked(const std::filesystem::path& path);
+
+  std::filesystem::path dir_;         // empty for open_file
+  std::filesystem::path write_path_;  // the one file save() writes
+  CacheState state_ = CacheState::kReady;
+  std::string state_reason_;
+  std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
+  std::map<Hash128, TuningRecord> records_;    // everything known
+  std::map<Hash128, TuningRecord> pending_;    // put, not yet saved
+  std::vector<std::filesystem::path> tables_;  // added with add_table
+  std::vector<TuningFileStatus> files_;
+};
+
+}  // namespace kiln

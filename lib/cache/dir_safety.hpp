@@ -1,0 +1,26 @@
+// Who may have written what the cache is about to trust. A cached CUBIN is
+// code that will run, so a directory other users can write, or an entry
+// another user owns, is refused rather than read.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "kiln/error.hpp"
+
+namespace kiln::cache {
+
+// Creates `dir` and its missing parents with mode 0700, then checks `dir`
+// with check_private_dir. Existing parents are left as they are.
+std::optional<ErrorInfo> ensure_private_dir(const std::filesystem::path& dir);
+
+// kInvalidArgument naming the path and the fix when `dir` is not a
+// directory owned by this user, or group or others can write it.
+std::optional<ErrorInfo> check_private_dir(const std::filesystem::path& dir);
+
+// The same checks for an entry file the caller has opened and fstat'ed.
+std::optional<ErrorInfo> check_entry_stat(const struct stat& st, const std::filesystem::path& path);
+
+}  // namespace kiln::cache

@@ -1,0 +1,160 @@
+#include "file_io.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+namespace kiln::cache {
+
+namespace {
+
+std::atomic<WriteProgressHook> g_write_hook{nullptr};
+
+// Chunks small enough that a test can stop a writer between two of them.
+constexpr std::size_t kWriteChunk = 256 * 1024;
+
+// A name no other writer (thread or process) picks: pid plus 64 random bits.
+std::filesystem::path temp_path_for(const std::filesystem::path& path) {
+  thread_local std::mt19937_64 rng{std::random_device{}() ^
+                                   (static_cast<std::uint64_t>(getpid()) << 32)};
+  char suffix[48];
+  std::snprintf(suffix, sizeof suffix, "%d-%016llx", static_cast<int>(getpid()),
+                static_cast<unsigned long long>(rng()));
+  return path.parent_path() / (std::string(kTempPrefix) + path.filename().string() + "-" + suffix);
+}
+
+ErrorInfo io_error(const char* what, const std::filesystem::path& path) {
+  return make_error(ErrorCode::kIo, errno_text(what, path), {{"path", path.string()}});
+}
+
+bool write_all(int fd, std::string_view bytes, const std::filesystem::path& temp) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    std::size_t n = std::min(kWriteChunk, bytes.size() - done);
+    ssize_t w = ::write(fd, bytes.data() + done, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    done += static_cast<std::size_t>(w);
+    if (auto hook = g_write_hook.load(std::memory_order_relaxed)) hook(temp, done, bytes.size());
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string errno_text(const char* what, const std::filesystem::path& path) {
+  return std::string(what) + " " + path.string() + ": " + std::strerror(errno);
+}
+
+void set_write_progress_hook(WriteProgressHook hook) {
+  g_write_hook.store(hook);
+}
+
+Result<std::string> read_whole_fd(int fd, const std::filesystem::path& path) {
+  std::string out;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
+  char buffer[64 * 1024];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error("read", path);
+    }
+    if (n == 0) break;
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+Result<std::string> read_whole_file(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return make_error(ErrorCode::kNotFound, "no file " + path.string());
+    return io_error("open", path);
+  }
+  Result<std::string> out = read_whole_fd(fd, path);
+  ::close(fd);
+  return out;
+}
+
+std::optional<ErrorInfo> atomic_write(const std::filesystem::path& path, std::string_view bytes) {
+  const std::filesystem::path temp = temp_path_for(path);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return io_error("create", temp);
+  // NOTES: fsync before rename, or a crash can leave the new name pointing
+  // at a file whose blocks never reached the disk (a torn entry after reboot).
+  if (!write_all(fd, bytes, temp) || ::fsync(fd) != 0) {
+    ErrorInfo e = io_error("write", temp);
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return e;
+  }
+  if (::close(fd) != 0) {
+    ErrorInfo e = io_error("close", temp);
+    ::unlink(temp.c_str());
+    return e;
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    ErrorInfo e = io_error("rename into", path);
+    ::unlink(temp.c_str());
+    return e;
+  }
+  // The rename itself lives in the directory: sync it so the new name
+  // survives a crash. Failure here loses durability, not correctness.
+  int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  return std::nullopt;
+}
+
+Result<FileLock> FileLock::acquire(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return io_error("open lock file", path);
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    ErrorInfo e = io_error("lock", path);
+    ::close(fd);
+    return e;
+  }
+  return FileLock(fd);
+}
+
+std::optional<FileLock> FileLock::try_acquire(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return std::nullopt;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  return FileLock(fd);
+}
+
+FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the descriptor drops the flock
+}
+
+}  // namespace kiln::cache

@@ -1,0 +1,264 @@
+#include "kiln/tuning_cache.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "dir_safety.hpp"
+#include "file_io.hpp"
+#include "tuning_file.hpp"
+
+namespace kiln {
+
+namespace {
+
+bool is_tuning_file_name(const std::string& name) {
+  return name.rfind("tuning", 0) == 0 && name.size() > 5 && name.ends_with(".json");
+}
+
+std::filesystem::path lock_path(const std::filesystem::path& file) {
+  return file.string() + ".lock";
+}
+
+}  // namespace
+
+nlohmann::json TuningFileStatus::to_json() const {
+  nlohmann::json j = {{"path", path.string()}, {"records", records}, {"skipped", skipped}};
+  if (!problem.empty()) j["problem"] = problem;
+  return j;
+}
+
+TuningCache::TuningCache(const Options& options) : dir_(options.cache_dir / "tuning") {
+  write_path_ = dir_ / (options.rank >= 0 ? "tuning.rank" + std::to_string(options.rank) + ".json"
+                                          : std::string("tuning.json"));
+  if (options.cache_disabled) {
+    state_ = CacheState::kDisabled;
+    state_reason_ = "KILN_CACHE_DISABLE is set";
+    return;
+  }
+  std::optional<ErrorInfo> problem;
+  if (options.cache_read_only) {
+    state_ = CacheState::kReadOnly;
+    state_reason_ = "KILN_CACHE_READ_ONLY is set";
+    if (::access(dir_.c_str(), F_OK) == 0) problem = cache::check_private_dir(dir_);
+  } else {
+    problem = cache::ensure_private_dir(dir_);
+    if (!problem) problem = cache::check_private_dir(options.cache_dir);
+  }
+  if (problem) {
+    state_ = CacheState::kRefused;
+    state_reason_ = problem->message;
+    log_once(LogLevel::kWarn, "tuning-cache-refused:" + dir_.string(),
+             "tuning cache off: " + problem->message);
+    return;
+  }
+  reload();
+}
+
+TuningCache TuningCache::open_file(const std::filesystem::path& file, bool read_only) {
+  TuningCache cache{FileTag{}};
+  cache.write_path_ = file;
+  if (read_only) {
+    cache.state_ = CacheState::kReadOnly;
+    cache.state_reason_ = "opened read-only";
+  }
+  cache.reload();
+  return cache;
+}
+
+TuningCache::TuningCache(TuningCache&&) noexcept = default;
+TuningCache& TuningCache::operator=(TuningCache&&) noexcept = default;
+TuningCache::~TuningCache() = default;
+
+void TuningCache::load_file_locked(const std::filesystem::path& path) {
+  TuningFileStatus status;
+  status.path = path;
+  Result<cache::TuningFile> file = cache::load_tuning_file(path);
+  if (!file) {
+    if (file.error().code == ErrorCode::kNotFound) return;
+    status.problem = file.error().message;
+    log_once(LogLevel::kWarn, "tuning-file:" + path.string(), file.error().message);
+  } else {
+    status.records = file->records.size();
+    status.skipped = file->problems;
+    for (const auto& p : file->problems) log_once(LogLevel::kWarn, p, p);
+    for (const auto& [id, record] : file->records) cache::merge_record(records_, record);
+  }
+  files_.push_back(std::move(status));
+}
+
+void TuningCache::reload() {
+  std::lock_guard<std::mutex> lock(*mutex_);
+  records_.clear();
+  files_.clear();
+  if (state_ == CacheState::kDisabled || state_ == CacheState::kRefused) return;
+  std::vector<std::filesystem::path> paths;
+  if (dir_.empty()) {
+    paths.push_back(write_path_);
+  } else {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+      if (is_tuning_file_name(entry.path().filename().string())) paths.push_back(entry.path());
+    }
+    std::sort(paths.begin(), paths.end());
+  }
+  for (const auto& p : tables_) paths.push_back(p);
+  for (const auto& p : paths) load_file_locked(p);
+  for (const auto& [id, record] : pending_) cache::merge_record(records_, record);
+}
+
+Result<std::size_t> TuningCache::add_table(const std::filesystem::path& file) {
+  Result<cache::TuningFile> table = cache::load_tuning_file(file);
+  if (!table) return table.error();
+  std::lock_guard<std::mutex> lock(*mutex_);
+  tables_.push_back(file);
+  TuningFileStatus status{file, table->records.size(), "", table->problems};
+  files_.push_back(std::move(status));
+  for (const auto& [id, record] : table->records) cache::merge_record(records_, record);
+  return table->records.size();
+}
+
+std::optional<TuningRecord> TuningCache::lookup(const ProblemKey& problem,
+                                                const TuningIdentity& present) const {
+  TuningRecord probe;
+  probe.problem = problem;
+  probe.device = present.device;
+  probe.toolchain = present.toolchain;
+  probe.env = present.env;
+  const Hash128 want = probe.id();
+  std::lock_guard<std::mutex> lock(*mutex_);
+  if (auto it = records_.find(want); it != records_.end()) return it->second;
+  // A miss: say once why a record for this very problem was not served.
+  const std::string canonical = problem.canonical();
+  for (const auto& [id, record] : records_) {
+    if (record.problem.canonical() != canonical) continue;
+    std::string why = identity_mismatch(record, present);
+    log_once(LogLevel::kWarn, "tuning-mismatch:" + id.hex() + ":" + want.hex(),
+             "tuning record for " + canonical + " not used: " + why + " (it will be retuned)");
+  }
+  return std::nullopt;
+}
+
+void TuningCache::put(TuningRecord record) {
+  if (record.created.empty()) record.created = utc_timestamp();
+  std::lock_guard<std::mutex> lock(*mutex_);
+  if (state_ == CacheState::kDisabled || state_ == CacheState::kRefused) return;
+  cache::merge_record(records_, record);
+  cache::merge_record(pending_, record);
+}
+
+std::size_t TuningCache::pending() const {
+  std::lock_guard<std::mutex> lock(*mutex_);
+  return pending_.size();
+}
+
+Result<StoreOutcome> TuningCache::save() {
+  if (state_ == CacheState::kReadOnly) return StoreOutcome::kSkippedReadOnly;
+  if (state_ != CacheState::kReady) return StoreOutcome::kSkippedDisabled;
+  std::lock_guard<std::mutex> lock(*mutex_);
+  if (pending_.empty()) return StoreOutcome::kWritten;
+  // NOTES: read-merge-write under an exclusive flock, or two savers that
+  // read the same old file would each write it back without the other's
+  // records. Readers need no lock: the file is only ever renamed into place.
+  Result<cache::FileLock> file_lock = cache::FileLock::acquire(lock_path(write_path_));
+  if (!file_lock) return file_lock.error();
+  cache::TuningFile file;
+  Result<cache::TuningFile> current = cache::load_tuning_file(write_path_);
+  if (current) {
+    file = std::move(*current);
+  } else if (current.error().code == ErrorCode::kCorrupt) {
+    // Unreadable (another format version, or edited by hand): replaced,
+    // since serving from it is impossible anyway.
+    KILN_LOG(kWarn) << current.error().message << "; replacing it";
+  } else if (current.error().code != ErrorCode::kNotFound) {
+    return current.error();
+  }
+  for (const auto& [id, record] : pending_) cache::merge_record(file.records, record);
+  const DeviceIdentity& device = pending_.begin()->second.device;
+  file.header["device_name"] = device.name;
+  file.header["compute_capability"] = device.compute_capability();
+  if (auto error = cache::atomic_write(write_path_, cache::serialize_tuning_file(file))) {
+    return *error;
+  }
+  for (const auto& [id, record] : file.records) cache::merge_record(records_, record);
+  pending_.clear();
+  return StoreOutcome::kWritten;
+}
+
+Result<std::size_t> TuningCache::export_table(const std::filesystem::path& file) const {
+  cache::TuningFile table;
+  {
+    std::lock_guard<std::mutex> lock(*mutex_);
+    table.records = records_;
+  }
+  table.header["exported_from"] = dir_.empty() ? write_path_.string() : dir_.string();
+  if (!table.records.empty()) {
+    const DeviceIdentity& device = table.records.begin()->second.device;
+    table.header["device_name"] = device.name;
+    table.header["compute_capability"] = device.compute_capability();
+  }
+  if (auto error = cache::atomic_write(file, cache::serialize_tuning_file(table))) return *error;
+  return table.records.size();
+}
+
+Result<std::size_t> TuningCache::import_table(const std::filesystem::path& file) {
+  Result<std::string> text = cache::read_whole_file(file);
+  if (!text) return text.error();
+  Result<cache::TuningFile> table = cache::parse_tuning_file(*text, file);
+  if (!table) return table.error();
+  {
+    std::lock_guard<std::mutex> lock(*mutex_);
+    files_.push_back(TuningFileStatus{file, table->records.size(), "", table->problems});
+  }
+  for (const auto& [id, record] : table->records) put(record);
+  Result<StoreOutcome> saved = save();
+  if (!saved) return saved.error();
+  if (*saved != StoreOutcome::kWritten) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "cannot import into a " + std::string(cache_state_name(state_)) +
+                          " tuning cache (" + state_reason_ + ")",
+                      {{"file", file.string()}});
+  }
+  return table->records.size();
+}
+
+Result<std::size_t> TuningCache::clear() {
+  if (state_ != CacheState::kReady) {
+    return make_error(ErrorCode::kInvalidArgument, "cannot clear a " +
+                                                       std::string(cache_state_name(state_)) +
+                                                       " tuning cache (" + state_reason_ + ")");
+  }
+  std::lock_guard<std::mutex> lock(*mutex_);
+  std::size_t removed = 0;
+  std::vector<std::filesystem::path> paths;
+  if (dir_.empty()) {
+    paths.push_back(write_path_);
+  } else {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+      if (is_tuning_file_name(entry.path().filename().string())) paths.push_back(entry.path());
+    }
+  }
+  // Lock files stay: removing one a saver holds would let the next saver
+  // lock a fresh file and race it.
+  for (const auto& p : paths) removed += ::unlink(p.c_str()) == 0 ? 1 : 0;
+  records_.clear();
+  pending_.clear();
+  files_.clear();
+  return removed;
+}
+
+std::vector<TuningRecord> TuningCache::records() const {
+  std::lock_guard<std::mutex> lock(*mutex_);
+  std::vector<TuningRecord> out;
+  for (const auto& [id, record] : records_) out.push_back(record);
+  return out;
+}
+
+std::vector<TuningFileStatus> TuningCache::files() const {
+  std::lock_guard<std::mutex> lock(*mutex_);
+  return files_;
+}
+
+}  // namespace kiln

@@ -1,0 +1,101 @@
+#include "tuning_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "dir_safety.hpp"
+#include "file_io.hpp"
+#include "kiln/tuning_cache.hpp"
+
+namespace kiln::cache {
+
+namespace {
+
+ErrorInfo corrupt(const std::filesystem::path& path, const std::string& why) {
+  return make_error(ErrorCode::kCorrupt, "tuning file " + path.string() + " not used: " + why,
+                    {{"path", path.string()}});
+}
+
+}  // namespace
+
+Result<TuningFile> parse_tuning_file(std::string_view text, const std::filesystem::path& path) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return corrupt(path, "not valid JSON (truncated or edited?)");
+  if (!json.is_object() || json.value("format", std::string()) != kTuningFormat) {
+    return corrupt(path, "not a Kiln tuning file (no \"format\": \"kiln-tuning\")");
+  }
+  const nlohmann::json& version = json["format_version"];
+  if (!version.is_number_integer() || version.get<int>() != kTuningFormatVersion) {
+    return corrupt(path, "format version " + version.dump() + ", this Kiln reads " +
+                             std::to_string(kTuningFormatVersion));
+  }
+  if (!json.contains("records") || !json["records"].is_array()) {
+    return corrupt(path, "no \"records\" array");
+  }
+  TuningFile file;
+  for (const auto& [name, value] : json.items()) {
+    if (name != "records") file.header[name] = value;
+  }
+  for (const auto& entry : json["records"]) {
+    try {
+      merge_record(file.records, TuningRecord::from_json(entry));
+    } catch (const Error& e) {
+      file.problems.push_back(path.string() + ": record skipped: " + e.what());
+    }
+  }
+  return file;
+}
+
+Result<TuningFile> load_tuning_file(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    if (errno == ENOENT) return make_error(ErrorCode::kNotFound, "no file " + path.string());
+    return make_error(ErrorCode::kIo, errno_text("open", path), {{"path", path.string()}});
+  }
+  struct stat st {};
+  std::optional<ErrorInfo> refused;
+  if (::fstat(fd, &st) != 0)
+    refused = make_error(ErrorCode::kIo, errno_text("stat", path));
+  else
+    refused = check_entry_stat(st, path);
+  if (refused) {
+    ::close(fd);
+    return *refused;
+  }
+  Result<std::string> text = read_whole_fd(fd, path);
+  ::close(fd);
+  if (!text) return text.error();
+  return parse_tuning_file(*text, path);
+}
+
+std::string serialize_tuning_file(const TuningFile& file) {
+  nlohmann::json json = file.header;
+  json["format"] = kTuningFormat;
+  json["format_version"] = kTuningFormatVersion;
+  json["kiln_version"] = kiln_version();
+  if (!json.contains("created")) json["created"] = utc_timestamp();
+  json["updated"] = utc_timestamp();
+  nlohmann::json records = nlohmann::json::array();
+  for (const auto& [id, record] : file.records) records.push_back(record.to_json());
+  json["records"] = std::move(records);
+  return json.dump(1) + "\n";
+}
+
+void merge_record(std::map<Hash128, TuningRecord>& into, const TuningRecord& record) {
+  Hash128 id = record.id();
+  auto it = into.find(id);
+  if (it == into.end()) {
+    into.emplace(id, record);
+    return;
+  }
+  const TuningRecord& held = it->second;
+  bool better =
+      record.best_time_ms < held.best_time_ms ||
+      (record.best_time_ms == held.best_time_ms && record.best.to_string() < held.best.to_string());
+  if (better) it->second = record;
+}
+
+}  // namespace kiln::cache

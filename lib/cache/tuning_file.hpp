@@ -1,0 +1,48 @@
+// One tuning file on disk: a header and the records, as JSON.
+//
+//   { "format": "kiln-tuning", "format_version": 1,
+//     "kiln_version": "0.1.0", "device_name": "...", "compute_capability": "9.0",
+//     "created": "2026-11-21T05:30:00Z", "updated": "...",
+//     "records": [ TuningRecord::to_json(), ... sorted by id ] }
+//
+// tests/cache/golden/tuning_v1.json pins this layout; any change bumps
+// kTuningFormatVersion (include/kiln/tuning_cache.hpp).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/error.hpp"
+#include "kiln/tuning_record.hpp"
+
+namespace kiln::cache {
+
+struct TuningFile {
+  nlohmann::json header = nlohmann::json::object();  // every top-level field but "records"
+  std::map<Hash128, TuningRecord> records;           // by TuningRecord::id()
+  std::vector<std::string> problems;  // records skipped as malformed, each naming why
+};
+
+// Parses file text. kCorrupt for text that is not a tuning file of this
+// format version (the reason names which); a malformed record is skipped
+// and listed in `problems`, never fatal to its neighbours.
+Result<TuningFile> parse_tuning_file(std::string_view text, const std::filesystem::path& path);
+
+// Reads and parses `path`: kNotFound when absent; refuses (kInvalidArgument)
+// a file owned by another user or writable by group or others.
+Result<TuningFile> load_tuning_file(const std::filesystem::path& path);
+
+// The file text: header fields (format and version always set from this
+// build, "updated" set to now) and records sorted by id.
+std::string serialize_tuning_file(const TuningFile& file);
+
+// Puts `record` into `into`. On an id already present the faster record
+// wins (ties: the smaller config text), so merges from many processes give
+// the same result in any order.
+void merge_record(std::map<Hash128, TuningRecord>& into, const TuningRecord& record);
+
+}  // namespace kiln::cache

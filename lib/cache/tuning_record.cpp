@@ -1,0 +1,159 @@
+#include "kiln/tuning_record.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "kiln/error.hpp"
+#include "kiln/keys.hpp"
+
+namespace kiln {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what) {
+  throw Error(ErrorCode::kInvalidArgument, "tuning record JSON: " + what);
+}
+
+const nlohmann::json& member(const nlohmann::json& json, const char* name) {
+  if (!json.is_object() || !json.contains(name)) bad(std::string("missing field '") + name + "'");
+  return json[name];
+}
+
+std::string string_member(const nlohmann::json& json, const char* name) {
+  const nlohmann::json& v = member(json, name);
+  if (!v.is_string()) bad(std::string("field '") + name + "' is not a string");
+  return v.get<std::string>();
+}
+
+double number_member(const nlohmann::json& json, const char* name) {
+  const nlohmann::json& v = member(json, name);
+  if (!v.is_number()) bad(std::string("field '") + name + "' is not a number");
+  return v.get<double>();
+}
+
+}  // namespace
+
+std::string DeviceIdentity::compute_capability() const {
+  return std::to_string(cc_major) + "." + std::to_string(cc_minor);
+}
+
+nlohmann::json DeviceIdentity::to_json() const {
+  return {{"arch", arch}, {"name", name}, {"compute_capability", compute_capability()}};
+}
+
+DeviceIdentity DeviceIdentity::from_json(const nlohmann::json& json) {
+  DeviceIdentity d;
+  d.arch = string_member(json, "arch");
+  d.name = string_member(json, "name");
+  std::string cc = string_member(json, "compute_capability");
+  if (std::sscanf(cc.c_str(), "%d.%d", &d.cc_major, &d.cc_minor) != 2) {
+    bad("compute_capability '" + cc + "' is not MAJOR.MINOR");
+  }
+  return d;
+}
+
+Hash128 TuningRecord::id() const {
+  return Hasher()
+      .field(tuning_key(problem, device.arch, toolchain, env))
+      .field(device.name)
+      .finish();
+}
+
+nlohmann::json TuningRecord::to_json() const {
+  nlohmann::json measured_json = nlohmann::json::array();
+  for (const auto& m : measured) {
+    nlohmann::json j = {{"config", m.config.to_json()}, {"time_ms", m.time_ms}, {"ok", m.ok}};
+    if (!m.reason.empty()) j["reason"] = m.reason;
+    measured_json.push_back(std::move(j));
+  }
+  nlohmann::json j = {{"id", id().hex()},
+                      {"kernel", kernel()},
+                      {"problem", problem.to_json()},
+                      {"device", device.to_json()},
+                      {"toolchain", toolchain.to_json()},
+                      {"env", env.to_json()},
+                      {"best", {{"config", best.to_json()}, {"time_ms", best_time_ms}}},
+                      {"created", created}};
+  if (!measured.empty()) j["measured"] = std::move(measured_json);
+  return j;
+}
+
+TuningRecord TuningRecord::from_json(const nlohmann::json& json) {
+  TuningRecord r;
+  try {
+    r.problem = ProblemKey::from_json(member(json, "problem"));
+    if (string_member(json, "kernel") != r.problem.kernel())
+      bad("'kernel' differs from the problem's");
+    r.device = DeviceIdentity::from_json(member(json, "device"));
+    r.toolchain = ToolchainFingerprint::from_json(member(json, "toolchain"));
+    r.env = EnvSnapshot::from_json(member(json, "env"));
+    const nlohmann::json& best = member(json, "best");
+    r.best = Config::from_json(member(best, "config"));
+    r.best_time_ms = number_member(best, "time_ms");
+    if (json.contains("measured")) {
+      const nlohmann::json& list = json["measured"];
+      if (!list.is_array()) bad("'measured' is not an array");
+      for (const auto& m : list) {
+        MeasuredConfig mc;
+        mc.config = Config::from_json(member(m, "config"));
+        mc.time_ms = number_member(m, "time_ms");
+        mc.ok = m.value("ok", true);
+        mc.reason = m.value("reason", std::string());
+        r.measured.push_back(std::move(mc));
+      }
+    }
+    r.created = string_member(json, "created");
+  } catch (const nlohmann::json::exception& e) {
+    bad(e.what());
+  }
+  // The id is derived, so a mismatch means the record was edited or written
+  // by code that hashes differently: either way it must not be served.
+  std::string stored = string_member(json, "id");
+  if (stored != r.id().hex()) {
+    throw Error(ErrorCode::kCorrupt, "tuning record for " + r.problem.canonical() + ": stored id " +
+                                         stored + " does not match its content (" + r.id().hex() +
+                                         ")");
+  }
+  return r;
+}
+
+std::string identity_mismatch(const TuningRecord& record, const TuningIdentity& present) {
+  std::string out;
+  auto add = [&](const std::string& part) { out += (out.empty() ? "" : "; ") + part; };
+  const DeviceIdentity& d = record.device;
+  if (d.arch != present.device.arch || d.name != present.device.name) {
+    add("device " + d.name + " (" + d.arch + "), now " + present.device.name + " (" +
+        present.device.arch + ")");
+  }
+  const ToolchainFingerprint& t = record.toolchain;
+  const ToolchainFingerprint& p = present.toolchain;
+  if (t.kiln_version != p.kiln_version) add("Kiln " + t.kiln_version + ", now " + p.kiln_version);
+  if (t.nvrtc_version != p.nvrtc_version)
+    add("NVRTC " + t.nvrtc_version + ", now " + p.nvrtc_version);
+  if (t.llvm_version != p.llvm_version) add("LLVM " + t.llvm_version + ", now " + p.llvm_version);
+  if (t.codegen_hash != p.codegen_hash) add("code generators changed (codegen hash)");
+  if (record.env != present.env) {
+    auto text = [](const std::optional<std::string>& v) { return v ? "'" + *v + "'" : "unset"; };
+    std::map<std::string, std::pair<std::optional<std::string>, std::optional<std::string>>> vars;
+    for (const auto& [n, v] : record.env.values) vars[n].first = v;
+    for (const auto& [n, v] : present.env.values) vars[n].second = v;
+    for (const auto& [n, v] : vars) {
+      if (v.first != v.second) add(n + " was " + text(v.first) + ", now " + text(v.second));
+    }
+    if (out.empty()) add("the list of cache-invalidating variables changed");
+  }
+  return out;
+}
+
+std::string utc_timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace kiln
