@@ -35,7 +35,12 @@ class ConfigSpace {
   // Adds a parameter. Throws kiln::Error naming it when the list is empty,
   // the name is taken or empty, or the values mix types or repeat.
   ConfigSpace& param(std::string name, std::vector<Value> values);
+  // Typed shorthands. Separate overloads so that {true, false} stays bool and
+  // {"row", "col"} stays a string (one generic overload would convert both).
+  ConfigSpace& param(std::string name, std::initializer_list<int> values);
   ConfigSpace& param(std::string name, std::initializer_list<std::int64_t> values);
+  ConfigSpace& param(std::string name, std::initializer_list<bool> values);
+  ConfigSpace& param(std::string name, std::initializer_list<const char*> values);
   ConfigSpace& constraint(std::string name, std::function<bool(const Config&)> predicate);
   // The config used without tuning. Throws unless it is a member of the space
   // (every parameter, values in range, every constraint satisfied).

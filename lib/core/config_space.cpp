@@ -48,8 +48,27 @@ ConfigSpace& ConfigSpace::param(std::string name, std::vector<Value> values) {
   return *this;
 }
 
+ConfigSpace& ConfigSpace::param(std::string name, std::initializer_list<int> values) {
+  std::vector<Value> list;
+  for (int v : values) list.emplace_back(std::int64_t{v});
+  return param(std::move(name), std::move(list));
+}
+
 ConfigSpace& ConfigSpace::param(std::string name, std::initializer_list<std::int64_t> values) {
-  std::vector<Value> list(values.begin(), values.end());
+  std::vector<Value> list;
+  for (std::int64_t v : values) list.emplace_back(v);
+  return param(std::move(name), std::move(list));
+}
+
+ConfigSpace& ConfigSpace::param(std::string name, std::initializer_list<bool> values) {
+  std::vector<Value> list;
+  for (bool v : values) list.emplace_back(v);
+  return param(std::move(name), std::move(list));
+}
+
+ConfigSpace& ConfigSpace::param(std::string name, std::initializer_list<const char*> values) {
+  std::vector<Value> list;
+  for (const char* v : values) list.emplace_back(std::string(v));
   return param(std::move(name), std::move(list));
 }
 
