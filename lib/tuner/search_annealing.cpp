@@ -1,0 +1,97 @@
+// Simulated annealing over a config space: a random start, then moves to a
+// neighbour (one parameter stepped to an adjacent value in its list), accepted
+// when faster, or slower with probability exp(-(t_new/t_cur - 1) / T). The
+// temperature falls geometrically over the budget, so the search explores
+// first and settles later. Relative time makes T independent of the scale.
+#include <cmath>
+#include <random>
+
+#include "kiln/error.hpp"
+#include "kiln/search.hpp"
+#include "search_internal.hpp"
+
+namespace kiln {
+
+namespace {
+
+class AnnealingSearch final : public SearchStrategy {
+ public:
+  AnnealingSearch(const ConfigSpace& space, AnnealingOptions options)
+      : sampler_(space, options.seed), options_(options) {
+    if (options_.initial_temperature <= 0 || options_.final_temperature <= 0) {
+      throw Error(ErrorCode::kInvalidArgument, "annealing temperatures must be positive");
+    }
+  }
+  const char* name() const override { return "annealing"; }
+
+  std::vector<Config> next(std::size_t max_batch) override {
+    std::vector<Config> batch;
+    while (batch.size() < max_batch && proposed_ < options_.budget) {
+      std::optional<Config> c;
+      if (proposed_ >= options_.random_start && current_) c = neighbour();
+      if (!c) c = sampler_.draw();  // random start, or no unseen neighbour left
+      if (!c) break;
+      batch.push_back(std::move(*c));
+      ++proposed_;
+    }
+    return batch;
+  }
+
+  void report(const Config& config, std::optional<double> seconds) override {
+    ++reported_;
+    if (!seconds) return;  // a failed config is never a place to stand
+    if (!current_ || *seconds < current_time_) {
+      accept(config, *seconds);
+      return;
+    }
+    double progress = static_cast<double>(reported_) / static_cast<double>(options_.budget);
+    double t = options_.initial_temperature *
+               std::pow(options_.final_temperature / options_.initial_temperature, progress);
+    double worse = *seconds / current_time_ - 1.0;
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    if (u(sampler_.rng()) < std::exp(-worse / t)) accept(config, *seconds);
+  }
+
+ private:
+  void accept(const Config& config, double seconds) {
+    current_ = config;
+    current_time_ = seconds;
+  }
+
+  // A valid, unseen config one step from the current one, or nullopt.
+  std::optional<Config> neighbour() {
+    const auto& params = sampler_.space().parameters();
+    std::uniform_int_distribution<std::size_t> which(0, params.size() - 1);
+    std::uniform_int_distribution<int> direction(0, 1);
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      const Parameter& p = params[which(sampler_.rng())];
+      if (p.values.size() < 2) continue;
+      const Value& now = current_->at(p.name);
+      std::size_t i = 0;
+      while (p.values[i] != now) ++i;
+      std::size_t j = direction(sampler_.rng()) ? i + 1 : (i == 0 ? 1 : i - 1);
+      if (j >= p.values.size()) j = i - 1;
+      Config c = *current_;
+      c.set(p.name, p.values[j]);
+      if (!sampler_.space().violated(c).empty()) continue;
+      if (sampler_.mark(c)) return c;
+    }
+    return std::nullopt;
+  }
+
+  internal::UniqueSampler sampler_;
+  AnnealingOptions options_;
+  std::size_t proposed_ = 0;
+  std::size_t reported_ = 0;
+  std::optional<Config> current_;
+  double current_time_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchStrategy> make_annealing_search(const ConfigSpace& space,
+                                                      AnnealingOptions options) {
+  return std::make_unique<AnnealingSearch>(space, options);
+}
+
+}  // namespace kiln

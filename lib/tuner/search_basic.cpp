@@ -1,0 +1,118 @@
+// Exhaustive and random search, and the pruning hooks.
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "kiln/error.hpp"
+#include "kiln/search.hpp"
+#include "search_internal.hpp"
+
+namespace kiln {
+
+namespace {
+
+class ExhaustiveSearch final : public SearchStrategy {
+ public:
+  explicit ExhaustiveSearch(std::vector<Config> candidates) : candidates_(std::move(candidates)) {}
+  const char* name() const override { return "exhaustive"; }
+  std::vector<Config> next(std::size_t max_batch) override {
+    std::vector<Config> batch;
+    while (batch.size() < max_batch && pos_ < candidates_.size())
+      batch.push_back(candidates_[pos_++]);
+    return batch;
+  }
+  void report(const Config&, std::optional<double>) override {}
+
+ private:
+  std::vector<Config> candidates_;
+  std::size_t pos_ = 0;
+};
+
+class RandomSearch final : public SearchStrategy {
+ public:
+  RandomSearch(const ConfigSpace& space, std::size_t budget, std::uint64_t seed)
+      : sampler_(space, seed), budget_(budget) {}
+  const char* name() const override { return "random"; }
+  std::vector<Config> next(std::size_t max_batch) override {
+    std::vector<Config> batch;
+    while (batch.size() < max_batch && proposed_ < budget_) {
+      auto c = sampler_.draw();
+      if (!c) break;  // the space has no more unseen valid configs
+      batch.push_back(std::move(*c));
+      ++proposed_;
+    }
+    return batch;
+  }
+  void report(const Config&, std::optional<double>) override {}
+
+ private:
+  internal::UniqueSampler sampler_;
+  std::size_t budget_;
+  std::size_t proposed_ = 0;
+};
+
+}  // namespace
+
+namespace internal {
+
+UniqueSampler::UniqueSampler(ConfigSpace space, std::uint64_t seed)
+    : space_(std::move(space)), rng_(seed), size_(space_.cartesian_size()) {}
+
+std::optional<Config> UniqueSampler::draw() {
+  if (size_ == 0) return std::nullopt;
+  // Rejection sampling by index; give up after many misses in a row, which
+  // only happens when almost every unseen index is invalid or taken.
+  std::uniform_int_distribution<std::uint64_t> pick(0, size_ - 1);
+  for (int attempt = 0; attempt < 10000; ++attempt) {
+    std::uint64_t index = pick(rng_);
+    if (tried_.count(index)) continue;
+    tried_.insert(index);
+    Config c = space_.config_at(index);
+    if (space_.violated(c).empty()) return c;
+    if (tried_.size() >= size_) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool UniqueSampler::mark(const Config& config) {
+  std::uint64_t index = 0;
+  for (const auto& p : space_.parameters()) {
+    auto it = std::find(p.values.begin(), p.values.end(), config.at(p.name));
+    index = index * p.values.size() + static_cast<std::uint64_t>(it - p.values.begin());
+  }
+  return tried_.insert(index).second;
+}
+
+}  // namespace internal
+
+std::unique_ptr<SearchStrategy> make_exhaustive_search(std::vector<Config> candidates) {
+  return std::make_unique<ExhaustiveSearch>(std::move(candidates));
+}
+
+std::unique_ptr<SearchStrategy> make_random_search(const ConfigSpace& space, std::size_t budget,
+                                                   std::uint64_t seed) {
+  return std::make_unique<RandomSearch>(space, budget, seed);
+}
+
+std::vector<Config> prune_top_k(std::vector<Config> configs, const ProblemKey& problem,
+                                const PerfModel& model, std::size_t k) {
+  if (!model) throw Error(ErrorCode::kInvalidArgument, "prune_top_k needs a performance model");
+  std::vector<double> score(configs.size());
+  for (std::size_t i = 0; i < configs.size(); ++i) score[i] = model(configs[i], problem);
+  std::vector<std::size_t> order(configs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return score[a] < score[b]; });
+  order.resize(std::min(k, order.size()));
+  std::vector<Config> out;
+  for (auto i : order) out.push_back(std::move(configs[i]));
+  return out;
+}
+
+std::vector<Config> prune_early(std::vector<Config> configs, const ProblemKey& problem,
+                                const EarlyPrune& keep) {
+  if (!keep) return configs;
+  std::erase_if(configs, [&](const Config& c) { return !keep(c, problem); });
+  return configs;
+}
+
+}  // namespace kiln

@@ -1,0 +1,30 @@
+// Shared by the random and annealing searches.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <unordered_set>
+
+#include "kiln/config_space.hpp"
+
+namespace kiln::internal {
+
+// Draws valid configs uniformly by odometer index, never the same one twice.
+class UniqueSampler {
+ public:
+  UniqueSampler(ConfigSpace space, std::uint64_t seed);
+  const ConfigSpace& space() const { return space_; }
+  std::optional<Config> draw();
+  // Records `config` as taken; false when it already was.
+  bool mark(const Config& config);
+  std::mt19937_64& rng() { return rng_; }
+
+ private:
+  ConfigSpace space_;
+  std::mt19937_64 rng_;
+  std::uint64_t size_;
+  std::unordered_set<std::uint64_t> tried_;
+};
+
+}  // namespace kiln::internal

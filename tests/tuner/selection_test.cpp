@@ -1,0 +1,119 @@
+#include "kiln/selection.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "kiln/error.hpp"
+
+namespace kiln {
+namespace {
+
+Measurement ok(std::int64_t bm, std::vector<double> samples) {
+  Measurement m;
+  m.config = Config{{"BM", bm}};
+  m.stats = TimingStats::from_samples(std::move(samples));
+  return m;
+}
+
+Measurement failed(std::int64_t bm, Outcome outcome, std::string reason) {
+  Measurement m;
+  m.config = Config{{"BM", bm}};
+  m.outcome = outcome;
+  m.reason = std::move(reason);
+  return m;
+}
+
+TEST(TimingStats, OrderStatistics) {
+  auto t = TimingStats::from_samples({5, 1, 4, 2, 3});
+  EXPECT_EQ(t.reps, 5u);
+  EXPECT_DOUBLE_EQ(t.min, 1);
+  EXPECT_DOUBLE_EQ(t.max, 5);
+  EXPECT_DOUBLE_EQ(t.median, 3);
+  EXPECT_DOUBLE_EQ(t.mean, 3);
+  EXPECT_DOUBLE_EQ(t.p20, 1.8);
+  EXPECT_DOUBLE_EQ(t.p80, 4.2);
+  EXPECT_DOUBLE_EQ(t.spread, (4.2 - 1.8) / 3);
+}
+
+TEST(TimingStats, BrokenTimersAreRejected) {
+  EXPECT_THROW(TimingStats::from_samples({}), Error);
+  EXPECT_THROW(TimingStats::from_samples({1.0, -1.0}), Error);
+  EXPECT_THROW(TimingStats::from_samples({1.0, std::nan("")}), Error);
+}
+
+TEST(Measurement, JsonRoundTripKeepsReasonOrStats) {
+  Measurement a = ok(64, {1e-3, 2e-3});
+  Measurement b = failed(128, Outcome::kCompileFailed, "error: identifier \"x\" is undefined");
+  for (const Measurement& m : {a, b}) {
+    Measurement back = Measurement::from_json(nlohmann::json::parse(m.to_json().dump()));
+    EXPECT_EQ(back.config, m.config);
+    EXPECT_EQ(back.outcome, m.outcome);
+    EXPECT_EQ(back.reason, m.reason);
+    EXPECT_DOUBLE_EQ(back.stats.median, m.stats.median);
+  }
+  EXPECT_THROW(Measurement::from_json(nlohmann::json::parse(R"({"config":{},"outcome":"meh"})")),
+               Error);
+}
+
+TEST(Selection, FastestWinsWhenClearlyFaster) {
+  std::vector<Measurement> ms = {ok(64, {2.0, 2.0}), ok(128, {1.0, 1.0}), ok(256, {3.0, 3.0})};
+  auto s = select_winner(ms);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->winner, 1u);
+  EXPECT_EQ(s->tied, std::vector<std::size_t>{1});
+}
+
+TEST(Selection, FailuresAreNeverChosen) {
+  std::vector<Measurement> ms = {failed(32, Outcome::kWrongResult, "max abs error 3.5"),
+                                 ok(64, {2.0}), failed(16, Outcome::kTimeout, "deadline 1s")};
+  auto s = select_winner(ms);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->winner, 1u);
+  EXPECT_FALSE(select_winner({ms[0], ms[2]}).has_value());
+}
+
+TEST(Selection, TiesWithinNoiseGoToTheSameConfigWhateverTheOrder) {
+  // Three configs within 1% of each other: noise decides their order, so the
+  // pick must not depend on it.
+  std::vector<Measurement> ms = {ok(64, {1.005}), ok(128, {1.0}), ok(32, {1.009}), ok(256, {1.5})};
+  std::mt19937 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    std::shuffle(ms.begin(), ms.end(), rng);
+    auto s = select_winner(ms);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(ms[s->winner].config.get_int("BM"), 128) << "smallest canonical text among the tied";
+    EXPECT_EQ(s->tied.size(), 3u);
+  }
+}
+
+TEST(Selection, PreferredDefaultWinsATie) {
+  std::vector<Measurement> ms = {ok(64, {1.0}), ok(128, {1.01})};
+  SelectionPolicy policy;
+  policy.prefer = Config{{"BM", std::int64_t{128}}};
+  auto s = select_winner(ms, policy);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->winner, 1u);
+  // ...but not when it is clearly slower.
+  ms[1] = ok(128, {1.5});
+  EXPECT_EQ(select_winner(ms, policy)->winner, 0u);
+}
+
+TEST(Selection, BandFollowsTheMeasuredNoiseWithinLimits) {
+  // The best is noisy (spread 0.06): a config 5% slower is tied.
+  std::vector<Measurement> ms = {ok(64, {0.95, 1.0, 1.05}), ok(128, {1.05, 1.05, 1.05})};
+  auto s = select_winner(ms);
+  ASSERT_TRUE(s);
+  EXPECT_GT(s->band, 0.02);
+  EXPECT_EQ(s->tied.size(), 2u);
+  // Wild noise is capped: a config 20% slower is never tied.
+  ms = {ok(64, {0.1, 1.0, 5.0}), ok(128, {1.2})};
+  s = select_winner(ms);
+  EXPECT_DOUBLE_EQ(s->band, 0.10);
+  EXPECT_EQ(s->tied.size(), 1u);
+}
+
+}  // namespace
+}  // namespace kiln
