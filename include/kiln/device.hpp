@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/compile.hpp"
 #include "kiln/error.hpp"
 #include "kiln/tensor.hpp"
 
@@ -196,19 +197,6 @@ class Graph : public DeviceHandle {
   using DeviceHandle::DeviceHandle;
 };
 
-// What a device needs to load one entry of a compiled artifact.
-enum class BinaryFormat : std::uint8_t { kCubin, kPtx, kHostObject };
-const char* binary_format_name(BinaryFormat format);
-
-struct KernelImage {
-  BinaryFormat format = BinaryFormat::kCubin;
-  // The artifact's bytes, shared: G entries of one artifact load one module.
-  std::shared_ptr<const std::string> binary;
-  std::string symbol;  // the entry's lowered (linker) name in `binary`
-  std::string name;    // for messages: the entry expression, "matmul<64,64,8>"
-  std::string config;  // for messages: "BK=8,BM=64,BN=64"
-};
-
 // A kernel ready to launch on its device. Keeps its module alive.
 class LoadedKernel : public DeviceHandle {
  public:
@@ -234,8 +222,8 @@ struct LaunchConfig {
 
 struct DeviceProperties {
   DeviceRef ref;     // "cuda:0", "cpu"
-  std::string name;  // "NVIDIA H100 80GB HBM3", "AMD EPYC 7B13 (znver3)"
-  std::string arch;  // "sm_90"; on the CPU "x86_64-pc-linux-gnu/znver3"
+  std::string name;  // "NVIDIA H100 80GB HBM3", "host CPU znver3 (16 threads)"
+  std::string arch;  // "sm_90"; on the CPU the LLVM host CPU name, "znver3"
   int cc_major = 0;  // compute capability (0 on the CPU)
   int cc_minor = 0;
   int sm_count = 0;                        // multiprocessors; on the CPU, worker threads
@@ -258,9 +246,11 @@ class Device {
 
   virtual const DeviceProperties& properties() const = 0;
 
-  // Code. load() fails (a value) when the binary does not load or lacks the
-  // symbol; the error names the kernel and config.
-  virtual Result<LoadedKernel> load(const KernelImage& image) = 0;
+  // Code: one entry of a compiled artifact (its binary, lowered name and
+  // format). The G entries of one grouped program share their binary and
+  // load one module. Fails (a value) when the binary is of another backend,
+  // does not load, or lacks the symbol; the error names kernel and config.
+  virtual Result<LoadedKernel> load(const Artifact& artifact) = 0;
   // Fails (a value) when the driver rejects the launch; the error names the
   // kernel, config, grid, block and shared memory. Asynchronous on CUDA.
   virtual Status launch(const LoadedKernel& kernel, const LaunchConfig& config,

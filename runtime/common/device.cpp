@@ -1,8 +1,6 @@
 // The backend-independent parts of include/kiln/device.hpp.
 #include "kiln/device.hpp"
 
-#include <cstdio>
-
 namespace kiln {
 
 std::string Dim3::to_string() const {
@@ -27,18 +25,6 @@ const char* arg_type_name(ArgType type) {
       return "f32";
     case ArgType::kF64:
       return "f64";
-  }
-  return "?";
-}
-
-const char* binary_format_name(BinaryFormat format) {
-  switch (format) {
-    case BinaryFormat::kCubin:
-      return "cubin";
-    case BinaryFormat::kPtx:
-      return "ptx";
-    case BinaryFormat::kHostObject:
-      return "host-object";
   }
   return "?";
 }

@@ -284,13 +284,12 @@ Status CudaDevice::delay(double microseconds, Stream* stream) {
     if (!delay_kernel_.valid()) {
       auto cubin = compile_delay_kernel(props_.arch);
       if (!cubin) return cubin.error();
-      KernelImage image;
-      image.format = BinaryFormat::kCubin;
-      image.binary = std::make_shared<const std::string>(std::move(*cubin));
-      image.symbol = kDelayKernelSymbol;
-      image.name = kDelayKernelSymbol;
-      image.config = "builtin";
-      auto kernel = load(image);
+      Artifact artifact;
+      artifact.kernel = artifact.entry = artifact.lowered_name = kDelayKernelSymbol;
+      artifact.format = BinaryFormat::kCubin;
+      artifact.arch = props_.arch;
+      artifact.binary = std::make_shared<const std::string>(std::move(*cubin));
+      auto kernel = load(artifact);
       if (!kernel) return kernel.error();
       delay_kernel_ = std::move(*kernel);
     }

@@ -45,7 +45,7 @@ class CudaDevice final : public Device {
 
   const DeviceProperties& properties() const override { return props_; }
 
-  Result<LoadedKernel> load(const KernelImage& image) override;
+  Result<LoadedKernel> load(const Artifact& artifact) override;
   Status launch(const LoadedKernel& kernel, const LaunchConfig& config,
                 const KernelArgs& args) override;
 
@@ -80,7 +80,7 @@ class CudaDevice final : public Device {
   // tuner call in from anywhere).
   Status bind() const;
   Status check(CUresult result, const std::string& what) const;
-  Result<std::shared_ptr<CudaModule>> module_for(const KernelImage& image);
+  Result<std::shared_ptr<CudaModule>> module_for(const Artifact& artifact);
 
   const DriverApi* api_;
   CUdevice device_;

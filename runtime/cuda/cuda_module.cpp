@@ -12,60 +12,64 @@ CudaModule::~CudaModule() {
   }
 }
 
-Result<std::shared_ptr<CudaModule>> CudaDevice::module_for(const KernelImage& image) {
+Result<std::shared_ptr<CudaModule>> CudaDevice::module_for(const Artifact& artifact) {
+  const std::string config = artifact.config.to_string();
   std::lock_guard lock(modules_mutex_);
-  auto it = modules_.find(image.binary.get());
+  auto it = modules_.find(artifact.binary.get());
   if (it != modules_.end()) {
     if (auto live = it->second.lock()) return live;
   }
   auto module = std::make_shared<CudaModule>();
   module->api = api_;
   module->context = context_;
-  module->binary = image.binary;
+  module->binary = artifact.binary;
   // From memory: a CUBIN (or PTX, which the driver JIT-compiles) never
   // touches the disk here; the artifact cache owns the files.
-  if (CUresult r = api_->ModuleLoadData(&module->module, image.binary->data()); r != CUDA_SUCCESS) {
+  if (CUresult r = api_->ModuleLoadData(&module->module, artifact.binary->data());
+      r != CUDA_SUCCESS) {
     module->module = nullptr;
     return make_error(ErrorCode::kLaunchFailed,
-                      "cannot load the " + std::string(binary_format_name(image.format)) +
-                          " of kernel " + image.name + " [" + image.config + "] on " +
+                      "cannot load the " + std::string(binary_format_name(artifact.format)) +
+                          " of kernel " + artifact.entry + " [" + config + "] on " +
                           props_.ref.to_string() + " (" + props_.arch + "): " + api_->describe(r),
-                      {{"kernel", image.name},
-                       {"config", image.config},
+                      {{"kernel", artifact.entry},
+                       {"config", config},
                        {"device_arch", props_.arch},
-                       {"binary_bytes", std::to_string(image.binary->size())}});
+                       {"binary_bytes", std::to_string(artifact.binary->size())}});
   }
-  modules_[image.binary.get()] = module;
+  modules_[artifact.binary.get()] = module;
   return module;
 }
 
-Result<LoadedKernel> CudaDevice::load(const KernelImage& image) {
-  if (!image.binary || image.binary->empty()) {
+Result<LoadedKernel> CudaDevice::load(const Artifact& artifact) {
+  const std::string config = artifact.config.to_string();
+  if (!artifact.binary || artifact.binary->empty()) {
     throw Error(ErrorCode::kInvalidArgument,
-                "KernelImage for " + image.name + " has no binary: fill it from the Artifact");
+                "Artifact for " + artifact.entry + " has no binary: fill it from the Artifact");
   }
-  if (image.format == BinaryFormat::kHostObject) {
+  if (artifact.format == BinaryFormat::kCpuObject) {
     return make_error(ErrorCode::kInvalidArgument,
-                      "kernel " + image.name + " was compiled for the CPU (a host object); " +
+                      "kernel " + artifact.entry + " was compiled for the CPU (a host object); " +
                           props_.ref.to_string() + " loads CUBIN or PTX: compile it with NVRTC");
   }
   if (auto s = bind(); !s) return s.error();
-  auto module = module_for(image);
+  auto module = module_for(artifact);
   if (!module) return module.error();
   auto state = std::make_unique<CudaKernelState>();
   state->owner = this;
   state->module = std::move(*module);
-  state->symbol = image.symbol;
-  if (CUresult r =
-          api_->ModuleGetFunction(&state->function, state->module->module, image.symbol.c_str());
+  state->symbol = artifact.lowered_name;
+  if (CUresult r = api_->ModuleGetFunction(&state->function, state->module->module,
+                                           artifact.lowered_name.c_str());
       r != CUDA_SUCCESS) {
-    return make_error(ErrorCode::kNotFound,
-                      "kernel " + image.name + " [" + image.config + "]: no function '" +
-                          image.symbol + "' in its module: " + api_->describe(r),
-                      {{"kernel", image.name}, {"config", image.config}, {"symbol", image.symbol}});
+    return make_error(
+        ErrorCode::kNotFound,
+        "kernel " + artifact.entry + " [" + config + "]: no function '" + artifact.lowered_name +
+            "' in its module: " + api_->describe(r),
+        {{"kernel", artifact.entry}, {"config", config}, {"symbol", artifact.lowered_name}});
   }
   state->shared_allowed = props_.shared_per_block;
-  return LoadedKernel(std::move(state), image.name, image.config);
+  return LoadedKernel(std::move(state), artifact.entry, config);
 }
 
 CUfunction CudaDevice::raw_function(const LoadedKernel& kernel) const {

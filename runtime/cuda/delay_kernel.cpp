@@ -18,15 +18,20 @@ const char* delay_kernel_source() {
 }
 
 Result<std::string> compile_delay_kernel(const std::string& arch) {
+  return compile_builtin_cubin(delay_kernel_source(), "kiln_delay.cu", arch);
+}
+
+Result<std::string> compile_builtin_cubin(const char* source, const char* program_name,
+                                          const std::string& arch) {
   const auto& loaded = nvrtc();
   if (!loaded) return loaded.error();
   const NvrtcApi& api = **loaded;
   nvrtcProgram prog = nullptr;
-  if (nvrtcResult r =
-          api.CreateProgram(&prog, delay_kernel_source(), "kiln_delay.cu", 0, nullptr, nullptr);
+  if (nvrtcResult r = api.CreateProgram(&prog, source, program_name, 0, nullptr, nullptr);
       r != NVRTC_SUCCESS) {
-    return make_error(ErrorCode::kCompileFailed,
-                      std::string("nvrtcCreateProgram (delay kernel): ") + api.GetErrorString(r));
+    return make_error(
+        ErrorCode::kCompileFailed,
+        "nvrtcCreateProgram (" + std::string(program_name) + "): " + api.GetErrorString(r));
   }
   struct Destroy {
     const NvrtcApi& api;
@@ -43,8 +48,8 @@ Result<std::string> compile_delay_kernel(const std::string& arch) {
   if (log_size) api.GetProgramLog(prog, log.data());
   if (r != NVRTC_SUCCESS) {
     return make_error(ErrorCode::kCompileFailed,
-                      "NVRTC " + api.version_string() + " cannot compile the delay kernel for " +
-                          arch + ": " + api.GetErrorString(r),
+                      "NVRTC " + api.version_string() + " cannot compile " + program_name +
+                          " for " + arch + ": " + api.GetErrorString(r),
                       {{"log", log}, {"options", arch_option}});
   }
   std::size_t size = 0;

@@ -19,4 +19,9 @@ const char* delay_kernel_source();
 // The error carries NVRTC's log and options.
 Result<std::string> compile_delay_kernel(const std::string& arch);
 
+// A CUBIN of one of Kiln's own small kernels (extern "C" names, no
+// headers) for `arch`: the delay kernel, and the GPU tests' kernels.
+Result<std::string> compile_builtin_cubin(const char* source, const char* program_name,
+                                          const std::string& arch);
+
 }  // namespace kiln::cuda

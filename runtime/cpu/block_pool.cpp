@@ -1,0 +1,60 @@
+#include "block_pool.hpp"
+
+namespace kiln::cpu {
+
+BlockPool::BlockPool(int threads) : threads_(threads < 1 ? 1 : threads) {
+  for (int r = 1; r < threads_; ++r) workers_.emplace_back([this, r] { worker_loop(r); });
+}
+
+BlockPool::~BlockPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+void BlockPool::drain(int runner) {
+  for (std::uint64_t b = next_.fetch_add(1); b < count_; b = next_.fetch_add(1))
+    (*body_)(b, runner);
+}
+
+void BlockPool::worker_loop(int runner) {
+  std::uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+    }
+    drain(runner);
+    std::lock_guard lock(mutex_);
+    if (--busy_ == 0) done_.notify_one();
+  }
+}
+
+void BlockPool::run(std::uint64_t count, const std::function<void(std::uint64_t, int)>& body) {
+  std::lock_guard turn(run_mutex_);
+  if (workers_.empty() || count == 1) {
+    for (std::uint64_t b = 0; b < count; ++b) body(b, 0);
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    body_ = &body;
+    count_ = count;
+    next_ = 0;
+    busy_ = static_cast<int>(workers_.size());
+    ++generation_;
+  }
+  wake_.notify_all();
+  drain(0);
+  // Workers still inside `body` keep a reference to it: wait for all of
+  // them before it goes out of scope.
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [&] { return busy_ == 0; });
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,230 @@
+#include "clang_compiler.hpp"
+
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/CodeGen/CodeGenAction.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/TextDiagnosticPrinter.h>
+#include <clang/Frontend/Utils.h>
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/VirtualFileSystem.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cctype>
+#include <chrono>
+#include <sstream>
+
+#include "clang_prelude.hpp"
+#include "kiln/cpu.hpp"
+#include "kiln/options.hpp"
+#include "llvm_info.hpp"
+
+#ifndef KILN_CLANG_EXECUTABLE
+#error "KILN_CLANG_EXECUTABLE must be defined by the build (runtime/CMakeLists.txt)"
+#endif
+#ifndef KILN_CLANG_RESOURCE_DIR
+#error "KILN_CLANG_RESOURCE_DIR must be defined by the build (runtime/CMakeLists.txt)"
+#endif
+
+namespace kiln::cpu {
+
+namespace {
+
+// Paths inside the in-memory file system; nothing is written to disk.
+constexpr const char* kRoot = "/kiln-unit";
+
+std::string source_file_name(const std::string& kernel) {
+  std::string name = kernel.empty() ? "kernel" : kernel;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  }
+  return name + ".cpp";
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : " ") + p;
+  return out;
+}
+
+// "host", "native" and this machine's CPU name all mean: the CPU we run on,
+// with exactly its features.
+bool is_host_arch(const std::string& arch) {
+  return arch.empty() || arch == "host" || arch == "native" || arch == host_cpu_name();
+}
+
+ErrorInfo compile_error(const CompileUnit& unit, std::string message, const std::string& log,
+                        const std::vector<std::string>& args) {
+  return make_error(
+      ErrorCode::kCompileFailed, std::move(message),
+      {{"log", log}, {"options", join(args)}, {"kernel", unit.kernel}, {"arch", unit.arch}});
+}
+
+}  // namespace
+
+ClangSettings ClangSettings::from_options() {
+  ClangSettings s;
+  s.clang_path = KILN_CLANG_EXECUTABLE;
+  s.resource_dir = KILN_CLANG_RESOURCE_DIR;
+  std::istringstream flags(Options::global().cpu_flags);
+  for (std::string flag; flags >> flag;) s.extra_options.push_back(flag);
+  return s;
+}
+
+Result<std::filesystem::path> checked_resource_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir / "include" / "stddef.h", ec)) {
+    return make_error(
+        ErrorCode::kUnavailable,
+        "Clang's resource directory " + dir.string() +
+            " lacks its builtin headers (include/stddef.h): install libclang-common-" +
+            std::to_string(LLVM_VERSION_MAJOR) +
+            "-dev (scripts/setup.sh) or reconfigure Kiln against an LLVM that has it",
+        {{"resource_dir", dir.string()}});
+  }
+  return dir;
+}
+
+ClangCompiler::ClangCompiler(ClangSettings settings) : settings_(std::move(settings)) {}
+
+std::string ClangCompiler::version() const {
+  return LLVM_VERSION_STRING;
+}
+
+std::vector<std::string> ClangCompiler::code_options() const {
+  // What the compiler adds beyond unit.options and arch: the optimisation
+  // level and language, the host triple and CPU features (-march=native
+  // means different code on different hosts), and KILN_CPU_FLAGS.
+  std::vector<std::string> out = {"-O3",
+                                  "-std=c++20",
+                                  "-fPIC",
+                                  "--target=" + host_triple(),
+                                  "host-cpu=" + host_cpu_name(),
+                                  "host-features=" + host_features_hash()};
+  out.insert(out.end(), settings_.extra_options.begin(), settings_.extra_options.end());
+  return out;
+}
+
+std::vector<std::string> ClangCompiler::driver_args(const CompileUnit& unit) const {
+  std::string root = kRoot;
+  std::vector<std::string> args = {
+      settings_.clang_path.string(),
+      "-xc++",
+      "-std=c++20",
+      "-O3",
+      "-fPIC",
+      is_host_arch(unit.arch) ? "-march=native" : "-march=" + unit.arch,
+      "-resource-dir",
+      settings_.resource_dir.string(),
+      "-I" + root + "/include"};
+  for (const auto& dir : unit.include_dirs) args.push_back("-I" + dir);
+  args.insert(args.end(), unit.options.begin(), unit.options.end());
+  args.insert(args.end(), settings_.extra_options.begin(), settings_.extra_options.end());
+  args.insert(args.end(), {"-c", root + "/unit.cpp", "-o", root + "/unit.o"});
+  return args;
+}
+
+Result<CompiledProgram> ClangCompiler::compile(const CompileUnit& unit, const CancelToken& cancel) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> args = driver_args(unit);
+  if (unit.format != BinaryFormat::kCpuObject) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the CPU compiler produces cpu_object, not " +
+                          std::string(binary_format_name(unit.format)) + ": compile " +
+                          unit.describe() + " with NVRTC");
+  }
+  if (unit.specializations.empty()) {
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        "CompileUnit " + unit.kernel + " has no specializations: build it with kiln::group()");
+  }
+  if (cancel.cancelled()) {
+    return make_error(ErrorCode::kCancelled, "compile of " + unit.describe() + " cancelled");
+  }
+  if (auto dir = checked_resource_dir(settings_.resource_dir); !dir) return dir.error();
+  ensure_native_target();
+
+  // (1) The sources, from memory: the generated main file, the template's
+  // source as its own file, the prelude and the unit's headers.
+  const std::string root = kRoot;
+  const std::string source_name = source_file_name(unit.kernel);
+  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  auto add = [&](const std::string& path, const std::string& text) {
+    memory->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(text, path));
+  };
+  add(root + "/unit.cpp", unit_main_source(unit, source_name));
+  add(root + "/" + source_name, unit.source);
+  add(root + "/include/" + kPreludeHeader, prelude_source());
+  for (const auto& h : unit.headers) add(root + "/include/" + h.name, h.content);
+  auto files =
+      llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
+  files->pushOverlay(memory);
+
+  // (2) The driver turns the arguments into a cc1 invocation (host CPU
+  // features for -march=native, system include paths).
+  std::string log;
+  llvm::raw_string_ostream log_stream(log);
+  auto diag_options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
+  auto driver_diags = clang::CompilerInstance::createDiagnostics(
+      diag_options.get(), new clang::TextDiagnosticPrinter(log_stream, diag_options.get()),
+      /*ShouldOwnClient=*/true);
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  clang::CreateInvocationOptions invocation_options;
+  invocation_options.Diags = driver_diags;
+  invocation_options.VFS = files;
+  std::shared_ptr<clang::CompilerInvocation> invocation =
+      clang::createInvocation(argv, invocation_options);
+  if (!invocation) {
+    log_stream.flush();
+    return compile_error(unit, "the Clang driver rejected the options of " + unit.describe(), log,
+                         args);
+  }
+  // NOTES: the driver sets DisableFree for a process that exits after one
+  // compile; in a long-lived process that leaks about 1.25 MB per compile.
+  invocation->getFrontendOpts().DisableFree = false;
+  invocation->getCodeGenOpts().DisableFree = false;
+
+  // (3) Front end, -O3 pipeline and code generation to an object in memory.
+  clang::CompilerInstance instance;
+  instance.setInvocation(std::move(invocation));
+  instance.createDiagnostics(
+      new clang::TextDiagnosticPrinter(log_stream, &instance.getDiagnosticOpts()),
+      /*ShouldOwnClient=*/true);
+  instance.createFileManager(files);
+  llvm::SmallString<0> object;
+  instance.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
+  llvm::LLVMContext context;
+  clang::EmitObjAction action(&context);
+  const bool ok = instance.ExecuteAction(action);
+  log_stream.flush();
+  if (!ok || instance.getDiagnostics().hasErrorOccurred() || object.empty()) {
+    return compile_error(unit, "Clang failed to compile " + unit.describe(), log, args);
+  }
+
+  CompiledProgram program;
+  program.format = BinaryFormat::kCpuObject;
+  program.arch = unit.arch;
+  program.binary = std::make_shared<const std::string>(object.data(), object.size());
+  for (std::size_t i = 0; i < unit.specializations.size(); ++i) {
+    program.lowered_names.push_back(entry_symbol(i));
+  }
+  program.log = std::move(log);
+  program.options = args;
+  program.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return program;
+}
+
+}  // namespace kiln::cpu
+
+namespace kiln::cpu {
+
+std::unique_ptr<Compiler> make_compiler() {
+  return std::make_unique<ClangCompiler>(ClangSettings::from_options());
+}
+
+}  // namespace kiln::cpu
