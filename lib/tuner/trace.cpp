@@ -1,0 +1,146 @@
+#include "kiln/trace.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+
+namespace kiln {
+
+namespace {
+
+// Sorted, disjoint intervals covering the same points as `in`.
+std::vector<std::pair<double, double>> merged(std::vector<std::pair<double, double>> in) {
+  std::sort(in.begin(), in.end());
+  std::vector<std::pair<double, double>> out;
+  for (const auto& [s, e] : in) {
+    if (e <= s) continue;
+    if (!out.empty() && s <= out.back().second)
+      out.back().second = std::max(out.back().second, e);
+    else
+      out.emplace_back(s, e);
+  }
+  return out;
+}
+
+}  // namespace
+
+double union_length(std::vector<std::pair<double, double>> intervals) {
+  double total = 0;
+  for (const auto& [s, e] : merged(std::move(intervals))) total += e - s;
+  return total;
+}
+
+double intersection_length(std::vector<std::pair<double, double>> a,
+                           std::vector<std::pair<double, double>> b) {
+  auto ma = merged(std::move(a)), mb = merged(std::move(b));
+  double total = 0;
+  std::size_t i = 0, j = 0;
+  while (i < ma.size() && j < mb.size()) {
+    double lo = std::max(ma[i].first, mb[j].first);
+    double hi = std::min(ma[i].second, mb[j].second);
+    if (hi > lo) total += hi - lo;
+    (ma[i].second < mb[j].second) ? ++i : ++j;
+  }
+  return total;
+}
+
+TraceRecorder::TraceRecorder() : origin_(Clock::now()) {}
+
+int TraceRecorder::track(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  tracks_.push_back(name);
+  return static_cast<int>(tracks_.size());  // tid 0 is avoided: some viewers hide it
+}
+
+void TraceRecorder::span(int track, std::string name, std::string category, Clock::time_point start,
+                         Clock::time_point end, nlohmann::json args) {
+  auto us = [&](Clock::time_point t) {
+    return std::chrono::duration<double, std::micro>(t - origin_).count();
+  };
+  Span s{track, std::move(name), std::move(category), us(start), us(end), std::move(args)};
+  std::lock_guard<std::mutex> lock(mutex_);
+  spans_.push_back(std::move(s));
+}
+
+std::size_t TraceRecorder::span_count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return spans_.size();
+}
+
+nlohmann::json TraceRecorder::to_json() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  nlohmann::json events = nlohmann::json::array();
+  const int pid = static_cast<int>(getpid());
+  events.push_back({{"name", "process_name"},
+                    {"ph", "M"},
+                    {"pid", pid},
+                    {"tid", 0},
+                    {"args", {{"name", "kiln tuning"}}}});
+  for (std::size_t i = 0; i < tracks_.size(); ++i) {
+    int tid = static_cast<int>(i + 1);
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"args", {{"name", tracks_[i]}}}});
+    // Keeps the tracks in creation order in the viewer.
+    events.push_back({{"name", "thread_sort_index"},
+                      {"ph", "M"},
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"args", {{"sort_index", tid}}}});
+  }
+  for (const auto& s : spans_) {
+    events.push_back({{"name", s.name},
+                      {"cat", s.category},
+                      {"ph", "X"},
+                      {"ts", s.start_us},
+                      {"dur", s.end_us - s.start_us},
+                      {"pid", pid},
+                      {"tid", s.track},
+                      {"args", s.args}});
+  }
+  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+Result<std::filesystem::path> TraceRecorder::write(const std::filesystem::path& path) const {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      return make_error(ErrorCode::kIo, "cannot write the trace to " + tmp.string() +
+                                            ": check that the directory exists and is writable");
+    }
+    out << to_json().dump() << '\n';
+    if (!out.flush())
+      return make_error(ErrorCode::kIo, "writing the trace to " + tmp.string() + " failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return make_error(ErrorCode::kIo, "cannot move the trace into place at " + path.string());
+  }
+  return path;
+}
+
+std::vector<std::pair<double, double>> TraceRecorder::intervals(const std::string& category) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<double, double>> out;
+  for (const auto& s : spans_) {
+    if (s.category == category) out.emplace_back(s.start_us * 1e-6, s.end_us * 1e-6);
+  }
+  return out;
+}
+
+double TraceRecorder::overlap_seconds(const std::string& a, const std::string& b) const {
+  return intersection_length(intervals(a), intervals(b));
+}
+
+double TraceRecorder::busy_seconds(const std::string& category) const {
+  return union_length(intervals(category));
+}
+
+}  // namespace kiln
