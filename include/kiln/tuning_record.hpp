@@ -49,7 +49,7 @@ struct MeasuredConfig {
 };
 
 struct TuningRecord {
-  ProblemKey problem{""};  // includes the kernel name
+  ProblemKey problem{"unset"};  // includes the kernel name; set it
   DeviceIdentity device;
   ToolchainFingerprint toolchain;
   EnvSnapshot env;

@@ -7,5 +7,6 @@
 namespace kiln::tool {
 
 void add_info_command(CLI::App& app, int& exit_code);
+void add_cache_command(CLI::App& app, int& exit_code);
 
 }  // namespace kiln::tool

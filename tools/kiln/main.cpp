@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   kiln::tool::add_info_command(app, exit_code);
+  kiln::tool::add_cache_command(app, exit_code);
   // CLI11 reports an unknown first word as "a subcommand is required";
   // name it instead.
   auto known = [&](const std::string& word) {

@@ -1,0 +1,217 @@
+// The tuning cache on a real directory: save and reload, misses on another
+// device, toolchain or environment, per-rank files, read-only mode, shipped
+// tables, damaged files, and the golden file that pins format version 1.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "cache_test_util.hpp"
+#include "file_io.hpp"
+#include "kiln/tuning_cache.hpp"
+#include "tuning_file.hpp"
+
+namespace kiln {
+namespace {
+
+using testing::options_for;
+using testing::TempDir;
+using testing::test_identity;
+using testing::test_record;
+
+ProblemKey problem(const std::string& kernel, std::int64_t m) {
+  return ProblemKey(kernel).scalar("M", m);
+}
+
+TEST(TuningCache, SaveReloadLookup) {
+  TempDir dir;
+  {
+    TuningCache cache(options_for(dir.path()));
+    cache.put(test_record("gemm", 128, 0.5));
+    EXPECT_TRUE(cache.lookup(problem("gemm", 128), test_identity()).has_value())
+        << "put serves at once";
+    ASSERT_EQ(cache.save().value(), StoreOutcome::kWritten);
+    EXPECT_EQ(cache.pending(), 0u);
+  }
+  TuningCache again(options_for(dir.path()));
+  auto hit = again.lookup(problem("gemm", 128), test_identity());
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->best, test_record("gemm", 128, 0.5).best);
+  EXPECT_DOUBLE_EQ(hit->best_time_ms, 0.5);
+  ASSERT_EQ(hit->measured.size(), 2u);
+  EXPECT_EQ(hit->measured[1].reason, "too much shared memory");
+  EXPECT_FALSE(again.lookup(problem("gemm", 256), test_identity()).has_value());
+  EXPECT_EQ(again.write_path(), dir.path() / "tuning" / "tuning.json");
+}
+
+TEST(TuningCache, AnotherDeviceToolchainOrEnvironmentIsAMiss) {
+  TempDir dir;
+  TuningCache cache(options_for(dir.path()));
+  cache.put(test_record("gemm", 128, 0.5));
+  ASSERT_TRUE(cache.save().ok());
+  TuningCache reader(options_for(dir.path()));
+
+  TuningIdentity other_device = test_identity();
+  other_device.device = {"sm_80", "NVIDIA A100", 8, 0};
+  TuningIdentity same_arch_other_part = test_identity();
+  same_arch_other_part.device.name = "Other GPU";
+  TuningIdentity other_nvrtc = test_identity();
+  other_nvrtc.toolchain.nvrtc_version = "13.1";
+  TuningIdentity other_codegen = test_identity();
+  other_codegen.toolchain.codegen_hash = "changed";
+  TuningIdentity other_env = test_identity();
+  other_env.env.values[0].second = "sm_100a";
+  for (const auto* id :
+       {&other_device, &same_arch_other_part, &other_nvrtc, &other_codegen, &other_env}) {
+    EXPECT_FALSE(reader.lookup(problem("gemm", 128), *id).has_value());
+  }
+  EXPECT_TRUE(reader.lookup(problem("gemm", 128), test_identity()).has_value());
+
+  TuningRecord stored = test_record("gemm", 128, 0.5);
+  EXPECT_NE(identity_mismatch(stored, other_nvrtc).find("NVRTC 13.0, now 13.1"), std::string::npos);
+  EXPECT_NE(identity_mismatch(stored, other_env).find("KILN_ARCH was unset, now 'sm_100a'"),
+            std::string::npos)
+      << identity_mismatch(stored, other_env);
+  EXPECT_EQ(identity_mismatch(stored, test_identity()), "");
+}
+
+TEST(TuningCache, RanksWriteTheirOwnFilesAndReadEveryones) {
+  TempDir dir;
+  for (int rank = 0; rank < 3; ++rank) {
+    Options o = options_for(dir.path());
+    o.rank = rank;
+    TuningCache cache(o);
+    EXPECT_EQ(cache.write_path().filename(), "tuning.rank" + std::to_string(rank) + ".json");
+    cache.put(test_record("gemm", rank, 1.0));
+    ASSERT_TRUE(cache.save().ok());
+  }
+  TuningCache all(options_for(dir.path()));
+  EXPECT_EQ(all.records().size(), 3u);
+  EXPECT_EQ(all.files().size(), 3u);
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_TRUE(all.lookup(problem("gemm", rank), test_identity()).has_value());
+  }
+}
+
+TEST(TuningCache, MergeKeepsTheFasterRecord) {
+  TempDir dir;
+  TuningCache a(options_for(dir.path()));
+  TuningCache b(options_for(dir.path()));
+  a.put(test_record("gemm", 1, 2.0));
+  b.put(test_record("gemm", 1, 1.0));
+  b.put(test_record("gemm", 2, 1.0));
+  ASSERT_TRUE(b.save().ok());
+  ASSERT_TRUE(a.save().ok());  // merges with b's file, which it never read
+  TuningCache c(options_for(dir.path()));
+  EXPECT_EQ(c.records().size(), 2u);
+  EXPECT_DOUBLE_EQ(c.lookup(problem("gemm", 1), test_identity())->best_time_ms, 1.0);
+}
+
+TEST(TuningCache, ReadOnlyServesButNeverWrites) {
+  TempDir dir;
+  {
+    TuningCache cache(options_for(dir.path()));
+    cache.put(test_record("gemm", 1, 1.0));
+    ASSERT_TRUE(cache.save().ok());
+  }
+  const auto file = dir.path() / "tuning" / "tuning.json";
+  const std::string before = cache::read_whole_file(file).value();
+  Options o = options_for(dir.path());
+  o.cache_read_only = true;
+  TuningCache cache(o);
+  EXPECT_TRUE(cache.lookup(problem("gemm", 1), test_identity()).has_value());
+  cache.put(test_record("gemm", 2, 1.0));
+  EXPECT_EQ(cache.save().value(), StoreOutcome::kSkippedReadOnly);
+  EXPECT_EQ(cache::read_whole_file(file).value(), before);
+  EXPECT_FALSE(cache.clear().ok());
+}
+
+TEST(TuningCache, ExportImportRoundTripAndShippedTable) {
+  TempDir source_dir, target_dir, ship_dir;
+  TuningCache source(options_for(source_dir.path()));
+  for (int m = 0; m < 5; ++m) source.put(test_record("gemm", m, 1.0 + m));
+  ASSERT_TRUE(source.save().ok());
+  const auto table = ship_dir.path() / "app_tuning.json";
+  ASSERT_EQ(source.export_table(table).value(), 5u);
+
+  TuningCache target(options_for(target_dir.path()));
+  ASSERT_EQ(target.import_table(table).value(), 5u);
+  TuningCache reread(options_for(target_dir.path()));
+  std::vector<TuningRecord> a = source.records(), b = reread.records();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].to_json(), b[i].to_json());
+
+  // Shipped with an application: looked up with no cache directory at all.
+  TuningCache shipped = TuningCache::open_file(table, /*read_only=*/true);
+  EXPECT_TRUE(shipped.lookup(problem("gemm", 3), test_identity()).has_value());
+  EXPECT_EQ(shipped.save().value(), StoreOutcome::kSkippedReadOnly);
+  // Or as one more source in front of the user's cache.
+  TempDir empty;
+  TuningCache user(options_for(empty.path()));
+  ASSERT_EQ(user.add_table(table).value(), 5u);
+  EXPECT_TRUE(user.lookup(problem("gemm", 4), test_identity()).has_value());
+}
+
+TEST(TuningCache, DamagedFilesAndRecordsAreNeverServed) {
+  TempDir dir;
+  TuningCache cache(options_for(dir.path()));
+  cache.put(test_record("gemm", 1, 1.0));
+  cache.put(test_record("gemm", 2, 1.0));
+  ASSERT_TRUE(cache.save().ok());
+  const auto file = cache.write_path();
+  std::string text = cache::read_whole_file(file).value();
+
+  // A truncated file: nothing served, the problem reported, and the next
+  // save replaces it with a good one.
+  std::ofstream(file, std::ios::trunc) << text.substr(0, text.size() / 2);
+  TuningCache truncated(options_for(dir.path()));
+  EXPECT_TRUE(truncated.records().empty());
+  ASSERT_EQ(truncated.files().size(), 1u);
+  EXPECT_NE(truncated.files()[0].problem.find("not valid JSON"), std::string::npos);
+  truncated.put(test_record("gemm", 3, 1.0));
+  ASSERT_TRUE(truncated.save().ok());
+  EXPECT_EQ(TuningCache(options_for(dir.path())).records().size(), 1u);
+
+  // A record whose device was edited (its id kept) is skipped alone: it
+  // would otherwise be served on a device it was never tuned on.
+  nlohmann::json j = nlohmann::json::parse(text);
+  j["records"][0]["device"]["arch"] = "sm_80";
+  std::ofstream(file, std::ios::trunc) << j.dump();
+  TuningCache edited(options_for(dir.path()));
+  EXPECT_EQ(edited.records().size(), 1u);
+  ASSERT_EQ(edited.files()[0].skipped.size(), 1u);
+  EXPECT_NE(edited.files()[0].skipped[0].find("does not match its content"), std::string::npos);
+
+  // Another format version: not read at all.
+  j = nlohmann::json::parse(text);
+  j["format_version"] = 2;
+  std::ofstream(file, std::ios::trunc) << j.dump();
+  TuningCache future(options_for(dir.path()));
+  EXPECT_TRUE(future.records().empty());
+  EXPECT_NE(future.files()[0].problem.find("format version 2"), std::string::npos);
+}
+
+// If this fails, the tuning JSON changed: bump kTuningFormatVersion and add
+// a new golden file (kiln_cache_worker write-golden DIR).
+TEST(TuningCache, GoldenFilePinsVersion1) {
+  ASSERT_EQ(kTuningFormatVersion, 1);
+  const auto path = std::filesystem::path(KILN_CACHE_GOLDEN_DIR) / "tuning_v1.json";
+  Result<cache::TuningFile> golden = cache::load_tuning_file(path);
+  ASSERT_TRUE(golden.ok()) << golden.error().describe();
+  ASSERT_EQ(golden->records.size(), 1u);
+  EXPECT_TRUE(golden->problems.empty());
+  const TuningRecord expected = test_record("gemm", 4096, 0.125);
+  EXPECT_EQ(golden->records.begin()->second.to_json(), expected.to_json())
+      << "the tuning record JSON changed without a format version bump";
+  nlohmann::json raw = nlohmann::json::parse(cache::read_whole_file(path).value());
+  EXPECT_EQ(raw["format"], "kiln-tuning");
+  EXPECT_EQ(raw["format_version"], 1);
+  for (const char* field :
+       {"kiln_version", "device_name", "compute_capability", "created", "updated"}) {
+    EXPECT_TRUE(raw.contains(field)) << field;
+  }
+  TuningCache shipped = TuningCache::open_file(path, true);
+  EXPECT_TRUE(shipped.lookup(problem("gemm", 4096), testing::test_identity()).has_value());
+}
+
+}  // namespace
+}  // namespace kiln

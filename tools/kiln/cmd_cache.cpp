@@ -1,0 +1,262 @@
+// kiln cache path|ls|stats|verify|prune|clear|export|import [--json]: look
+// after the artifact cache and the tuning cache of Options::global()
+// (KILN_CACHE_DIR and friends). Exit codes: 0 done, 1 a failure or (verify)
+// broken entries found, 2 usage.
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "kiln/artifact_cache.hpp"
+#include "kiln/options.hpp"
+#include "kiln/tuning_cache.hpp"
+
+namespace kiln::tool {
+
+namespace {
+
+std::string human_size(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+std::string local_time(std::int64_t ns) {
+  std::time_t t = static_cast<std::time_t>(ns / 1'000'000'000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+nlohmann::json state_json(CacheState state, const std::string& reason) {
+  return {{"state", cache_state_name(state)}, {"reason", reason}};
+}
+
+// Shared by every subcommand: the two caches, the --json switch, the exit code.
+struct Context {
+  bool json = false;
+  int* exit_code = nullptr;
+
+  void emit(const nlohmann::json& j, const std::string& text) const {
+    if (json)
+      std::cout << j.dump(2) << "\n";
+    else
+      std::cout << text;
+  }
+  // A failure: one line on stderr (or an "error" object with --json), exit 1.
+  void fail(const std::string& message) const {
+    if (json)
+      std::cout << nlohmann::json{{"error", message}}.dump(2) << "\n";
+    else
+      std::cerr << "kiln cache: " << message << "\n";
+    *exit_code = 1;
+  }
+};
+
+void run_path(const Context& c) {
+  const Options& o = Options::global();
+  ArtifactCache artifacts(o);
+  TuningCache tuning(o);
+  nlohmann::json j = {{"cache_dir", o.cache_dir.string()},
+                      {"source", o.cache_dir_source},
+                      {"artifacts", artifacts.dir().string()},
+                      {"tuning", tuning.dir().string()},
+                      {"tuning_write_file", tuning.write_path().string()}};
+  c.emit(j, o.cache_dir.string() + "\n");
+}
+
+void run_ls(const Context& c) {
+  const Options& o = Options::global();
+  ArtifactCache artifacts(o);
+  TuningCache tuning(o);
+  nlohmann::json entries = nlohmann::json::array();
+  std::string text = "Artifacts (" + artifacts.dir().string() + ")\n";
+  for (const auto& f : artifacts.scan(/*check=*/true)) {
+    if (f.temporary) continue;
+    nlohmann::json e = {{"key", f.key.hex()},
+                        {"size", f.size},
+                        {"last_use", local_time(f.last_use)},
+                        {"path", f.path.string()},
+                        {"meta", f.meta}};
+    if (!f.problem.empty()) e["problem"] = f.problem;
+    entries.push_back(e);
+    std::string what = f.problem.empty() ? f.meta.value("format", std::string("?")) + " " +
+                                               f.meta.value("arch", std::string("?"))
+                                         : "BROKEN: " + f.problem;
+    text += "  " + f.key.hex() + "  " + human_size(f.size) + "  " + local_time(f.last_use) + "  " +
+            what + "\n";
+  }
+  nlohmann::json records = nlohmann::json::array();
+  text += "Tuning records (" + tuning.dir().string() + ")\n";
+  for (const auto& r : tuning.records()) {
+    records.push_back(r.to_json());
+    char time[32];
+    std::snprintf(time, sizeof time, "%.4g ms", r.best_time_ms);
+    text += "  " + r.problem.canonical() + "  on " + r.device.name + " (" + r.device.arch + ")  " +
+            r.best.to_string() + "  " + time + "\n";
+  }
+  c.emit({{"artifacts", entries}, {"tuning_records", records}}, text);
+}
+
+void run_stats(const Context& c) {
+  const Options& o = Options::global();
+  ArtifactCache artifacts(o);
+  TuningCache tuning(o);
+  std::uint64_t entries = 0, bytes = 0, temps = 0;
+  for (const auto& f : artifacts.scan(false)) {
+    (f.temporary ? temps : entries) += 1;
+    bytes += f.size;
+  }
+  std::size_t records = tuning.records().size();
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : tuning.files()) files.push_back(f.to_json());
+  nlohmann::json j = {{"cache_dir", o.cache_dir.string()},
+                      {"artifacts",
+                       {{"dir", artifacts.dir().string()},
+                        {"entries", entries},
+                        {"bytes", bytes},
+                        {"max_bytes", artifacts.max_bytes()},
+                        {"temporary_files", temps},
+                        {"status", state_json(artifacts.state(), artifacts.state_reason())}}},
+                      {"tuning",
+                       {{"dir", tuning.dir().string()},
+                        {"records", records},
+                        {"files", files},
+                        {"status", state_json(tuning.state(), tuning.state_reason())}}}};
+  std::string text =
+      "Cache dir   " + o.cache_dir.string() + "  (from " + o.cache_dir_source + ")\n";
+  text += "Artifacts   " + std::to_string(entries) + " entries, " + human_size(bytes) + " of " +
+          human_size(artifacts.max_bytes()) + ", " + std::to_string(temps) + " temporary files; " +
+          cache_state_name(artifacts.state()) + "\n";
+  text += "Tuning      " + std::to_string(records) + " records in " +
+          std::to_string(tuning.files().size()) + " files; " + cache_state_name(tuning.state()) +
+          "\n";
+  if (!artifacts.state_reason().empty()) text += "  " + artifacts.state_reason() + "\n";
+  c.emit(j, text);
+}
+
+void run_verify(const Context& c, bool remove) {
+  const Options& o = Options::global();
+  ArtifactCache artifacts(o);
+  TuningCache tuning(o);
+  SweepReport report = artifacts.verify(remove);
+  std::string text;
+  std::size_t broken = report.broken.size();
+  for (const auto& f : report.broken) text += "broken: " + f.problem + "\n";
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : tuning.files()) {
+    files.push_back(f.to_json());
+    if (!f.problem.empty()) ++broken, text += "broken: " + f.problem + "\n";
+    for (const auto& s : f.skipped) ++broken, text += "broken: " + s + "\n";
+  }
+  text += std::to_string(report.entries) + " healthy artifact entries, " +
+          std::to_string(tuning.records().size()) + " tuning records, " + std::to_string(broken) +
+          " broken" + (remove ? " (broken entries removed)" : "") + "\n";
+  nlohmann::json j = report.to_json();
+  j["tuning_files"] = files;
+  j["tuning_records"] = tuning.records().size();
+  j["broken_total"] = broken;
+  c.emit(j, text);
+  *c.exit_code = broken == 0 ? 0 : 1;
+}
+
+void run_prune(const Context& c, const std::string& max_size) {
+  auto bound = parse_size(max_size);
+  if (!bound)
+    return c.fail("--max-size '" + max_size + "' is not a size: use 512M, 4G or a byte count");
+  ArtifactCache artifacts(Options::global());
+  if (artifacts.state() != CacheState::kReady) {
+    return c.fail(std::string("cannot prune a ") + cache_state_name(artifacts.state()) +
+                  " cache: " + artifacts.state_reason());
+  }
+  SweepReport report = artifacts.prune(*bound);
+  c.emit(report.to_json(), "removed " + std::to_string(report.removed_entries) + " entries (" +
+                               human_size(report.removed_bytes) + "); " +
+                               std::to_string(report.entries) + " entries, " +
+                               human_size(report.bytes) + " left\n");
+}
+
+void run_clear(const Context& c) {
+  const Options& o = Options::global();
+  ArtifactCache artifacts(o);
+  TuningCache tuning(o);
+  if (artifacts.state() != CacheState::kReady) {
+    return c.fail(std::string("cannot clear a ") + cache_state_name(artifacts.state()) +
+                  " cache: " + artifacts.state_reason());
+  }
+  SweepReport report = artifacts.clear();
+  Result<std::size_t> files = tuning.clear();
+  if (!files) return c.fail(files.error().describe());
+  c.emit({{"removed_entries", report.removed_entries},
+          {"removed_bytes", report.removed_bytes},
+          {"removed_tuning_files", *files}},
+         "removed " + std::to_string(report.removed_entries) + " artifact entries (" +
+             human_size(report.removed_bytes) + ") and " + std::to_string(*files) +
+             " tuning files\n");
+}
+
+void run_export(const Context& c, const std::string& file) {
+  TuningCache tuning(Options::global());
+  Result<std::size_t> n = tuning.export_table(file);
+  if (!n) return c.fail(n.error().describe());
+  c.emit({{"exported_records", *n}, {"file", file}},
+         "exported " + std::to_string(*n) + " tuning records to " + file + "\n");
+}
+
+void run_import(const Context& c, const std::string& file) {
+  TuningCache tuning(Options::global());
+  Result<std::size_t> n = tuning.import_table(file);
+  if (!n) return c.fail(n.error().describe());
+  std::size_t skipped = 0;
+  for (const auto& f : tuning.files()) {
+    if (f.path == file) skipped = f.skipped.size();
+  }
+  c.emit({{"imported_records", *n},
+          {"skipped_records", skipped},
+          {"into", tuning.write_path().string()}},
+         "imported " + std::to_string(*n) + " tuning records into " + tuning.write_path().string() +
+             (skipped ? " (" + std::to_string(skipped) + " malformed records skipped)" : "") +
+             "\n");
+}
+
+}  // namespace
+
+void add_cache_command(CLI::App& app, int& exit_code) {
+  auto* cache = app.add_subcommand("cache", "Inspect and maintain the artifact and tuning caches");
+  cache->require_subcommand(1);
+  auto ctx = std::make_shared<Context>();
+  ctx->exit_code = &exit_code;
+  auto sub = [&](const char* name, const char* help) {
+    auto* s = cache->add_subcommand(name, help);
+    s->add_flag("--json", ctx->json, "Print one JSON object");
+    return s;
+  };
+  sub("path", "Print the cache directory")->callback([ctx] { run_path(*ctx); });
+  sub("ls", "List artifact entries and tuning records")->callback([ctx] { run_ls(*ctx); });
+  sub("stats", "Sizes, counts and the state of both caches")->callback([ctx] { run_stats(*ctx); });
+  auto remove = std::make_shared<bool>(false);
+  auto* verify = sub("verify", "Check every entry and tuning file; exit 1 when any is broken");
+  verify->add_flag("--remove", *remove, "Remove the broken artifact entries");
+  verify->callback([ctx, remove] { run_verify(*ctx, *remove); });
+  auto max_size = std::make_shared<std::string>();
+  auto* prune = sub("prune", "Evict least recently used artifacts down to a size");
+  prune->add_option("--max-size", *max_size, "Size to keep: 512M, 4G or bytes")->required();
+  prune->callback([ctx, max_size] { run_prune(*ctx, *max_size); });
+  sub("clear", "Remove every artifact entry and tuning file")->callback([ctx] { run_clear(*ctx); });
+  auto file = std::make_shared<std::string>();
+  auto* exp = sub("export", "Write every tuning record into FILE (a table to ship)");
+  exp->add_option("FILE", *file, "Output JSON file")->required();
+  exp->callback([ctx, file] { run_export(*ctx, *file); });
+  auto* imp = sub("import", "Merge the tuning records of FILE into the cache");
+  imp->add_option("FILE", *file, "Tuning JSON file (from kiln cache export)")->required();
+  imp->callback([ctx, file] { run_import(*ctx, *file); });
+}
+
+}  // namespace kiln::tool
