@@ -77,9 +77,9 @@ struct CompileUnit {
   std::string source;  // the template's source, shared by every specialization
   std::vector<Header> headers;
   std::vector<std::string> include_dirs;
-  // Every option of the program except target and output, in order: the
-  // template's options, then "-DNAME=VALUE" for each define and the
-  // specializations' own options (identical across the unit).
+  // Every option of the program except target, output and include dirs: the
+  // specializations' options, then "-DNAME=VALUE" for each define (identical
+  // across the unit; group() ensures it).
   std::vector<std::string> options;
   // Target: "sm_80", "sm_90a", "compute_90" (CUDA); "host" or an LLVM CPU
   // name (CPU backend).
@@ -89,6 +89,11 @@ struct CompileUnit {
 
   // "gemm_f16 x8 sm_90a cubin": for logs.
   std::string describe() const;
+
+  // Every field (worker processes receive units this way). from_json throws
+  // kiln::Error (kInvalidArgument) naming what is malformed.
+  nlohmann::json to_json() const;
+  static CompileUnit from_json(const nlohmann::json& json);
 };
 
 // Cooperative cancellation shared between the caller and the compile that

@@ -57,6 +57,48 @@ std::string CompileUnit::describe() const {
          binary_format_name(format);
 }
 
+nlohmann::json CompileUnit::to_json() const {
+  nlohmann::json hs = nlohmann::json::array();
+  for (const auto& h : headers) hs.push_back({{"name", h.name}, {"content", h.content}});
+  nlohmann::json specs = nlohmann::json::array();
+  for (const auto& s : specializations) specs.push_back(s.to_json());
+  return {{"kernel", kernel},
+          {"source", source},
+          {"headers", hs},
+          {"include_dirs", include_dirs},
+          {"options", options},
+          {"arch", arch},
+          {"format", binary_format_name(format)},
+          {"specializations", specs}};
+}
+
+CompileUnit CompileUnit::from_json(const nlohmann::json& json) {
+  CompileUnit u;
+  try {
+    u.kernel = json.at("kernel").get<std::string>();
+    u.source = json.at("source").get<std::string>();
+    for (const auto& h : json.at("headers")) {
+      u.headers.push_back({h.at("name").get<std::string>(), h.at("content").get<std::string>()});
+    }
+    u.include_dirs = json.at("include_dirs").get<std::vector<std::string>>();
+    u.options = json.at("options").get<std::vector<std::string>>();
+    u.arch = json.at("arch").get<std::string>();
+    auto format = parse_binary_format(json.at("format").get<std::string>());
+    if (!format) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "compile unit JSON names an unknown format " + json.at("format").dump());
+    }
+    u.format = *format;
+    for (const auto& s : json.at("specializations")) {
+      u.specializations.push_back(Specialization::from_json(s));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string("malformed compile unit JSON: ") + e.what());
+  }
+  return u;
+}
+
 std::size_t UnitResult::ok_count() const {
   std::size_t n = 0;
   for (const auto& e : entries) n += e.ok() ? 1 : 0;
