@@ -1,0 +1,142 @@
+// `kiln cache` end to end: the real executable, run on a cache directory
+// the library populated, its --json output parsed and checked.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "cache_test_util.hpp"
+#include "kiln/tuning_cache.hpp"
+
+namespace kiln {
+namespace {
+
+using testing::options_for;
+using testing::TempDir;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  nlohmann::json json() const { return nlohmann::json::parse(out); }
+};
+
+// Runs `kiln cache ARGS` with the environment prefix `env` (stdout only).
+CliRun kiln_cache(const std::string& env, const std::string& args) {
+  std::string cmd = env + " " KILN_CLI_PATH " cache " + args + " 2>/dev/null";
+  CliRun run;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return run;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+  int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+class CacheCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env_ = "env KILN_CACHE_DIR=" + dir_.path().string() + " KILN_RANK= RANK= LOCAL_RANK=";
+    ArtifactCache artifacts(options_for(dir_.path()));
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(artifacts.store(testing::test_key(i), testing::test_artifact(i, 20'000)).ok());
+    }
+    TuningCache tuning(options_for(dir_.path()));
+    tuning.put(testing::test_record("gemm", 1, 1.0));
+    tuning.put(testing::test_record("gemm", 2, 2.0));
+    ASSERT_TRUE(tuning.save().ok());
+    entry0_ = artifacts.entry_path(testing::test_key(0));
+  }
+  TempDir dir_;
+  std::string env_;
+  std::filesystem::path entry0_;
+};
+
+TEST_F(CacheCli, PathStatsAndLs) {
+  CliRun path = kiln_cache(env_, "path --json");
+  ASSERT_EQ(path.exit_code, 0);
+  EXPECT_EQ(path.json()["cache_dir"], dir_.path().string());
+  EXPECT_EQ(kiln_cache(env_, "path").out, dir_.path().string() + "\n");
+
+  CliRun stats = kiln_cache(env_, "stats --json");
+  ASSERT_EQ(stats.exit_code, 0) << stats.out;
+  EXPECT_EQ(stats.json()["artifacts"]["entries"], 3);
+  EXPECT_EQ(stats.json()["artifacts"]["status"]["state"], "ready");
+  EXPECT_EQ(stats.json()["tuning"]["records"], 2);
+
+  CliRun ls = kiln_cache(env_, "ls --json");
+  ASSERT_EQ(ls.exit_code, 0);
+  ASSERT_EQ(ls.json()["artifacts"].size(), 3u);
+  EXPECT_EQ(ls.json()["artifacts"][0]["meta"]["format"], "cubin");
+  ASSERT_EQ(ls.json()["tuning_records"].size(), 2u);
+  EXPECT_EQ(ls.json()["tuning_records"][0]["kernel"], "gemm");
+  CliRun text = kiln_cache(env_, "ls");
+  EXPECT_NE(text.out.find("gemm|#M=int:1"), std::string::npos) << text.out;
+}
+
+TEST_F(CacheCli, VerifyReportsAndRemovesBrokenEntries) {
+  EXPECT_EQ(kiln_cache(env_, "verify").exit_code, 0);
+  std::filesystem::resize_file(entry0_, 100);
+  CliRun broken = kiln_cache(env_, "verify --json");
+  EXPECT_EQ(broken.exit_code, 1);
+  ASSERT_EQ(broken.json()["broken"].size(), 1u);
+  EXPECT_EQ(broken.json()["broken"][0]["path"], entry0_.string());
+  EXPECT_TRUE(std::filesystem::exists(entry0_)) << "verify without --remove removed";
+  EXPECT_EQ(kiln_cache(env_, "verify --remove").exit_code, 1);
+  EXPECT_FALSE(std::filesystem::exists(entry0_));
+  CliRun after = kiln_cache(env_, "verify --json");
+  EXPECT_EQ(after.exit_code, 0);
+  EXPECT_EQ(after.json()["entries"], 2);
+}
+
+TEST_F(CacheCli, PruneToASize) {
+  CliRun pruned = kiln_cache(env_, "prune --max-size 30000 --json");
+  ASSERT_EQ(pruned.exit_code, 0) << pruned.out;
+  EXPECT_EQ(pruned.json()["entries"], 1);
+  EXPECT_LE(pruned.json()["bytes"].get<std::uint64_t>(), 30000u);
+  EXPECT_EQ(kiln_cache(env_, "prune --max-size 0").exit_code, 0);
+  EXPECT_EQ(kiln_cache(env_, "stats --json").json()["artifacts"]["entries"], 0);
+  EXPECT_EQ(kiln_cache(env_, "prune --max-size lots").exit_code, 1);
+  EXPECT_EQ(kiln_cache(env_, "prune").exit_code, 2) << "--max-size is required";
+}
+
+TEST_F(CacheCli, ExportClearImportRoundTrip) {
+  TempDir out;
+  const auto table = out.path() / "table.json";
+  CliRun exported = kiln_cache(env_, "export " + table.string() + " --json");
+  ASSERT_EQ(exported.exit_code, 0) << exported.out;
+  EXPECT_EQ(exported.json()["exported_records"], 2);
+
+  CliRun cleared = kiln_cache(env_, "clear --json");
+  ASSERT_EQ(cleared.exit_code, 0);
+  EXPECT_EQ(cleared.json()["removed_entries"], 3);
+  EXPECT_EQ(cleared.json()["removed_tuning_files"], 1);
+  EXPECT_EQ(kiln_cache(env_, "stats --json").json()["tuning"]["records"], 0);
+
+  CliRun imported = kiln_cache(env_, "import " + table.string() + " --json");
+  ASSERT_EQ(imported.exit_code, 0) << imported.out;
+  EXPECT_EQ(imported.json()["imported_records"], 2);
+  TuningCache reread(options_for(dir_.path()));
+  EXPECT_TRUE(
+      reread.lookup(ProblemKey("gemm").scalar("M", std::int64_t{2}), testing::test_identity()));
+
+  std::ofstream(out.path() / "junk.json") << "{not json";
+  EXPECT_EQ(kiln_cache(env_, "import " + (out.path() / "junk.json").string()).exit_code, 1);
+}
+
+TEST_F(CacheCli, ReadOnlyRefusesToChangeAnything) {
+  const std::string ro = env_ + " KILN_CACHE_READ_ONLY=1";
+  EXPECT_EQ(kiln_cache(ro, "stats --json").json()["artifacts"]["status"]["state"], "read-only");
+  EXPECT_EQ(kiln_cache(ro, "clear").exit_code, 1);
+  EXPECT_EQ(kiln_cache(ro, "prune --max-size 0").exit_code, 1);
+  TempDir out;
+  const auto table = out.path() / "table.json";
+  ASSERT_EQ(kiln_cache(ro, "export " + table.string()).exit_code, 0);
+  EXPECT_EQ(kiln_cache(ro, "import " + table.string()).exit_code, 1);
+  EXPECT_EQ(kiln_cache(env_, "stats --json").json()["artifacts"]["entries"], 3);
+}
+
+}  // namespace
+}  // namespace kiln
