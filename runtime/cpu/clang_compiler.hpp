@@ -6,6 +6,9 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +39,13 @@ class ClangCompiler final : public Compiler {
   std::vector<std::string> driver_args(const CompileUnit& unit) const;
 
  private:
+  std::optional<std::vector<std::string>> cached_cc1_args(
+      const std::vector<std::string>& args) const;
+  void remember_cc1_args(const std::vector<std::string>& args, std::vector<std::string> cc1) const;
+
   ClangSettings settings_;
+  mutable std::mutex cc1_mutex_;
+  mutable std::map<std::vector<std::string>, std::vector<std::string>> cc1_cache_;
 };
 
 // Where the build found Clang's resource directory, checked now: an error

@@ -1,0 +1,181 @@
+// kiln_bench_cpu_compile [REPS]: what one CPU specialization costs to make
+// ready, measured side by side in one run on the shipped tiled GEMM.
+//   (1) in process: Clang as a library + -O3 codegen to an object, G=1
+//   (2) a compiler subprocess (the same clang, same flags, files on disk)
+//   (3) grouped: 8 specializations in one program, per specialization
+//   (4) two threads compiling at once, throughput against one thread
+//   (5) a cached object: linked by LLJIT in a fresh device, no compile
+// Medians over REPS (default 5) rounds of 8 distinct configs.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "cpu/clang_compiler.hpp"
+#include "cpu/clang_prelude.hpp"
+#include "kiln/cpu.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+kiln::Specialization spec(int bm, int bn, int bk) {
+  kiln::Specialization s;
+  s.kernel = "gemm_f32";
+  s.config =
+      kiln::Config{{"BM", std::int64_t{bm}}, {"BN", std::int64_t{bn}}, {"BK", std::int64_t{bk}}};
+  s.entry = "kiln_cpu::gemm_f32<" + std::to_string(bm) + "," + std::to_string(bn) + "," +
+            std::to_string(bk) + ">";
+  return s;
+}
+
+kiln::CompileUnit unit_of(std::vector<kiln::Specialization> specs, const std::string& source) {
+  kiln::CompileUnit u;
+  u.kernel = "gemm_f32";
+  u.source = source;
+  u.arch = "host";
+  u.format = kiln::BinaryFormat::kCpuObject;
+  u.specializations = std::move(specs);
+  return u;
+}
+
+// The same compile as a child process: the unit's files written to `dir`,
+// the in-process driver's arguments with real paths, fork + exec + wait.
+double subprocess_ms(const kiln::cpu::ClangCompiler& compiler, const kiln::CompileUnit& unit,
+                     const fs::path& dir) {
+  fs::create_directories(dir / "include" / "kiln");
+  std::ofstream(dir / "include" / kiln::cpu::kPreludeHeader) << kiln::cpu::prelude_source();
+  std::ofstream(dir / "gemm_f32.cpp") << unit.source;
+  std::ofstream(dir / "unit.cpp") << kiln::cpu::unit_main_source(unit, "gemm_f32.cpp");
+  std::vector<std::string> args = compiler.driver_args(unit);
+  for (auto& a : args) {
+    if (a.rfind("-I/kiln-unit", 0) == 0) a = "-I" + (dir / "include").string();
+    if (a == "/kiln-unit/unit.cpp") a = (dir / "unit.cpp").string();
+    if (a == "/kiln-unit/unit.o") a = (dir / "unit.o").string();
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  auto start = Clock::now();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  double ms = ms_since(start);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "subprocess compile failed (status %d)\n", status);
+    std::exit(1);
+  }
+  return ms;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+  const std::string source = read(fs::path(KILN_SOURCE_DIR) / "templates/cpu/gemm_f32.cpp");
+  kiln::cpu::ClangCompiler compiler(kiln::cpu::ClangSettings::from_options());
+  kiln::CancelToken cancel;
+  const int tiles[8][3] = {{8, 8, 8},    {8, 16, 16},  {16, 16, 16}, {16, 32, 32},
+                           {32, 32, 32}, {32, 64, 32}, {64, 64, 64}, {16, 64, 128}};
+  auto compile = [&](const kiln::CompileUnit& u) {
+    auto p = compiler.compile(u, cancel);
+    if (!p) {
+      std::fprintf(stderr, "%s\n", p.error().describe().c_str());
+      std::exit(1);
+    }
+    return std::move(*p);
+  };
+  (void)compile(unit_of({spec(4, 4, 4)}, source));  // first-use costs (target init) out
+
+  std::vector<double> in_process, subprocess, grouped, two_threads, one_thread, load;
+  const fs::path dir = fs::temp_directory_path() / ("kiln_bench_" + std::to_string(::getpid()));
+  for (int r = 0; r < reps; ++r) {
+    std::vector<kiln::CompileUnit> singles;
+    std::vector<kiln::Specialization> all;
+    for (const auto& t : tiles) {
+      singles.push_back(unit_of({spec(t[0], t[1], t[2])}, source));
+      all.push_back(spec(t[0], t[1], t[2]));
+    }
+    // (1) and (2), interleaved so drift hits both alike.
+    for (const auto& u : singles) {
+      auto start = Clock::now();
+      (void)compile(u);
+      in_process.push_back(ms_since(start));
+      subprocess.push_back(subprocess_ms(compiler, u, dir));
+    }
+    // (3)
+    auto start = Clock::now();
+    auto program = compile(unit_of(all, source));
+    grouped.push_back(ms_since(start) / 8);
+    // (4): the 8 singles on one thread, then split over two.
+    start = Clock::now();
+    for (const auto& u : singles) (void)compile(u);
+    one_thread.push_back(ms_since(start));
+    start = Clock::now();
+    std::thread other([&] {
+      for (std::size_t i = 0; i < singles.size(); i += 2) (void)compile(singles[i]);
+    });
+    for (std::size_t i = 1; i < singles.size(); i += 2) (void)compile(singles[i]);
+    other.join();
+    two_threads.push_back(ms_since(start));
+    // (5): a fresh device (fresh LLJIT) links the cached bytes; creating the
+    // JIT is a once-per-process cost and stays out.
+    for (std::size_t i = 0; i < 8; ++i) {
+      auto device = kiln::cpu::open_device(1).value();
+      kiln::Artifact a;
+      a.entry = all[i].entry;
+      a.lowered_name = program.lowered_names[i];
+      a.format = kiln::BinaryFormat::kCpuObject;
+      a.binary = std::make_shared<const std::string>(*program.binary);
+      start = Clock::now();
+      auto kernel = device->load(a);
+      load.push_back(ms_since(start));
+      if (!kernel) return 1;
+    }
+  }
+  fs::remove_all(dir);
+
+  const double inproc = median(in_process), sub = median(subprocess), grp = median(grouped),
+               cached = median(load);
+  std::printf("CPU compile per specialization, gemm_f32, %d rounds x 8 configs, LLVM %s, %s\n",
+              reps, compiler.version().c_str(), kiln::cpu::host_arch().c_str());
+  std::printf("  in-process Clang + -O3 codegen (G=1)   %8.2f ms\n", inproc);
+  std::printf("  clang subprocess, same flags           %8.2f ms   in-process/subprocess = %.2f\n",
+              sub, inproc / sub);
+  std::printf("  grouped, G=8, per specialization       %8.2f ms   grouped/G=1 = %.2f\n", grp,
+              grp / inproc);
+  std::printf("  8 compiles, 1 thread / 2 threads       %8.2f / %.2f ms   speedup %.2fx\n",
+              median(one_thread), median(two_threads), median(one_thread) / median(two_threads));
+  std::printf("  cached object, link in a fresh LLJIT   %8.3f ms   compile/load = %.0fx\n", cached,
+              inproc / cached);
+  return 0;
+}
