@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "cpu_test_util.hpp"
 #include "kiln/cpu.hpp"
@@ -143,6 +144,36 @@ TEST(CpuBackend, WrongKernelSignatureIsACompileErrorNamingTheEntry) {
   ASSERT_FALSE(program.ok());
   EXPECT_NE(program.error().details.at("log").find("nocontext<1>"), std::string::npos)
       << program.error().details.at("log");
+}
+
+TEST(CpuBackend, OneCompilerAndOneDeviceServeTwoThreadsAtOnce) {
+  // The compile pool's use: one Compiler shared by workers, and benchmark
+  // workers loading into one device while others compile.
+  auto compiler = cpu::make_compiler();
+  auto device = cpu_device();
+  const std::vector<GemmTile> tiles = {{8, 16, 8}, {16, 8, 16}, {24, 24, 8}, {8, 32, 32}};
+  std::vector<Artifact> artifacts(tiles.size());
+  std::vector<std::string> errors(tiles.size());
+  auto work = [&](std::size_t first) {
+    for (std::size_t i = first; i < tiles.size(); i += 2) {
+      CompileUnit unit = test::gemm_unit({tiles[i]});
+      auto program = compiler->compile(unit, CancelToken());
+      if (!program) {
+        errors[i] = program.error().describe();
+        continue;
+      }
+      artifacts[i] = test::artifact_of(unit, *program, 0);
+      auto kernel = device->load(artifacts[i]);
+      if (!kernel) errors[i] = kernel.error().describe();
+    }
+  };
+  std::thread other(work, 0);
+  work(1);
+  other.join();
+  for (std::size_t i = 0; i < tiles.size(); ++i) {
+    ASSERT_EQ(errors[i], "") << i;
+    EXPECT_LE(run_gemm(*device, artifacts[i], tiles[i], 50, 41, 19), 1.0) << i;
+  }
 }
 
 TEST(CpuBackend, CancelledBeforeStartIsCancelled) {
