@@ -1,7 +1,9 @@
 // kiln_bench_cpu_compile [REPS]: what one CPU specialization costs to make
 // ready, measured side by side in one run on the shipped tiled GEMM.
-//   (1) in process: Clang as a library + -O3 codegen to an object, G=1
+//   (1) in process: Clang as a library + -O3 codegen to an object, G=1,
+//       without and with the precompiled common headers (PCH)
 //   (2) a compiler subprocess (the same clang, same flags, files on disk)
+//   for the shipped template and for the same kernel including std headers
 //   (3) grouped: 8 specializations in one program, per specialization
 //   (4) two threads compiling at once, throughput against one thread
 //   (5) a cached object: linked by LLJIT in a fresh device, no compile
@@ -99,52 +101,76 @@ double subprocess_ms(const kiln::cpu::ClangCompiler& compiler, const kiln::Compi
 
 }  // namespace
 
+struct Row {
+  std::vector<double> plain, pch, subprocess;
+};
+
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
-  const std::string source = read(fs::path(KILN_SOURCE_DIR) / "templates/cpu/gemm_f32.cpp");
-  kiln::cpu::ClangCompiler compiler(kiln::cpu::ClangSettings::from_options());
+  const std::string shipped = read(fs::path(KILN_SOURCE_DIR) / "templates/cpu/gemm_f32.cpp");
+  // The same kernel as a template that uses the standard library would
+  // start: the front end then parses these headers on every compile.
+  const std::string with_std =
+      "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <limits>\n" + shipped;
+  kiln::cpu::ClangSettings plain_settings = kiln::cpu::ClangSettings::from_options();
+  plain_settings.pch = false;
+  kiln::cpu::ClangSettings pch_settings = plain_settings;
+  pch_settings.pch = true;
+  kiln::cpu::ClangCompiler plain(plain_settings), with_pch(pch_settings);
   kiln::CancelToken cancel;
   const int tiles[8][3] = {{8, 8, 8},    {8, 16, 16},  {16, 16, 16}, {16, 32, 32},
                            {32, 32, 32}, {32, 64, 32}, {64, 64, 64}, {16, 64, 128}};
-  auto compile = [&](const kiln::CompileUnit& u) {
-    auto p = compiler.compile(u, cancel);
+  auto compile = [&](kiln::cpu::ClangCompiler& c, const kiln::CompileUnit& u) {
+    auto p = c.compile(u, cancel);
     if (!p) {
       std::fprintf(stderr, "%s\n", p.error().describe().c_str());
       std::exit(1);
     }
     return std::move(*p);
   };
-  (void)compile(unit_of({spec(4, 4, 4)}, source));  // first-use costs (target init) out
+  // First-use costs out of the medians: target registration, the driver,
+  // and building the PCH (timed: a once-per-process cost).
+  (void)compile(plain, unit_of({spec(4, 4, 4)}, shipped));
+  auto pch_start = Clock::now();
+  (void)compile(plain, unit_of({spec(4, 4, 4)}, with_std));
+  (void)compile(with_pch, unit_of({spec(4, 4, 4)}, with_std));
+  const double pch_build_ms = ms_since(pch_start);
 
-  std::vector<double> in_process, subprocess, grouped, two_threads, one_thread, load;
+  Row rows[2];
+  std::vector<double> grouped, two_threads, one_thread, load;
   const fs::path dir = fs::temp_directory_path() / ("kiln_bench_" + std::to_string(::getpid()));
   for (int r = 0; r < reps; ++r) {
-    std::vector<kiln::CompileUnit> singles;
     std::vector<kiln::Specialization> all;
-    for (const auto& t : tiles) {
-      singles.push_back(unit_of({spec(t[0], t[1], t[2])}, source));
-      all.push_back(spec(t[0], t[1], t[2]));
-    }
-    // (1) and (2), interleaved so drift hits both alike.
-    for (const auto& u : singles) {
-      auto start = Clock::now();
-      (void)compile(u);
-      in_process.push_back(ms_since(start));
-      subprocess.push_back(subprocess_ms(compiler, u, dir));
+    for (const auto& t : tiles) all.push_back(spec(t[0], t[1], t[2]));
+    // (1) and (2), interleaved so drift hits every column alike.
+    for (int which = 0; which < 2; ++which) {
+      const std::string& source = which == 0 ? shipped : with_std;
+      for (const auto& s : all) {
+        auto u = unit_of({s}, source);
+        auto start = Clock::now();
+        (void)compile(plain, u);
+        rows[which].plain.push_back(ms_since(start));
+        start = Clock::now();
+        (void)compile(with_pch, u);
+        rows[which].pch.push_back(ms_since(start));
+        rows[which].subprocess.push_back(subprocess_ms(plain, u, dir));
+      }
     }
     // (3)
     auto start = Clock::now();
-    auto program = compile(unit_of(all, source));
+    auto program = compile(plain, unit_of(all, shipped));
     grouped.push_back(ms_since(start) / 8);
     // (4): the 8 singles on one thread, then split over two.
     start = Clock::now();
-    for (const auto& u : singles) (void)compile(u);
+    for (const auto& s : all) (void)compile(plain, unit_of({s}, shipped));
     one_thread.push_back(ms_since(start));
     start = Clock::now();
     std::thread other([&] {
-      for (std::size_t i = 0; i < singles.size(); i += 2) (void)compile(singles[i]);
+      for (std::size_t i = 0; i < all.size(); i += 2)
+        (void)compile(plain, unit_of({all[i]}, shipped));
     });
-    for (std::size_t i = 1; i < singles.size(); i += 2) (void)compile(singles[i]);
+    for (std::size_t i = 1; i < all.size(); i += 2)
+      (void)compile(plain, unit_of({all[i]}, shipped));
     other.join();
     two_threads.push_back(ms_since(start));
     // (5): a fresh device (fresh LLJIT) links the cached bytes; creating the
@@ -164,18 +190,25 @@ int main(int argc, char** argv) {
   }
   fs::remove_all(dir);
 
-  const double inproc = median(in_process), sub = median(subprocess), grp = median(grouped),
-               cached = median(load);
   std::printf("CPU compile per specialization, gemm_f32, %d rounds x 8 configs, LLVM %s, %s\n",
-              reps, compiler.version().c_str(), kiln::cpu::host_arch().c_str());
-  std::printf("  in-process Clang + -O3 codegen (G=1)   %8.2f ms\n", inproc);
-  std::printf("  clang subprocess, same flags           %8.2f ms   in-process/subprocess = %.2f\n",
-              sub, inproc / sub);
-  std::printf("  grouped, G=8, per specialization       %8.2f ms   grouped/G=1 = %.2f\n", grp,
-              grp / inproc);
-  std::printf("  8 compiles, 1 thread / 2 threads       %8.2f / %.2f ms   speedup %.2fx\n",
+              reps, plain.version().c_str(), kiln::cpu::host_arch().c_str());
+  std::printf("%-34s %10s %10s %12s %10s %10s\n", "template", "in-proc", "in-proc+PCH",
+              "subprocess", "in/sub", "PCH/sub");
+  const char* names[2] = {"gemm_f32 (no std headers)", "gemm_f32 + <algorithm> <cmath>..."};
+  for (int which = 0; which < 2; ++which) {
+    const double p = median(rows[which].plain), h = median(rows[which].pch),
+                 sub = median(rows[which].subprocess);
+    std::printf("%-34s %8.2f ms %8.2f ms %10.2f ms %10.2f %10.2f\n", names[which], p, h, sub,
+                p / sub, h / sub);
+  }
+  const double inproc = median(rows[0].plain), cached = median(load);
+  std::printf("first PCH compile, building the PCH (once per process and option set): %.0f ms\n",
+              pch_build_ms);
+  std::printf("grouped, G=8, per specialization: %.2f ms (grouped/G=1 = %.2f)\n", median(grouped),
+              median(grouped) / inproc);
+  std::printf("8 compiles, 1 thread / 2 threads: %.1f / %.1f ms, speedup %.2fx\n",
               median(one_thread), median(two_threads), median(one_thread) / median(two_threads));
-  std::printf("  cached object, link in a fresh LLJIT   %8.3f ms   compile/load = %.0fx\n", cached,
+  std::printf("cached object linked in a fresh LLJIT: %.3f ms; compile/load = %.0fx\n", cached,
               inproc / cached);
   return 0;
 }

@@ -7,12 +7,29 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kiln/compile.hpp"
+
+// Forward declarations: this header is included by LLVM-free code (bench).
+namespace llvm {
+template <typename T>
+class IntrusiveRefCntPtr;
+class raw_ostream;
+class raw_pwrite_stream;
+namespace vfs {
+class FileSystem;
+}
+}  // namespace llvm
+namespace clang {
+class CompilerInvocation;
+class DiagnosticsEngine;
+class FrontendAction;
+}  // namespace clang
 
 namespace kiln::cpu {
 
@@ -22,6 +39,12 @@ struct ClangSettings {
   std::filesystem::path clang_path;
   std::filesystem::path resource_dir;
   std::vector<std::string> extra_options;  // KILN_CPU_FLAGS, split on spaces
+  // Precompile the prelude and `pch_headers` once per process and option
+  // set, and include that PCH in the compiles of units whose source or
+  // headers include a system header (KILN_PCH, on by default).
+  bool pch = true;
+  std::vector<std::string> pch_headers = {"cstddef",   "cstdint",     "cmath",
+                                          "algorithm", "type_traits", "limits"};
 
   static ClangSettings from_options();  // the build's paths + Options::global()
 };
@@ -39,6 +62,17 @@ class ClangCompiler final : public Compiler {
   std::vector<std::string> driver_args(const CompileUnit& unit) const;
 
  private:
+  std::vector<std::string> common_args(const CompileUnit& unit, const char* language) const;
+  std::string pch_header() const;
+  bool uses_pch(const CompileUnit& unit) const;
+  Result<std::shared_ptr<clang::CompilerInvocation>> invocation(
+      const std::vector<std::string>& args, clang::DiagnosticsEngine& diags,
+      llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> files) const;
+  bool run(std::shared_ptr<clang::CompilerInvocation> invocation,
+           llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> files, clang::FrontendAction& action,
+           llvm::raw_ostream& log, std::unique_ptr<llvm::raw_pwrite_stream> output) const;
+  Result<std::shared_ptr<const std::string>> pch_for(
+      const CompileUnit& unit, llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> files) const;
   std::optional<std::vector<std::string>> cached_cc1_args(
       const std::vector<std::string>& args) const;
   void remember_cc1_args(const std::vector<std::string>& args, std::vector<std::string> cc1) const;

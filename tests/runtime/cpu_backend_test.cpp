@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "cpu/clang_compiler.hpp"
 #include "cpu_test_util.hpp"
 #include "kiln/cpu.hpp"
 
@@ -174,6 +175,31 @@ TEST(CpuBackend, OneCompilerAndOneDeviceServeTwoThreadsAtOnce) {
     ASSERT_EQ(errors[i], "") << i;
     EXPECT_LE(run_gemm(*device, artifacts[i], tiles[i], 50, 41, 19), 1.0) << i;
   }
+}
+
+TEST(CpuBackend, SourcesIncludingSystemHeadersCompileWithThePch) {
+  // A template using the standard library: the precompiled common headers
+  // serve its #includes; the result must match the compile without them.
+  const GemmTile tile{16, 16, 8};
+  CompileUnit unit = test::gemm_unit({tile});
+  unit.source = "#include <algorithm>\n#include <cmath>\n" + unit.source;
+  cpu::ClangSettings settings = cpu::ClangSettings::from_options();
+  for (bool pch : {true, false}) {
+    SCOPED_TRACE(pch ? "with PCH" : "without PCH");
+    settings.pch = pch;
+    cpu::ClangCompiler compiler(settings);
+    auto program = compiler.compile(unit, CancelToken());
+    ASSERT_TRUE(program.ok()) << program.error().describe();
+    std::string options;
+    for (const auto& o : program->options) options += o + " ";
+    EXPECT_EQ(options.find("-include-pch") != std::string::npos, pch) << options;
+    auto device = cpu_device();
+    EXPECT_LE(run_gemm(*device, test::artifact_of(unit, *program, 0), tile, 40, 24, 12), 1.0);
+  }
+  // The shipped template includes no system header: no PCH to load.
+  settings.pch = true;
+  EXPECT_EQ(cpu::ClangCompiler(settings).driver_args(test::gemm_unit({tile})).size(),
+            cpu::ClangCompiler(settings).driver_args(unit).size() - 2);
 }
 
 TEST(CpuBackend, CancelledBeforeStartIsCancelled) {
