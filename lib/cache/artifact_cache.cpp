@@ -49,31 +49,9 @@ ArtifactCache::ArtifactCache(const Options& options)
       shard_checked_(256, false) {
   if (options.cache_memory_bytes > 0)
     memory_ = std::make_unique<Memory>(options.cache_memory_bytes);
-  if (options.cache_disabled) {
-    state_ = CacheState::kDisabled;
-    state_reason_ = "KILN_CACHE_DISABLE is set";
-    return;
-  }
-  // Read-only never creates anything, but still refuses a directory others
-  // can write: reading an entry from it is what would be dangerous.
-  std::optional<ErrorInfo> problem;
-  if (options.cache_read_only) {
-    state_ = CacheState::kReadOnly;
-    state_reason_ = "KILN_CACHE_READ_ONLY is set";
-    if (::access(dir_.c_str(), F_OK) == 0) {
-      problem = cache::check_private_dir(options.cache_dir);
-      if (!problem) problem = cache::check_private_dir(dir_);
-    }
-  } else {
-    problem = cache::ensure_private_dir(dir_);
-    if (!problem) problem = cache::check_private_dir(options.cache_dir);
-  }
-  if (problem) {
-    state_ = CacheState::kRefused;
-    state_reason_ = problem->message;
-    log_once(LogLevel::kWarn, "artifact-cache-refused:" + dir_.string(),
-             "artifact cache off: " + problem->message);
-  }
+  cache::OpenedDir opened = cache::open_cache_dir(options, dir_, "artifact cache");
+  state_ = opened.state;
+  state_reason_ = std::move(opened.reason);
 }
 
 ArtifactCache::~ArtifactCache() = default;

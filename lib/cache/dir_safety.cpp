@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "file_io.hpp"
+#include "kiln/log.hpp"
 
 namespace kiln::cache {
 
@@ -82,6 +83,31 @@ std::optional<ErrorInfo> check_entry_stat(const struct stat& st,
     return refused(path, "group or others can write it", "remove it: rm " + path.string());
   }
   return std::nullopt;
+}
+
+OpenedDir open_cache_dir(const Options& options, const std::filesystem::path& dir,
+                         const char* what) {
+  if (options.cache_disabled) return {CacheState::kDisabled, "KILN_CACHE_DISABLE is set"};
+  OpenedDir opened;
+  std::optional<ErrorInfo> problem;
+  if (options.cache_read_only) {
+    opened = {CacheState::kReadOnly, "KILN_CACHE_READ_ONLY is set"};
+    // Nothing is created, but an existing directory others can write is
+    // still refused: reading from it is the dangerous part.
+    if (::access(dir.c_str(), F_OK) == 0) {
+      problem = check_private_dir(options.cache_dir);
+      if (!problem) problem = check_private_dir(dir);
+    }
+  } else {
+    problem = ensure_private_dir(dir);
+    if (!problem) problem = check_private_dir(options.cache_dir);
+  }
+  if (problem) {
+    opened = {CacheState::kRefused, problem->message};
+    log_once(LogLevel::kWarn, std::string(what) + "-refused:" + dir.string(),
+             std::string(what) + " off: " + problem->message);
+  }
+  return opened;
 }
 
 }  // namespace kiln::cache

@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <optional>
 
+#include "kiln/artifact_cache.hpp"
 #include "kiln/error.hpp"
+#include "kiln/options.hpp"
 
 namespace kiln::cache {
 
@@ -22,5 +24,16 @@ std::optional<ErrorInfo> check_private_dir(const std::filesystem::path& dir);
 
 // The same checks for an entry file the caller has opened and fstat'ed.
 std::optional<ErrorInfo> check_entry_stat(const struct stat& st, const std::filesystem::path& path);
+
+// The state a cache directory `dir` under options.cache_dir opens in:
+// disabled, read-only (creates nothing, still refuses an unsafe existing
+// directory) or ready (creates it 0700); refused, with a warning naming
+// `what`, the path and the fix, when a safety check fails.
+struct OpenedDir {
+  CacheState state = CacheState::kReady;
+  std::string reason;
+};
+OpenedDir open_cache_dir(const Options& options, const std::filesystem::path& dir,
+                         const char* what);
 
 }  // namespace kiln::cache

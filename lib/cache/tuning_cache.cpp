@@ -17,6 +17,20 @@ bool is_tuning_file_name(const std::string& name) {
   return name.rfind("tuning", 0) == 0 && name.size() > 5 && name.ends_with(".json");
 }
 
+// The files this cache reads: its one file (open_file), or every tuning
+// file in its directory, sorted so merges happen in a stable order.
+std::vector<std::filesystem::path> tuning_files(const std::filesystem::path& dir,
+                                                const std::filesystem::path& single) {
+  if (dir.empty()) return {single};
+  std::vector<std::filesystem::path> paths;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (is_tuning_file_name(entry.path().filename().string())) paths.push_back(entry.path());
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
 std::filesystem::path lock_path(const std::filesystem::path& file) {
   return file.string() + ".lock";
 }
@@ -32,28 +46,10 @@ nlohmann::json TuningFileStatus::to_json() const {
 TuningCache::TuningCache(const Options& options) : dir_(options.cache_dir / "tuning") {
   write_path_ = dir_ / (options.rank >= 0 ? "tuning.rank" + std::to_string(options.rank) + ".json"
                                           : std::string("tuning.json"));
-  if (options.cache_disabled) {
-    state_ = CacheState::kDisabled;
-    state_reason_ = "KILN_CACHE_DISABLE is set";
-    return;
-  }
-  std::optional<ErrorInfo> problem;
-  if (options.cache_read_only) {
-    state_ = CacheState::kReadOnly;
-    state_reason_ = "KILN_CACHE_READ_ONLY is set";
-    if (::access(dir_.c_str(), F_OK) == 0) problem = cache::check_private_dir(dir_);
-  } else {
-    problem = cache::ensure_private_dir(dir_);
-    if (!problem) problem = cache::check_private_dir(options.cache_dir);
-  }
-  if (problem) {
-    state_ = CacheState::kRefused;
-    state_reason_ = problem->message;
-    log_once(LogLevel::kWarn, "tuning-cache-refused:" + dir_.string(),
-             "tuning cache off: " + problem->message);
-    return;
-  }
-  reload();
+  cache::OpenedDir opened = cache::open_cache_dir(options, dir_, "tuning cache");
+  state_ = opened.state;
+  state_reason_ = std::move(opened.reason);
+  reload();  // reads nothing when disabled or refused
 }
 
 TuningCache TuningCache::open_file(const std::filesystem::path& file, bool read_only) {
@@ -93,16 +89,7 @@ void TuningCache::reload() {
   records_.clear();
   files_.clear();
   if (state_ == CacheState::kDisabled || state_ == CacheState::kRefused) return;
-  std::vector<std::filesystem::path> paths;
-  if (dir_.empty()) {
-    paths.push_back(write_path_);
-  } else {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
-      if (is_tuning_file_name(entry.path().filename().string())) paths.push_back(entry.path());
-    }
-    std::sort(paths.begin(), paths.end());
-  }
+  std::vector<std::filesystem::path> paths = tuning_files(dir_, write_path_);
   for (const auto& p : tables_) paths.push_back(p);
   for (const auto& p : paths) load_file_locked(p);
   for (const auto& [id, record] : pending_) cache::merge_record(records_, record);
@@ -231,15 +218,7 @@ Result<std::size_t> TuningCache::clear() {
   }
   std::lock_guard<std::mutex> lock(*mutex_);
   std::size_t removed = 0;
-  std::vector<std::filesystem::path> paths;
-  if (dir_.empty()) {
-    paths.push_back(write_path_);
-  } else {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
-      if (is_tuning_file_name(entry.path().filename().string())) paths.push_back(entry.path());
-    }
-  }
+  const std::vector<std::filesystem::path> paths = tuning_files(dir_, write_path_);
   // Lock files stay: removing one a saver holds would let the next saver
   // lock a fresh file and race it.
   for (const auto& p : paths) removed += ::unlink(p.c_str()) == 0 ? 1 : 0;
