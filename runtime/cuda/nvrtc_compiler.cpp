@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kiln/log.hpp"
+#include "kiln/toolchain.hpp"
 #include "nvrtc_api.hpp"
 #include "nvrtc_pch.hpp"
 
@@ -142,6 +143,20 @@ std::optional<ErrorInfo> check_options(const std::vector<std::string>& options) 
     }
   }
   return std::nullopt;
+}
+
+std::unique_ptr<Compiler> make_compiler(NvrtcSettings settings) {
+  return std::make_unique<NvrtcCompiler>(std::move(settings));
+}
+
+Result<std::string> default_arch() {
+  if (!Options::global().arch.empty()) return Options::global().arch;
+  const auto& devices = toolchain_report().cuda.devices;
+  if (!devices.empty()) return devices.front().arch;
+  return make_error(ErrorCode::kUnavailable,
+                    "no CUDA device to take the arch from (" +
+                        toolchain_report().cuda.devices_reason +
+                        "): give one, e.g. --arch sm_90a or KILN_ARCH=sm_90a");
 }
 
 NvrtcCompiler::NvrtcCompiler(NvrtcSettings settings)

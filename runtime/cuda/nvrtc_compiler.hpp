@@ -7,29 +7,12 @@
 #include <vector>
 
 #include "kiln/compile.hpp"
+#include "kiln/nvrtc.hpp"
 #include "kiln/options.hpp"
 
 namespace kiln::cuda {
 
 class PchDirectories;
-
-struct NvrtcSettings {
-  // Automatic precompiled headers (-pch), keyed by option set: Options::pch
-  // (KILN_PCH). A PCH lives only inside this process's NVRTC.
-  bool pch = true;
-  // --split-compile=N: NVVM and ptxas split a program's kernels over N
-  // threads (0: off). Helps big groups on idle cores.
-  int split_compile = 0;
-  // Code-changing options added to every program (KILN_NVRTC_FLAGS); they
-  // enter the artifact key through code_options().
-  std::vector<std::string> extra_options;
-  // The toolkit's headers (cuda_fp16.h, <cuda/std/...>) are found here.
-  std::vector<std::string> system_include_dirs;
-
-  // From Kiln's options: pch, KILN_NVRTC_FLAGS split at spaces, and
-  // <cuda_home>/include plus <cuda_home>/include/cccl.
-  static NvrtcSettings from_options(const Options& options);
-};
 
 class NvrtcCompiler final : public Compiler {
  public:

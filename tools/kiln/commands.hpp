@@ -8,5 +8,7 @@ namespace kiln::tool {
 
 void add_info_command(CLI::App& app, int& exit_code);
 void add_cache_command(CLI::App& app, int& exit_code);
+void add_compile_command(CLI::App& app, int& exit_code);
+void add_bench_command(CLI::App& app, int& exit_code);
 
 }  // namespace kiln::tool

@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   kiln::tool::add_info_command(app, exit_code);
   kiln::tool::add_cache_command(app, exit_code);
+  kiln::tool::add_compile_command(app, exit_code);
+  kiln::tool::add_bench_command(app, exit_code);
   // CLI11 reports an unknown first word as "a subcommand is required";
   // name it instead.
   auto known = [&](const std::string& word) {

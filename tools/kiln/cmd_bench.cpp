@@ -1,0 +1,82 @@
+// kiln bench compile [--arch ARCH] [--kernel NAME]... [--max-configs N]
+//                    [--processes] [--sweep] [--json]
+// The compile benchmark: every variant (naive, threads, grouping, PCH, all
+// together, ...) on every kernel, side by side in one run, each from a cold
+// compiler. docs/benchmarks.md records its numbers.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "commands.hpp"
+#include "compile_backend.hpp"
+#include "kiln/compile_run.hpp"
+#include "kiln/toolchain.hpp"
+
+namespace kiln::tool {
+
+namespace {
+
+struct BenchArgs {
+  std::string arch = "sm_90a";
+  std::vector<std::string> kernels = {"gemm_f16", "gemm_f16_cccl"};
+  std::size_t max_configs = 0;
+  int cores = 0;
+  bool processes = false;
+  bool sweep = false;
+  bool json = false;
+};
+
+int run_bench_compile(const BenchArgs& args) {
+  CompileBenchSettings s;
+  s.arch = args.arch;
+  s.kernels = args.kernels;
+  s.max_configs = args.max_configs;
+  const int cores = resolve_workers(args.cores);
+  s.variants = compile_bench_variants(cores, args.processes, args.sweep);
+  s.context = {current_toolchain(), CacheEnvRegistry::global().snapshot()};
+  s.make_compiler = [](bool pch, bool processes) { return make_backend_compiler(pch, processes); };
+  s.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  nlohmann::json report = run_compile_bench(s);
+  report["cores"] = cores;
+  report["toolchain"] = current_toolchain().to_json();
+  if (args.json) {
+    std::cout << report.dump(2) << "\n";
+  } else {
+    for (const auto& [kernel, kj] : report["kernels"].items()) {
+      std::printf("%s (%d configs, %s):\n", kernel.c_str(), kj["configs"].get<int>(),
+                  args.arch.c_str());
+      for (const auto& v : kj["variants"]) {
+        std::printf("  %-20s %8.2f s  %6.3f s/config  %5.2fx\n",
+                    v["name"].get<std::string>().c_str(), v["wall_seconds"].get<double>(),
+                    v["seconds_per_config"].get<double>(), v.value("speedup_vs_naive", 0.0));
+      }
+    }
+  }
+  int failed = 0;
+  for (const auto& [kernel, kj] : report["kernels"].items()) {
+    for (const auto& v : kj["variants"]) failed += v["failed"].get<int>();
+  }
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, int& exit_code) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks of Kiln's own machinery");
+  bench->require_subcommand(1);
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = bench->add_subcommand(
+      "compile", "Compile benchmark: naive vs threads vs grouping vs PCH vs all together");
+  cmd->add_option("--arch", args->arch, "Target arch (default sm_90a)");
+  cmd->add_option("--kernel", args->kernels,
+                  "Templates to measure, one per header weight (default gemm_f16 gemm_f16_cccl)");
+  cmd->add_option("--max-configs", args->max_configs, "Use only the first N configs (0: all)");
+  cmd->add_option("--threads", args->cores, "Workers of the parallel variants (default: cores)");
+  cmd->add_flag("--processes", args->processes, "Also measure worker processes");
+  cmd->add_flag("--sweep", args->sweep, "Also measure group sizes 2, 4, 16 and pairs of features");
+  cmd->add_flag("--json", args->json, "Print the JSON report");
+  cmd->callback([args, &exit_code] { exit_code = run_bench_compile(*args); });
+}
+
+}  // namespace kiln::tool

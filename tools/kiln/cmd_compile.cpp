@@ -1,0 +1,153 @@
+// kiln compile --kernel NAME [--arch ARCH] [--group-size G] [--threads N]
+//              [--no-pch] [--ptx] [--processes] [--json]
+// Compiles every config of a shipped template through the compile pool and
+// prints one line per config (ok/failed, time, size) and totals. Exit 1 when
+// any config failed.
+//
+// kiln compile-worker [--no-pch]: (hidden) a worker process of the compile
+// pool, serving programs on stdin/stdout (kiln/compile_worker.hpp).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "compile_backend.hpp"
+#include "kiln/compile_run.hpp"
+#include "kiln/compile_worker.hpp"
+#include "kiln/templates.hpp"
+#include "kiln/toolchain.hpp"
+
+namespace kiln::tool {
+
+namespace {
+
+struct CompileArgs {
+  std::string kernel;
+  std::string arch;
+  std::size_t group_size = 0;
+  int threads = 0;
+  bool no_pch = false;
+  bool ptx = false;
+  bool processes = false;
+  bool json = false;
+};
+
+std::string size_text(std::size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+  return buf;
+}
+
+int run_compile(const CompileArgs& args) {
+  const KernelTemplate& kernel = shipped_template(args.kernel);
+  auto arch = resolve_arch(args.arch);
+  if (!arch.ok()) {
+    std::fprintf(stderr, "kiln compile: %s\n", arch.error().message.c_str());
+    return 2;
+  }
+  const bool pch = !args.no_pch && Options::global().pch;
+  CompileRunSettings settings;
+  settings.arch = *arch;
+  settings.format = args.ptx ? BinaryFormat::kPtx : BinaryFormat::kCubin;
+  settings.group_size = resolve_group_size(args.group_size);
+  settings.workers = resolve_workers(args.threads);
+  settings.context = {current_toolchain(), CacheEnvRegistry::global().snapshot()};
+  settings.factory = compiler_factory(pch, args.processes);
+  std::mutex print;
+  if (!args.json) {
+    std::printf("Compiling %zu configs of %s for %s (%s): group size %zu, %d %s, PCH %s\n",
+                kernel.space.size(), kernel.name.c_str(), settings.arch.c_str(),
+                binary_format_name(settings.format), settings.group_size, settings.workers,
+                args.processes ? "worker processes" : "threads", pch ? "on" : "off");
+    settings.on_unit = [&](const UnitResult& unit) {
+      std::lock_guard lock(print);
+      for (std::size_t i = 0; i < unit.entries.size(); ++i) {
+        const auto& s = unit.unit.specializations[i];
+        const auto& e = unit.entries[i];
+        if (e.ok()) {
+          std::printf("ok      %-40s %6.2f s  %10s  (program of %zu)\n",
+                      s.config.to_string().c_str(), e->compile_seconds,
+                      size_text(e->binary->size()).c_str(), e->group_size);
+        } else {
+          std::printf("FAILED  %-40s %s\n", s.config.to_string().c_str(),
+                      e.error().message.c_str());
+        }
+      }
+      std::fflush(stdout);
+    };
+  }
+  CompileRun run = compile_all(kernel, kernel.specialize_all(), settings);
+  if (args.json) {
+    nlohmann::json configs = nlohmann::json::array();
+    for (const auto& unit : run.units) {
+      for (std::size_t i = 0; i < unit.entries.size(); ++i) {
+        const auto& e = unit.entries[i];
+        nlohmann::json c = {{"config", unit.unit.specializations[i].config.to_json()},
+                            {"ok", e.ok()}};
+        if (e.ok()) {
+          c["seconds"] = e->compile_seconds;
+          c["bytes"] = e->binary->size();
+          c["group_size"] = e->group_size;
+          c["lowered_name"] = e->lowered_name;
+          c["key"] = e->key.hex();
+        } else {
+          c["error"] = e.error().message;
+          c["details"] = e.error().details;
+        }
+        configs.push_back(std::move(c));
+      }
+    }
+    nlohmann::json out = {{"kernel", kernel.name},
+                          {"arch", settings.arch},
+                          {"format", binary_format_name(settings.format)},
+                          {"group_size", settings.group_size},
+                          {"workers", settings.workers},
+                          {"processes", args.processes},
+                          {"pch", pch},
+                          {"wall_seconds", run.wall_seconds},
+                          {"programs", run.programs},
+                          {"ok", run.ok},
+                          {"failed", run.failed},
+                          {"configs", configs}};
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::printf("%zu ok, %zu failed, %zu programs, %.2f s wall (%.3f s a config)\n", run.ok,
+                run.failed, run.programs, run.wall_seconds,
+                run.wall_seconds / static_cast<double>(run.ok + run.failed));
+  }
+  return run.failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<CompileArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("compile", "Compile every config of a shipped kernel template");
+  std::string names;
+  for (const auto& n : shipped_template_names()) names += (names.empty() ? "" : ", ") + n;
+  cmd->add_option("--kernel", args->kernel, "Template to compile: " + names)->required();
+  cmd->add_option("--arch", args->arch,
+                  "Target arch, e.g. sm_90a (default: KILN_ARCH, else the GPU's)");
+  cmd->add_option("--group-size", args->group_size,
+                  "Configs per NVRTC program (default: KILN_GROUP_SIZE, else 8)");
+  cmd->add_option("--threads", args->threads,
+                  "Compile workers (default: KILN_COMPILE_THREADS, else one per core)");
+  cmd->add_flag("--no-pch", args->no_pch,
+                "Turn NVRTC precompiled headers off (KILN_PCH=0 does too)");
+  cmd->add_flag("--ptx", args->ptx, "Emit PTX instead of CUBIN");
+  cmd->add_flag("--processes", args->processes, "Compile in worker processes instead of threads");
+  cmd->add_flag("--json", args->json, "Print one JSON report");
+  cmd->callback([args, &exit_code] { exit_code = run_compile(*args); });
+
+  auto no_pch = std::make_shared<bool>(false);
+  CLI::App* worker = app.add_subcommand("compile-worker", "");  // empty: hidden from help
+  worker->group("");
+  worker->add_flag("--no-pch", *no_pch, "Turn NVRTC precompiled headers off");
+  worker->callback([no_pch, &exit_code] { exit_code = serve_worker(!*no_pch); });
+}
+
+}  // namespace kiln::tool

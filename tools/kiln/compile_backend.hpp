@@ -1,0 +1,26 @@
+// The compiler behind `kiln compile` and `kiln bench compile`: NVRTC where
+// the CUDA backend is built, in this process or in worker processes that run
+// this same executable's `compile-worker`.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "kiln/compile_pool.hpp"
+
+namespace kiln::tool {
+
+// `requested` when given, else kiln::cuda::default_arch(); an error when
+// neither (no GPU and no KILN_ARCH) or without the CUDA backend.
+Result<std::string> resolve_arch(const std::string& requested);
+
+// A fresh NVRTC compiler (one shared by thread workers), or with `processes`
+// a factory making one worker process per worker. Throws kiln::Error when
+// the CUDA backend is not built.
+std::shared_ptr<Compiler> make_backend_compiler(bool pch, bool processes);
+CompilerFactory compiler_factory(bool pch, bool processes);
+
+// The body of `kiln compile-worker`: serves stdin/stdout until closed.
+int serve_worker(bool pch);
+
+}  // namespace kiln::tool
