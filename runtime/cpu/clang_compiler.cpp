@@ -67,6 +67,20 @@ bool is_host_arch(const std::string& arch) {
   return arch.empty() || arch == "host" || arch == "native" || arch == host_cpu_name();
 }
 
+// Diagnostics of the driver and of the compile, printed as Clang prints
+// them into one text: the log every error carries.
+struct DiagnosticLog {
+  explicit DiagnosticLog(std::string& text)
+      : stream(text),
+        options(llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>()),
+        engine(clang::CompilerInstance::createDiagnostics(
+            options.get(), new clang::TextDiagnosticPrinter(stream, options.get()),
+            /*ShouldOwnClient=*/true)) {}
+  llvm::raw_string_ostream stream;
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> options;
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticsEngine> engine;
+};
+
 ErrorInfo compile_error(const CompileUnit& unit, std::string message, const std::string& log,
                         const std::vector<std::string>& args) {
   return make_error(
@@ -250,11 +264,9 @@ Result<std::shared_ptr<const std::string>> ClangCompiler::pch_for(
   std::vector<std::string> build_args = args;
   build_args.insert(build_args.end(), {root + "/include/" + kPchHeader, "-o", out.string()});
   std::string log;
-  llvm::raw_string_ostream log_stream(log);
-  auto diag_options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
-  auto diags = clang::CompilerInstance::createDiagnostics(
-      diag_options.get(), new clang::TextDiagnosticPrinter(log_stream, diag_options.get()), true);
-  auto inv = invocation(build_args, *diags, files);
+  DiagnosticLog diagnostics(log);
+  llvm::raw_string_ostream& log_stream = diagnostics.stream;
+  auto inv = invocation(build_args, *diagnostics.engine, files);
   bool ok = inv.ok();
   if (ok) {
     // createInvocation() makes a -fsyntax-only invocation with no output:
@@ -330,11 +342,9 @@ Result<CompiledProgram> ClangCompiler::compile(const CompileUnit& unit, const Ca
   // (2) The driver turns the arguments into a cc1 invocation (host CPU
   // features for -march=native, system include paths).
   std::string log;
-  llvm::raw_string_ostream log_stream(log);
-  auto diag_options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
-  auto diags = clang::CompilerInstance::createDiagnostics(
-      diag_options.get(), new clang::TextDiagnosticPrinter(log_stream, diag_options.get()), true);
-  auto inv = invocation(args, *diags, files);
+  DiagnosticLog diagnostics(log);
+  llvm::raw_string_ostream& log_stream = diagnostics.stream;
+  auto inv = invocation(args, *diagnostics.engine, files);
   if (!inv) {
     log_stream.flush();
     return compile_error(unit, "the Clang driver rejected the options of " + unit.describe(), log,
