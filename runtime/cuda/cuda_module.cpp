@@ -1,5 +1,8 @@
 // CudaDevice: loading CUBINs and launching their functions, and the public
 // factory (include/kiln/cuda.hpp).
+#include <array>
+#include <vector>
+
 #include "cuda_device.hpp"
 #include "kiln/cuda.hpp"
 
@@ -111,9 +114,19 @@ Status CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config
   lc.blockDimZ = config.block.z;
   lc.sharedMemBytes = static_cast<unsigned>(config.shared_bytes);
   lc.hStream = raw_stream(config.stream);
-  std::vector<void*> params = args.param_pointers();
-  CUresult r =
-      api_->LaunchKernelEx(&lc, k.function, params.empty() ? nullptr : params.data(), nullptr);
+  // kernelParams on the stack for the usual few arguments: no allocation
+  // on the launch path, whose cost the tuner's timings include.
+  std::array<void*, 16> small{};
+  std::vector<void*> large;
+  void** params = small.data();
+  if (args.size() > small.size()) {
+    large.resize(args.size());
+    params = large.data();
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    params[i] = const_cast<void*>(args.value_address(i));
+  }
+  CUresult r = api_->LaunchKernelEx(&lc, k.function, args.empty() ? nullptr : params, nullptr);
   if (r != CUDA_SUCCESS) {
     return launch_error(kernel, config, "cuLaunchKernelEx: " + api_->describe(r));
   }
