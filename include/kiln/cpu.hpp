@@ -21,6 +21,7 @@
 
 #include "kiln/compile.hpp"
 #include "kiln/device.hpp"
+#include "kiln/kernel.hpp"
 
 namespace kiln::cpu {
 
@@ -36,5 +37,17 @@ std::unique_ptr<Compiler> make_compiler();
 
 // The host CPU's LLVM name, "znver3": the arch of the CPU device.
 std::string host_arch();
+
+// The shipped CPU templates (templates/cpu/) with their config spaces.
+//   gemm_f32_cpu: C = A * B, fp32, row major; args (const float* A, const
+//     float* B, float* C, int M, int N, int K); params BM, BN, BK.
+//   fused_add_rmsnorm_cpu: in place on x and residual; args (float* x,
+//     float* residual, const float* weight, int rows, int hidden, float eps);
+//     params ROWS, VEC.
+KernelTemplate gemm_f32_template();
+KernelTemplate fused_add_rmsnorm_template();
+// Their launch grids (block and shared memory are unused: {1,1,1} and 0).
+Dim3 gemm_f32_grid(const Config& config, std::int64_t m, std::int64_t n);
+Dim3 fused_add_rmsnorm_grid(const Config& config, std::int64_t rows);
 
 }  // namespace kiln::cpu

@@ -236,6 +236,8 @@ bool ClangCompiler::run(std::shared_ptr<clang::CompilerInvocation> invocation,
   instance.createDiagnostics(new clang::TextDiagnosticPrinter(log, &instance.getDiagnosticOpts()),
                              /*ShouldOwnClient=*/true);
   instance.createFileManager(std::move(files));
+  // "N errors generated." goes to the log, not to the process's stderr.
+  instance.setVerboseOutputStream(log);
   if (output) instance.setOutputStream(std::move(output));
   return instance.ExecuteAction(action) && !instance.getDiagnostics().hasErrorOccurred();
 }

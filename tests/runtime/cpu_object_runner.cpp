@@ -1,35 +1,52 @@
-// kiln_cpu_object_runner OBJECT SYMBOL BM BN: loads a gemm_f32 object file
-// compiled by an earlier process into a fresh CPU device (a fresh LLJIT),
-// runs it on a ragged problem and checks it against the reference. Prints
-// "ok <load_ms>" and exits 0, or prints why and exits 1. Used by
-// cpu_backend_test (a real second process, as a warm run is).
+// kiln_cpu_object_runner OBJECT SYMBOL BM BN
+// kiln_cpu_object_runner cache CACHE_DIR KEY BM BN
+// Loads a gemm_f32 object compiled by an earlier process (from a file, or
+// from the artifact cache by key) into a fresh CPU device (a fresh LLJIT),
+// runs it on a ragged problem and checks it against the reference. There is
+// no compiler in this process. Prints "ok <load_ms>" and exits 0, or prints
+// why and exits 1. Used by the runtime tests as a real second process, as a
+// warm run is.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "cpu_test_util.hpp"
+#include "kiln/artifact_store.hpp"
 #include "kiln/cpu.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s OBJECT SYMBOL BM BN\n", argv[0]);
+  const bool from_cache = argc == 6 && std::string(argv[1]) == "cache";
+  if (argc != 5 && !from_cache) {
+    std::fprintf(stderr, "usage: %s OBJECT SYMBOL BM BN | cache DIR KEY BM BN\n", argv[0]);
     return 2;
   }
-  std::ifstream in(argv[1], std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  const int bm = std::atoi(argv[3]), bn = std::atoi(argv[4]);
+  const int bm = std::atoi(argv[argc - 2]), bn = std::atoi(argv[argc - 1]);
   auto device = kiln::cpu::open_device(2);
   if (!device) {
     std::printf("no device: %s\n", device.error().describe().c_str());
     return 1;
   }
   kiln::Artifact artifact;
-  artifact.entry = "gemm_f32 (from disk)";
-  artifact.lowered_name = argv[2];
-  artifact.format = kiln::BinaryFormat::kCpuObject;
-  artifact.binary = std::make_shared<const std::string>(bytes.str());
+  if (from_cache) {
+    auto options = kiln::Options::from_env(kiln::Environment().set("KILN_CACHE_DIR", argv[2]));
+    kiln::ArtifactCache cache(options);
+    auto key = kiln::Hash128::from_hex(argv[3]);
+    auto hit = key ? kiln::lookup_artifact(cache, *key) : std::nullopt;
+    if (!hit) {
+      std::printf("cache miss for %s in %s\n", argv[3], argv[2]);
+      return 1;
+    }
+    artifact = std::move(*hit);
+  } else {
+    std::ifstream in(argv[1], std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    artifact.entry = "gemm_f32 (from disk)";
+    artifact.lowered_name = argv[2];
+    artifact.format = kiln::BinaryFormat::kCpuObject;
+    artifact.binary = std::make_shared<const std::string>(bytes.str());
+  }
   auto start = std::chrono::steady_clock::now();
   auto kernel = (*device)->load(artifact);
   double load_ms =

@@ -1,0 +1,56 @@
+// The shipped CPU templates (templates/cpu/, embedded at build time) as
+// KernelTemplates with their config spaces and launch geometry.
+#include "kiln/cpu.hpp"
+#include "kiln/templates.hpp"
+
+namespace kiln::cpu {
+
+namespace {
+
+std::int64_t param(const Config& c, const char* name) {
+  return c.get_int(name);
+}
+
+}  // namespace
+
+KernelTemplate gemm_f32_template() {
+  KernelTemplate t;
+  t.name = "gemm_f32_cpu";
+  t.description = "tiled fp32 GEMM for the CPU: one BM x BN tile of C per block, BK-deep slabs";
+  t.source = std::string(embedded_template_file("cpu/gemm_f32.cpp"));
+  t.entry = "kiln_cpu::gemm_f32<{BM},{BN},{BK}>";
+  t.space.param("BM", {4, 8, 16, 32, 64})
+      .param("BN", {16, 32, 64, 128})
+      .param("BK", {16, 64, 256})
+      // The accumulator tile lives on the stack and should stay in L1.
+      .constraint("acc<=32KiB",
+                  [](const Config& c) { return param(c, "BM") * param(c, "BN") * 4 <= 32 * 1024; })
+      .default_config(
+          Config{{"BM", std::int64_t{16}}, {"BN", std::int64_t{64}}, {"BK", std::int64_t{64}}});
+  return t;
+}
+
+KernelTemplate fused_add_rmsnorm_template() {
+  KernelTemplate t;
+  t.name = "fused_add_rmsnorm_cpu";
+  t.description = "in-place residual add + RMSNorm for the CPU: ROWS rows per block";
+  t.source = std::string(embedded_template_file("cpu/fused_add_rmsnorm.cpp"));
+  t.entry = "kiln_cpu::fused_add_rmsnorm<{ROWS},{VEC}>";
+  t.space.param("ROWS", {1, 2, 4, 8})
+      .param("VEC", {4, 8, 16, 32})
+      .default_config(Config{{"ROWS", std::int64_t{2}}, {"VEC", std::int64_t{16}}});
+  return t;
+}
+
+Dim3 gemm_f32_grid(const Config& config, std::int64_t m, std::int64_t n) {
+  const std::int64_t bm = param(config, "BM"), bn = param(config, "BN");
+  return {static_cast<std::uint32_t>((n + bn - 1) / bn),
+          static_cast<std::uint32_t>((m + bm - 1) / bm), 1};
+}
+
+Dim3 fused_add_rmsnorm_grid(const Config& config, std::int64_t rows) {
+  const std::int64_t per_block = param(config, "ROWS");
+  return {static_cast<std::uint32_t>((rows + per_block - 1) / per_block), 1, 1};
+}
+
+}  // namespace kiln::cpu
