@@ -3,6 +3,8 @@
 // capture and replay, events, and handle ownership.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "cpu_test_util.hpp"
 #include "kiln/cpu.hpp"
 
@@ -78,6 +80,34 @@ TEST_F(CpuDeviceTest, LaunchRunsEveryBlockWithItsOwnSharedMemory) {
                            KernelArgs::of(0.5f, static_cast<const float*>(x.data()), y.data(), n));
   ASSERT_TRUE(s.ok()) << s.error().describe();
   for (long i = 0; i < n; ++i) ASSERT_FLOAT_EQ(y[i], 2.0f + 0.5f * x[i]) << i;
+}
+
+TEST_F(CpuDeviceTest, LaunchesFromTwoThreadsTakeTurnsOnThePool) {
+  // Two benchmark workers sharing one device: launches serialise on the
+  // pool and each still sees its own blocks and shared memory.
+  const long n = 700;
+  auto x = test::ramp(n, 0.2f, 0.5f);
+  std::vector<float> y[2] = {std::vector<float>(n, 0.0f), std::vector<float>(n, 0.0f)};
+  std::string errors[2];
+  auto work = [&](int t) {
+    for (int rep = 0; rep < 40; ++rep) {
+      auto s = device_->launch(kernel_, config_for(n),
+                               KernelArgs::of(static_cast<float>(t + 1),
+                                              static_cast<const float*>(x.data()), y[t].data(), n));
+      if (!s) errors[t] = s.error().describe();
+    }
+  };
+  std::thread other(work, 1);
+  work(0);
+  other.join();
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(errors[t], "");
+    for (long i = 0; i < n; ++i) {
+      float want = 0.0f;  // 40 launches, each adding a * x in float, as the kernel does
+      for (int rep = 0; rep < 40; ++rep) want += static_cast<float>(t + 1) * x[i];
+      ASSERT_FLOAT_EQ(y[t][i], want) << t << " " << i;
+    }
+  }
 }
 
 TEST_F(CpuDeviceTest, LaunchErrorsNameKernelConfigGridBlockAndSharedMemory) {
