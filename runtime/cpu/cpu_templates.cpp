@@ -11,14 +11,23 @@ std::int64_t param(const Config& c, const char* name) {
   return c.get_int(name);
 }
 
+// A template whose source is the embedded file templates/<file>.
+KernelTemplate from_file(std::string name, std::string description, std::string_view file,
+                         std::string entry) {
+  KernelTemplate t;
+  t.name = std::move(name);
+  t.description = std::move(description);
+  t.source = std::string(embedded_template_file(file));
+  t.entry = std::move(entry);
+  return t;
+}
+
 }  // namespace
 
 KernelTemplate gemm_f32_template() {
-  KernelTemplate t;
-  t.name = "gemm_f32_cpu";
-  t.description = "tiled fp32 GEMM for the CPU: one BM x BN tile of C per block, BK-deep slabs";
-  t.source = std::string(embedded_template_file("cpu/gemm_f32.cpp"));
-  t.entry = "kiln_cpu::gemm_f32<{BM},{BN},{BK}>";
+  KernelTemplate t = from_file(
+      "gemm_f32_cpu", "tiled fp32 GEMM for the CPU: one BM x BN tile of C per block, BK-deep slabs",
+      "cpu/gemm_f32.cpp", "kiln_cpu::gemm_f32<{BM},{BN},{BK}>");
   t.space.param("BM", {4, 8, 16, 32, 64})
       .param("BN", {16, 32, 64, 128})
       .param("BK", {16, 64, 256})
@@ -31,11 +40,9 @@ KernelTemplate gemm_f32_template() {
 }
 
 KernelTemplate fused_add_rmsnorm_template() {
-  KernelTemplate t;
-  t.name = "fused_add_rmsnorm_cpu";
-  t.description = "in-place residual add + RMSNorm for the CPU: ROWS rows per block";
-  t.source = std::string(embedded_template_file("cpu/fused_add_rmsnorm.cpp"));
-  t.entry = "kiln_cpu::fused_add_rmsnorm<{ROWS},{VEC}>";
+  KernelTemplate t = from_file(
+      "fused_add_rmsnorm_cpu", "in-place residual add + RMSNorm for the CPU: ROWS rows per block",
+      "cpu/fused_add_rmsnorm.cpp", "kiln_cpu::fused_add_rmsnorm<{ROWS},{VEC}>");
   t.space.param("ROWS", {1, 2, 4, 8})
       .param("VEC", {4, 8, 16, 32})
       .default_config(Config{{"ROWS", std::int64_t{2}}, {"VEC", std::int64_t{16}}});
