@@ -28,13 +28,18 @@ struct GroupOptions {
   std::size_t group_size = 0;  // 0: resolve_group_size(0)
   std::string arch;            // "sm_90a", "compute_90", "host"
   BinaryFormat format = BinaryFormat::kCubin;
+  // Workers that will compile the units (0 or 1: no effect). The unit count
+  // of each class is rounded up to a multiple of it, so no worker is left
+  // compiling a last unit alone: 23 configs, G=8, 2 workers give 6+6+6+5,
+  // not 8+8+7.
+  int workers = 0;
 };
 
 // Packs specializations of `kernel` into CompileUnits of at most group_size
 // entries. Only specializations with equal defines and options share a
 // unit; within such a class, units are balanced (10 with G=8 give 5+5, not
-// 8+2) and keep the input order. Throws kiln::Error when a specialization
-// belongs to another template or the arch is empty.
+// 8+2; see GroupOptions::workers) and keep the input order. Throws kiln::Error when a
+// specialization belongs to another template or the arch is empty.
 std::vector<CompileUnit> group(const KernelTemplate& kernel,
                                const std::vector<Specialization>& specializations,
                                const GroupOptions& options);

@@ -27,8 +27,9 @@ struct CompileRunSettings {
 };
 
 struct CompileRun {
-  std::vector<UnitResult> units;  // in completion order
-  double wall_seconds = 0;        // from the first submit to the last result
+  std::vector<UnitResult> units;    // in completion order
+  double wall_seconds = 0;          // from the first submit to the last result
+  double first_result_seconds = 0;  // from the first submit to the first unit's result
   std::size_t ok = 0;
   std::size_t failed = 0;
   std::size_t programs = 0;  // compiler invocations, retries included

@@ -1,4 +1,5 @@
 // Grouping specializations into compile units, and the artifact key.
+#include <algorithm>
 #include <map>
 
 #include "kiln/compile_engine.hpp"
@@ -57,7 +58,11 @@ std::vector<CompileUnit> group(const KernelTemplate& kernel,
   for (std::size_t c = 0; c < classes.size(); ++c) {
     const auto& members = classes[c];
     const std::size_t n = members.size();
-    const std::size_t count = (n + g - 1) / g;  // units in this class
+    std::size_t count = (n + g - 1) / g;  // units in this class
+    if (options.workers > 1) {
+      const auto w = static_cast<std::size_t>(options.workers);
+      count = std::min(n, (count + w - 1) / w * w);
+    }
     std::size_t at = 0;
     for (std::size_t u = 0; u < count; ++u) {
       // Balanced: the first n % count units take one more.
