@@ -41,8 +41,9 @@ class LogLine {
 }  // namespace kiln
 
 // KILN_LOG(kWarn) << "text " << value;  The stream is not built when the
-// level is disabled.
-#define KILN_LOG(level)                                \
-  if (!::kiln::log_enabled(::kiln::LogLevel::level)) { \
-  } else                                               \
-    ::kiln::LogLine(::kiln::LogLevel::level).stream()
+// level is disabled. A one-pass for-loop rather than if/else, so that
+// `if (x) KILN_LOG(kWarn) << ...;` has no dangling else.
+#define KILN_LOG(level)                                                                \
+  for (bool kiln_log_go_ = ::kiln::log_enabled(::kiln::LogLevel::level); kiln_log_go_; \
+       kiln_log_go_ = false)                                                           \
+  ::kiln::LogLine(::kiln::LogLevel::level).stream()

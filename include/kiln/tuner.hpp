@@ -1,0 +1,152 @@
+// The autotuner. A TunableKernel (template + config space + launch rule) and
+// one call's arguments go in; the best config and its loaded kernel come out,
+// from the in-memory table, the tuning cache on disk, or a tuning run in
+// which the compile pool feeds benchmark workers as each kernel lands.
+//
+//   Autotuner tuner(backend, &artifact_cache, &tuning_cache);
+//   auto best = tuner.tune(kernel, args, device, options);   // tunes on a miss
+//   best->launch(device, args);
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/args.hpp"
+#include "kiln/compare.hpp"
+#include "kiln/compile.hpp"
+#include "kiln/device.hpp"
+#include "kiln/fingerprint.hpp"
+#include "kiln/kernel.hpp"
+#include "kiln/measurement.hpp"
+#include "kiln/search.hpp"
+#include "kiln/tuning_stats.hpp"
+
+namespace kiln {
+
+class ArtifactCache;
+class TuningCache;
+
+struct LaunchGeometry {
+  Dim3 grid;
+  Dim3 block;
+  std::size_t shared_bytes = 0;
+};
+// Grid, block and dynamic shared memory for a config and a call. May throw
+// kiln::Error for a config that cannot serve the call (the config fails).
+using LaunchRule = std::function<LaunchGeometry(const Config&, const ArgList&)>;
+
+struct TunableKernel {
+  KernelTemplate tmpl;
+  LaunchRule launch;
+  std::vector<std::string> outputs;        // compared with the reference
+  std::vector<std::string> restore_value;  // snapshot once, restored before every run
+  std::vector<std::string> reset_to_zero;  // zeroed before every run, real calls included
+  EarlyPrune early_prune;                  // optional: sees the problem
+  PerfModel perf_model;                    // optional: with top_k > 0 keeps the k best
+  std::size_t top_k = 0;
+};
+
+enum class SearchKind { kExhaustive, kRandom, kAnnealing };
+enum class ReferenceKind { kDefaultConfig, kUser, kNone };
+// Writes the expected outputs into the output arguments (host code, or a
+// trusted kernel on `device`). Inputs are restored before it runs.
+using ReferenceFn = std::function<Status(Device& device, const ArgList& args)>;
+
+struct TuneOptions {
+  // Pipeline: benchmark each kernel as soon as it compiles. Off: compile
+  // everything, then benchmark (to measure what the pipeline gains).
+  bool pipeline = true;
+  std::size_t group_size = 0;  // 0: kDefaultGroupSize / KILN_GROUP_SIZE
+  int compile_threads = 0;     // 0: KILN_COMPILE_THREADS, else one per core
+  SearchKind search = SearchKind::kExhaustive;
+  std::size_t max_configs = 0;  // 0: all (exhaustive) or 64 (random, annealing)
+  std::uint64_t seed = 0;
+  double budget_seconds = 0;              // whole tuning; 0 = none
+  double compile_deadline_seconds = 120;  // per compile unit
+  double bench_deadline_seconds = 10;     // per config: a hung config is abandoned
+  // Timing: warm-up runs, then repetitions until `target_seconds` of kernel
+  // time or max_reps (a slow kernel gets fewer, never fewer than min_reps).
+  int warmup = 1;
+  int min_reps = 3;
+  int max_reps = 100;
+  double target_seconds = 0.05;
+  bool cold_l2 = false;  // flush the L2 before every repetition
+  bool graphs = false;   // time a replayed graph (strips launch overhead)
+  double delay_us = 0;   // occupy the stream first so host overhead stays out
+  // Correctness.
+  bool check = true;
+  ReferenceKind reference = ReferenceKind::kDefaultConfig;
+  ReferenceFn reference_fn;
+  std::optional<Tolerance> tolerance;  // default: Tolerance::for_dtype of each output
+  // Visibility.
+  std::string trace_path;        // Chrome/Perfetto trace of the run
+  std::optional<bool> progress;  // nullopt: on a terminal
+  bool tune = true;              // false: cached or default config only
+  bool save = true;              // write the winner to the tuning cache
+};
+
+struct TuneResult {
+  Config config;
+  LoadedKernel kernel;  // loaded on the device given to tune()
+  LaunchGeometry geometry;
+  std::string source;                     // "memory", "disk", "tuned" or "default"
+  std::vector<Measurement> measurements;  // every config tried (tuned only)
+  std::optional<Measurement> best;
+  std::optional<double> default_seconds;  // the default config's median, when measured
+  KernelStats stats;                      // this call's statistics
+  double speedup_over_default() const;    // 1 when unknown
+
+  // Zeroes reset_to_zero args, then launches (kernel needed for its lists).
+  Status launch(Device& device, const TunableKernel& kernel, const ArgList& args) const;
+};
+
+// Where code is compiled and measured.
+struct Backend {
+  std::shared_ptr<Compiler> compiler;
+  // Enters every key: kiln::current_toolchain() in an application.
+  ToolchainFingerprint toolchain;
+  std::string arch;  // "host", "sm_90a"
+  BinaryFormat format = BinaryFormat::kCpuObject;
+  // Opens the benchmark device for worker `slot`; called again to replace a
+  // worker whose kernel hung. Null: benchmark on the device given to tune()
+  // alone (a hung kernel then ends benchmarking with the rest cancelled).
+  std::function<Result<std::unique_ptr<Device>>(int slot)> open_device;
+  int bench_workers = 1;  // one per device
+};
+
+class Autotuner {
+ public:
+  // The caches may be null (no persistence).
+  Autotuner(Backend backend, ArtifactCache* artifacts, TuningCache* tunings);
+  ~Autotuner();
+  Autotuner(const Autotuner&) = delete;
+  Autotuner& operator=(const Autotuner&) = delete;
+
+  // The best config for this call, loaded on `device` (whose memory the
+  // tensor arguments live in). Tuning failures of single configs are
+  // recorded in the result; an error only when nothing can run at all.
+  Result<TuneResult> tune(const TunableKernel& kernel, const ArgList& args, Device& device,
+                          const TuneOptions& options = {});
+  // tune() then one real launch (reset_to_zero applied), synchronised.
+  Result<TuneResult> run(const TunableKernel& kernel, const ArgList& args, Device& device,
+                         const TuneOptions& options = {});
+
+  const TuningStatistics& statistics() const { return stats_; }
+  const Backend& backend() const { return backend_; }
+
+ private:
+  Backend backend_;
+  ArtifactCache* artifacts_;
+  TuningCache* tunings_;
+  TuningStatistics stats_;
+  std::mutex mutex_;
+  std::map<Hash128, Config> table_;  // tuning key -> winner, this process
+};
+
+}  // namespace kiln

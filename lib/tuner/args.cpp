@@ -1,0 +1,88 @@
+#include "kiln/args.hpp"
+
+#include <set>
+
+#include "kiln/error.hpp"
+
+namespace kiln {
+
+Arg Arg::of_tensor(std::string name, void* data, TensorArg tensor) {
+  tensor.validate(name);
+  Arg a;
+  a.name = std::move(name);
+  a.is_tensor = true;
+  a.data = data;
+  a.tensor = std::move(tensor);
+  return a;
+}
+
+std::size_t Arg::storage_bytes() const {
+  if (!is_tensor || tensor.numel() == 0) return 0;
+  std::int64_t last = 0;
+  for (std::size_t i = 0; i < tensor.shape.size(); ++i)
+    last += (tensor.shape[i] - 1) * tensor.strides[i];
+  return static_cast<std::size_t>(last + 1) * dtype_size(tensor.dtype);
+}
+
+namespace {
+void check_unique(const ArgList& args) {
+  std::set<std::string> seen;
+  for (const auto& a : args) {
+    if (!seen.insert(a.name).second) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "argument '" + a.name + "' is given twice: every argument needs its own name");
+    }
+  }
+}
+}  // namespace
+
+KernelArgs pack(const ArgList& args) {
+  check_unique(args);
+  KernelArgs out;
+  for (const auto& a : args) {
+    if (a.is_tensor)
+      out.add(a.data);
+    else
+      std::visit([&](auto v) { out.add(v); }, a.scalar);
+  }
+  return out;
+}
+
+ProblemKey problem_key(const std::string& kernel, const ArgList& args) {
+  check_unique(args);
+  ProblemKey key(kernel);
+  for (const auto& a : args) {
+    if (a.is_tensor) {
+      key.tensor(a.name, a.tensor);
+    } else if (a.in_key) {
+      Value v = std::visit(
+          [](auto x) -> Value {
+            using T = decltype(x);
+            if constexpr (std::is_same_v<T, void*>) {
+              return std::string("ptr");  // never in_key (of_scalar), kept for safety
+            } else if constexpr (std::is_same_v<T, bool>) {
+              return x;
+            } else if constexpr (std::is_floating_point_v<T>) {
+              return std::to_string(x);
+            } else {
+              return static_cast<std::int64_t>(x);
+            }
+          },
+          a.scalar);
+      key.scalar(a.name, v);
+    }
+  }
+  return key;
+}
+
+const Arg& find_arg(const ArgList& args, const std::string& name) {
+  std::string known;
+  for (const auto& a : args) {
+    if (a.name == name) return a;
+    known += (known.empty() ? "" : ", ") + a.name;
+  }
+  throw Error(ErrorCode::kInvalidArgument,
+              "no argument named '" + name + "' (the call has: " + known + ")");
+}
+
+}  // namespace kiln

@@ -1,0 +1,72 @@
+// Artifacts for configs: the artifact cache first, the compiler second.
+#include "artifact_source.hpp"
+
+#include "kiln/artifact_cache.hpp"
+#include "kiln/error.hpp"
+#include "kiln/log.hpp"
+
+namespace kiln::internal {
+
+std::optional<Artifact> cached_artifact(ArtifactCache* cache, const Hash128& key) {
+  if (!cache) return std::nullopt;
+  auto hit = cache->lookup(key);
+  if (!hit) return std::nullopt;
+  try {
+    Artifact a = Artifact::from_json(hit->meta, hit->binary);
+    if (a.key != key) return std::nullopt;  // metadata of another entry: never served
+    return a;
+  } catch (const Error& e) {
+    KILN_LOG(kWarn) << "artifact " << key.hex()
+                    << " has unusable metadata, recompiling: " << e.what();
+    return std::nullopt;
+  }
+}
+
+void store_artifact(ArtifactCache* cache, const Artifact& artifact) {
+  if (!cache || !artifact.binary) return;
+  auto stored = cache->store(artifact.key, CachedArtifact{*artifact.binary, artifact.to_json()});
+  if (!stored.ok()) {
+    log_once(LogLevel::kWarn, "artifact-store:" + stored.error().message,
+             "cannot store compiled artifacts (tuning goes on): " + stored.error().describe());
+  }
+}
+
+UnitPlan plan_units(const TunableKernel& kernel, const std::vector<Config>& configs,
+                    const Backend& backend, const CompileContext& context, ArtifactCache* cache,
+                    std::size_t group_size) {
+  std::vector<Specialization> specs;
+  specs.reserve(configs.size());
+  for (const auto& c : configs) specs.push_back(kernel.tmpl.specialize(c));
+  GroupOptions go;
+  go.group_size = group_size;
+  go.arch = backend.arch;
+  go.format = backend.format;
+  UnitPlan plan;
+  for (CompileUnit& unit : group(kernel.tmpl, specs, go)) {
+    CompileUnit missing = unit;
+    missing.specializations.clear();
+    for (std::size_t i = 0; i < unit.specializations.size(); ++i) {
+      Hash128 key = specialization_key(context, *backend.compiler, unit, i);
+      if (auto hit = cached_artifact(cache, key))
+        plan.cached.push_back(std::move(*hit));
+      else
+        missing.specializations.push_back(unit.specializations[i]);
+    }
+    if (!missing.specializations.empty()) plan.to_compile.push_back(std::move(missing));
+  }
+  return plan;
+}
+
+Result<Artifact> compile_config(const TunableKernel& kernel, const Config& config,
+                                const Backend& backend, const CompileContext& context,
+                                ArtifactCache* artifacts, bool* from_cache) {
+  UnitPlan plan = plan_units(kernel, {config}, backend, context, artifacts, 1);
+  if (from_cache) *from_cache = !plan.cached.empty();
+  if (!plan.cached.empty()) return plan.cached.front();
+  UnitResult r = compile_isolated(*backend.compiler, plan.to_compile.at(0), CancelToken(), context);
+  if (!r.entries.at(0).ok()) return r.entries[0].error();
+  store_artifact(artifacts, *r.entries[0]);
+  return *r.entries[0];
+}
+
+}  // namespace kiln::internal

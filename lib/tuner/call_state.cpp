@@ -1,0 +1,85 @@
+#include "call_state.hpp"
+
+#include "kiln/compare.hpp"
+#include "kiln/error.hpp"
+
+namespace kiln::internal {
+
+namespace {
+const Arg& tensor_arg(const ArgList& args, const std::string& name, const char* list) {
+  const Arg& a = find_arg(args, name);
+  if (!a.is_tensor) {
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        std::string(list) + " names '" + name + "', which is a scalar: only tensors can be listed");
+  }
+  return a;
+}
+}  // namespace
+
+Result<CallState> CallState::capture(Device& device, const TunableKernel& kernel,
+                                     const ArgList& args) {
+  CallState s;
+  s.args_ = &args;
+  for (const auto& name : kernel.restore_value) {
+    const Arg& a = tensor_arg(args, name, "restore_value");
+    std::string bytes(a.storage_bytes(), '\0');
+    if (!bytes.empty()) {
+      Status st = device.copy_to_host(bytes.data(), a.data, bytes.size());
+      if (!st.ok()) return st.error();
+    }
+    s.snapshots_.emplace(name, std::move(bytes));
+  }
+  for (const auto& name : kernel.reset_to_zero) {
+    tensor_arg(args, name, "reset_to_zero");
+    s.reset_.push_back(name);
+  }
+  for (const auto& name : kernel.outputs) {
+    tensor_arg(args, name, "outputs");
+    s.outputs_.push_back(name);
+  }
+  Status sync = device.synchronize();
+  if (!sync.ok()) return sync.error();
+  return s;
+}
+
+Status CallState::prepare(Device& device, Stream* stream) const {
+  for (const auto& [name, bytes] : snapshots_) {
+    if (bytes.empty()) continue;
+    Status st =
+        device.copy_to_device(find_arg(*args_, name).data, bytes.data(), bytes.size(), stream);
+    if (!st.ok()) return st;
+  }
+  return reset(device, stream);
+}
+
+Status CallState::reset(Device& device, Stream* stream) const {
+  for (const auto& name : reset_) {
+    const Arg& a = find_arg(*args_, name);
+    if (a.storage_bytes() == 0) continue;
+    Status st = device.fill(a.data, 0, a.storage_bytes(), stream);
+    if (!st.ok()) return st;
+  }
+  return ok_status();
+}
+
+DType CallState::output_dtype(const std::string& name) const {
+  return find_arg(*args_, name).tensor.dtype;
+}
+
+Result<std::map<std::string, std::vector<double>>> CallState::read_outputs(Device& device) const {
+  std::map<std::string, std::vector<double>> out;
+  for (const auto& name : outputs_) {
+    const Arg& a = find_arg(*args_, name);
+    std::string bytes(a.storage_bytes(), '\0');
+    if (!bytes.empty()) {
+      Status st = device.copy_to_host(bytes.data(), a.data, bytes.size());
+      if (!st.ok()) return st.error();
+    }
+    out.emplace(name,
+                to_double(a.tensor.dtype, bytes.data(), bytes.size() / dtype_size(a.tensor.dtype)));
+  }
+  return out;
+}
+
+}  // namespace kiln::internal

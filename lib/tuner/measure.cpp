@@ -1,0 +1,138 @@
+#include "measure.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "kiln/error.hpp"
+
+namespace kiln::internal {
+
+namespace {
+
+Measurement failure(const Artifact& artifact, Outcome outcome, std::string reason) {
+  Measurement m;
+  m.config = artifact.config;
+  m.outcome = outcome;
+  m.reason = std::move(reason);
+  m.compile_seconds = artifact.compile_seconds;
+  return m;
+}
+
+LaunchConfig launch_config(const LaunchGeometry& g) {
+  LaunchConfig c;
+  c.grid = g.grid;
+  c.block = g.block;
+  c.shared_bytes = g.shared_bytes;
+  return c;
+}
+
+// The comparison of every output; the first failing one's evidence.
+std::optional<std::string> check(const std::map<std::string, std::vector<double>>& got,
+                                 const Reference& reference, const CallState& state,
+                                 const TuneOptions& options) {
+  for (const auto& [name, want] : *reference) {
+    Tolerance tol = options.tolerance.value_or(Tolerance::for_dtype(state.output_dtype(name)));
+    Comparison c = compare(got.at(name), want, tol);
+    if (!c.ok) return "output '" + name + "': " + c.describe();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Status run_once(Device& device, const LoadedKernel& kernel, const LaunchGeometry& geometry,
+                const KernelArgs& packed, const CallState& state) {
+  Status st = state.prepare(device);
+  if (!st.ok()) return st;
+  st = device.launch(kernel, launch_config(geometry), packed);
+  if (!st.ok()) return st;
+  return device.synchronize();
+}
+
+Measurement measure(Device& device, const Artifact& artifact, const MeasureInputs& in) {
+  const TuneOptions& opt = *in.options;
+  auto loaded = device.load(artifact);
+  if (!loaded.ok()) return failure(artifact, Outcome::kLoadFailed, loaded.error().describe());
+
+  LaunchGeometry geometry;
+  try {
+    geometry = in.kernel->launch(artifact.config, *in.args);
+  } catch (const Error& e) {
+    return failure(artifact, Outcome::kLaunchFailed, std::string("launch rule: ") + e.what());
+  }
+  KernelArgs packed = pack(*in.args);
+
+  // (1) One checked run; its host-clock time sizes the repetitions.
+  auto t0 = std::chrono::steady_clock::now();
+  Status st = run_once(device, *loaded, geometry, packed, *in.state);
+  double first = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error().describe());
+  if (opt.check && in.reference->has_value()) {
+    auto got = in.state->read_outputs(device);
+    if (!got.ok()) return failure(artifact, Outcome::kLaunchFailed, got.error().describe());
+    if (auto bad = check(*got, *in.reference, *in.state, opt)) {
+      return failure(artifact, Outcome::kWrongResult, *bad);
+    }
+  }
+
+  // (2) Short profile: as many repetitions as fit in target_seconds.
+  int reps = opt.max_reps;
+  if (first > 0) {
+    reps =
+        static_cast<int>(std::clamp(opt.target_seconds / first, static_cast<double>(opt.min_reps),
+                                    static_cast<double>(opt.max_reps)));
+  }
+  for (int i = 1; i < opt.warmup; ++i) {  // the checked run was the first warm-up
+    st = run_once(device, *loaded, geometry, packed, *in.state);
+    if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error().describe());
+  }
+
+  // (3) Timed repetitions with device events; preparation stays outside.
+  auto start = device.create_event();
+  auto stop = device.create_event();
+  if (!start.ok() || !stop.ok()) {
+    return failure(artifact, Outcome::kLaunchFailed,
+                   (start.ok() ? stop.error() : start.error()).describe());
+  }
+  std::optional<Graph> graph;
+  std::optional<Stream> stream;
+  if (opt.graphs) {
+    auto s = device.create_stream();
+    if (s.ok() && device.begin_capture(*s).ok()) {
+      Status launched = device.launch(*loaded, launch_config(geometry), packed);
+      auto g = device.end_capture(*s);
+      if (launched.ok() && g.ok()) {
+        graph = std::move(*g);
+        stream = std::move(*s);
+      }
+    }
+  }
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(reps));
+  for (int i = 0; i < reps; ++i) {
+    Stream* on = stream ? &*stream : nullptr;
+    st = in.state->prepare(device, on);
+    if (st.ok() && opt.cold_l2) st = device.flush_l2(on);
+    if (st.ok() && opt.delay_us > 0) st = device.delay(opt.delay_us, on);
+    if (st.ok()) st = device.record(*start, on);
+    if (st.ok()) {
+      LaunchConfig lc = launch_config(geometry);
+      lc.stream = on;
+      st = graph ? device.replay(*graph, on) : device.launch(*loaded, lc, packed);
+    }
+    if (st.ok()) st = device.record(*stop, on);
+    if (st.ok()) st = device.synchronize(on);
+    if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error().describe());
+    auto ms = device.elapsed_ms(*start, *stop);
+    if (!ms.ok()) return failure(artifact, Outcome::kLaunchFailed, ms.error().describe());
+    samples.push_back(static_cast<double>(*ms) * 1e-3);
+  }
+  Measurement m;
+  m.config = artifact.config;
+  m.compile_seconds = artifact.compile_seconds;
+  m.stats = TimingStats::from_samples(std::move(samples));
+  return m;
+}
+
+}  // namespace kiln::internal

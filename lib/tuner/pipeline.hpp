@@ -1,0 +1,47 @@
+// The pipelined tuning run: compile units on the pool, benchmark each
+// config on a free worker as soon as its artifact lands, abandon a config
+// that passes its benchmark deadline, stop at the budget. Every config in
+// ends as exactly one Measurement out.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "call_state.hpp"
+#include "kiln/compile_engine.hpp"
+#include "kiln/progress.hpp"
+#include "kiln/trace.hpp"
+#include "kiln/tuner.hpp"
+#include "measure.hpp"
+
+namespace kiln::internal {
+
+struct PipelineInputs {
+  TunableKernel kernel;
+  ArgList args;
+  // Captured before anything ran (the reference run changes in-place args).
+  CallState state;
+  Reference reference;
+  TuneOptions options;
+  Backend backend;
+  CompileContext context;
+  ArtifactCache* artifacts = nullptr;
+  Device* home = nullptr;  // used when the backend opens no devices of its own
+  // Shared: an abandoned worker may still record into it after the run.
+  std::shared_ptr<TraceRecorder> trace;
+  ProgressBar* progress = nullptr;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
+struct PipelineOutput {
+  std::vector<Measurement> measurements;      // one per config, in completion order
+  std::map<std::string, Artifact> artifacts;  // by Config::to_string, for configs that compiled
+  KernelStats stats;
+};
+
+PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs inputs);
+
+}  // namespace kiln::internal
