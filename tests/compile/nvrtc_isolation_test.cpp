@@ -107,9 +107,7 @@ TEST_F(Isolation, GroupedAndSeparateCompilesAreEquivalent) {
 
 TEST_F(Isolation, ArtifactMetadataRoundTripsAndRejectsAForeignBinary) {
   auto t = test::scale_kernel();
-  auto units = group(t, {t.specialize(Config{{"N", std::int64_t{5}}})},
-                     GroupOptions{1, "sm_80", BinaryFormat::kCubin});
-  UnitResult r = compile_isolated(compiler_, units[0], CancelToken(), context_);
+  UnitResult r = compile_isolated(compiler_, test::single_unit(t, 5), CancelToken(), context_);
   ASSERT_EQ(r.ok_count(), 1u);
   const Artifact& a = *r.entries[0];
   Artifact b = Artifact::from_json(a.to_json(), *a.binary);

@@ -58,9 +58,7 @@ TEST_F(Worker, ReportsTheChildsCompilerAndIsolatesFailures) {
 TEST_F(Worker, SameKeysAsInProcess) {
   auto worker = spawn();
   auto t = test::scale_kernel();
-  auto u = group(t, {t.specialize(Config{{"N", std::int64_t{2}}})},
-                 GroupOptions{1, "sm_80", BinaryFormat::kCubin})
-               .at(0);
+  auto u = test::single_unit(t, 2);
   auto in_child = compile_isolated(*worker, u, CancelToken(), context_);
   ASSERT_EQ(in_child.ok_count(), 1u);
   EXPECT_EQ(in_child.entries[0]->compiler, "nvrtc " + (*cuda::nvrtc())->version_string());
@@ -81,9 +79,7 @@ TEST_F(Worker, CancelKillsTheChildAndTheNextCompileStartsAFreshOne) {
   ASSERT_GT(first, 0);
   auto t = test::scale_kernel();
   t.source = "#include <cuda/std/tuple>\n" + t.source;  // ~1.5 s front end
-  auto u = group(t, {t.specialize(Config{{"N", std::int64_t{1}}})},
-                 GroupOptions{1, "sm_80", BinaryFormat::kCubin})
-               .at(0);
+  auto u = test::single_unit(t, 1);
   CancelToken cancel;
   std::thread canceller([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -98,10 +94,7 @@ TEST_F(Worker, CancelKillsTheChildAndTheNextCompileStartsAFreshOne) {
   EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
   EXPECT_LT(took, 1.0) << "a kill does not wait for the front end";  // generous: 50 ms + poll
   EXPECT_EQ(::kill(first, 0), -1) << "the cancelled child is gone";
-  auto light =
-      group(test::scale_kernel(), {test::scale_kernel().specialize(Config{{"N", std::int64_t{1}}})},
-            GroupOptions{1, "sm_80", BinaryFormat::kCubin})
-          .at(0);
+  auto light = test::single_unit(test::scale_kernel(), 1);
   auto again = worker->compile(light, CancelToken());
   ASSERT_TRUE(again.ok()) << again.error().describe();
   EXPECT_EQ(worker->starts(), 2);
@@ -110,9 +103,7 @@ TEST_F(Worker, CancelKillsTheChildAndTheNextCompileStartsAFreshOne) {
 TEST_F(Worker, ADeadChildIsAnErrorValueThatIsolationCanSplit) {
   auto worker = spawn();
   auto t = test::scale_kernel();
-  auto u = group(t, {t.specialize(Config{{"N", std::int64_t{3}}})},
-                 GroupOptions{1, "sm_80", BinaryFormat::kCubin})
-               .at(0);
+  auto u = test::single_unit(t, 3);
   (void)worker->name();  // starts the child
   ASSERT_GT(worker->child_pid(), 0);
   ::kill(worker->child_pid(), SIGKILL);
@@ -140,9 +131,7 @@ TEST_F(Worker, PoolOfWorkerProcesses) {
 TEST_F(Worker, NotAWorkerIsUnavailableNotACrash) {
   WorkerProcessCompiler bogus({"/bin/true"});
   auto t = test::scale_kernel();
-  auto u = group(t, {t.specialize(Config{{"N", std::int64_t{1}}})},
-                 GroupOptions{1, "sm_80", BinaryFormat::kCubin})
-               .at(0);
+  auto u = test::single_unit(t, 1);
   auto r = bogus.compile(u, CancelToken());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kUnavailable);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "kiln/compile_engine.hpp"
 #include "kiln/kernel.hpp"
 
 namespace kiln::test {
@@ -35,6 +36,13 @@ inline Specialization unattributable(const std::string& kernel) {
   s.config = Config{{"N", std::int64_t{99}}};
   s.entry = "no_such_kernel<99>";
   return s;
+}
+
+// A one-specialization unit of `t` for config N=n.
+inline CompileUnit single_unit(const KernelTemplate& t, std::int64_t n,
+                               const std::string& arch = "sm_80") {
+  return group(t, {t.specialize(Config{{"N", n}})}, GroupOptions{1, arch, BinaryFormat::kCubin})
+      .at(0);
 }
 
 struct ElfInfo {
