@@ -159,6 +159,7 @@ Status CpuDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config,
   // A captured launch copies what it needs: the caller's args and config
   // may be gone when the graph replays. The kernel's module must outlive
   // the graph, as on CUDA.
+  if (!capturing(config.stream)) return run_blocks(k, config, args);  // no copies on the hot path
   const CpuKernelState* state = &k;
   return submit(config.stream,
                 [this, state, config, args] { return run_blocks(*state, config, args); });
@@ -224,13 +225,14 @@ Status CpuDevice::fill(void* dst, std::uint8_t byte, std::size_t bytes, Stream* 
 
 // ------------------------------------------------ streams, events, graphs
 
+bool CpuDevice::capturing(Stream* stream) const {
+  return stream && stream->state_for<StreamState>(*this, "stream").capturing;
+}
+
 Status CpuDevice::submit(Stream* stream, Work work) {
-  if (stream) {
-    auto& s = stream->state_for<StreamState>(*this, "stream");
-    if (s.capturing) {
-      s.captured.push_back(std::move(work));
-      return ok_status();
-    }
+  if (capturing(stream)) {
+    stream->state_for<StreamState>(*this, "stream").captured.push_back(std::move(work));
+    return ok_status();
   }
   return work();
 }
@@ -249,7 +251,7 @@ Result<Event> CpuDevice::create_event() {
 
 Status CpuDevice::record(Event& event, Stream* stream) {
   auto& e = event.state_for<EventState>(*this, "event");
-  if (stream && stream->state_for<StreamState>(*this, "stream").capturing) {
+  if (capturing(stream)) {
     return make_error(ErrorCode::kInvalidArgument,
                       "the CPU device cannot record an event inside a stream capture: record "
                       "around the graph's replay instead");

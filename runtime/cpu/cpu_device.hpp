@@ -57,6 +57,7 @@ class CpuDevice final : public Device {
 
  private:
   using Work = std::function<Status()>;
+  bool capturing(Stream* stream) const;
   // Runs `work` now, or appends it to the capture of `stream`.
   Status submit(Stream* stream, Work work);
   Status run_blocks(const CpuKernelState& kernel, const LaunchConfig& config,
