@@ -46,6 +46,10 @@ int main(int argc, char** argv) {
     artifact.lowered_name = argv[2];
     artifact.format = kiln::BinaryFormat::kCpuObject;
     artifact.binary = std::make_shared<const std::string>(bytes.str());
+    if (artifact.binary->empty()) {
+      std::printf("cannot read an object from %s\n", argv[1]);
+      return 1;
+    }
   }
   auto start = std::chrono::steady_clock::now();
   auto kernel = (*device)->load(artifact);
