@@ -151,3 +151,36 @@ TEST_F(Pool, PchIsCreatedOnceAndReusedWithIdenticalCode) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST(PchHeap, GrowsToWhatNvrtcAsksFor) {
+  if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().describe();
+  const auto& api = **cuda::nvrtc();
+  if (!api.SetPCHHeapSize || !api.GetPCHHeapSize) GTEST_SKIP() << "this NVRTC has no PCH heap";
+  std::size_t before = 0;
+  api.GetPCHHeapSize(&before);
+  ASSERT_EQ(api.SetPCHHeapSize(1 << 20), NVRTC_SUCCESS);  // far too small for CCCL
+  auto t = test::scale_kernel();
+  t.source = "#include <cuda/std/limits>\n" + t.source;
+  auto settings = cuda::NvrtcSettings::from_options(Options::global());
+  settings.pch = true;
+  cuda::NvrtcCompiler compiler(settings);
+  auto first = compiler.compile(test::single_unit(t, 1), CancelToken());
+  ASSERT_TRUE(first.ok()) << first.error().describe();  // a PCH that does not fit is no error
+  std::size_t after = 0;
+  api.GetPCHHeapSize(&after);
+  EXPECT_GT(after, std::size_t{1} << 20) << "the heap was grown to NVRTC's requirement";
+  auto second = compiler.compile(test::single_unit(t, 2), CancelToken());
+  ASSERT_TRUE(second.ok());
+  auto third = compiler.compile(test::single_unit(t, 3), CancelToken());
+  ASSERT_TRUE(third.ok());
+  EXPECT_NE(third->log.find("using precompiled header"), std::string::npos)
+      << second->log << "\n---\n"
+      << third->log;
+  api.SetPCHHeapSize(std::max(before, after));
+}
+
+}  // namespace
+}  // namespace kiln
