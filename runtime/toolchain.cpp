@@ -9,6 +9,7 @@
 #endif
 #if KILN_HAVE_LLVM
 #include "cpu/llvm_info.hpp"
+#include "kiln/cpu.hpp"
 #endif
 
 namespace kiln {
@@ -28,7 +29,14 @@ ToolchainReport probe() {
 #endif
 #if KILN_HAVE_LLVM
   r.llvm = cpu::probe_llvm();
+  if (auto device = cpu::open_device(); device.ok()) {
+    const DeviceProperties& p = (*device)->properties();
+    r.cpu = CpuDeviceStatus{true, p.name, p.arch, p.sm_count, p.l2_bytes, ""};
+  } else {
+    r.cpu.reason = device.error().message;
+  }
 #else
+  r.cpu.reason = "the CPU backend is not built (configured with KILN_WITH_LLVM=OFF or no LLVM 19)";
   r.llvm.reason = "the CPU backend is not built (configured with KILN_WITH_LLVM=OFF or no LLVM 19)";
 #endif
   r.fingerprint.kiln_version = kiln_version();
@@ -64,9 +72,19 @@ nlohmann::json ToolchainReport::to_json() const {
   }
   nlohmann::json cuda_json = {{"driver", component_json(cuda.driver)}, {"devices", devices}};
   if (devices.empty()) cuda_json["devices_reason"] = cuda.devices_reason;
+  nlohmann::json cpu_json = {{"available", cpu.available}};
+  if (cpu.available) {
+    cpu_json.update({{"name", cpu.name},
+                     {"arch", cpu.arch},
+                     {"threads", cpu.threads},
+                     {"cache_bytes", cpu.cache_bytes}});
+  } else {
+    cpu_json["reason"] = cpu.reason;
+  }
   return {{"nvrtc", component_json(nvrtc)},
           {"llvm", component_json(llvm)},
           {"cuda", cuda_json},
+          {"cpu", cpu_json},
           {"fingerprint", fingerprint.to_json()}};
 }
 

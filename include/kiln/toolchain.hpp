@@ -37,10 +37,21 @@ struct CudaDriverStatus {
   std::string devices_reason;  // why `devices` is empty
 };
 
+// The CPU backend's device (the host, through LLVM ORC).
+struct CpuDeviceStatus {
+  bool available = false;
+  std::string name;  // "host CPU znver3 (2 threads)"
+  std::string arch;  // the LLVM host CPU name
+  int threads = 0;
+  std::uint64_t cache_bytes = 0;  // last-level cache
+  std::string reason;             // why unavailable
+};
+
 struct ToolchainReport {
   ComponentStatus nvrtc;
   ComponentStatus llvm;
   CudaDriverStatus cuda;
+  CpuDeviceStatus cpu;
   ToolchainFingerprint fingerprint;
 
   nlohmann::json to_json() const;

@@ -2,6 +2,7 @@
 #include "artifact_source.hpp"
 
 #include "kiln/artifact_cache.hpp"
+#include "kiln/artifact_store.hpp"
 #include "kiln/error.hpp"
 #include "kiln/log.hpp"
 
@@ -9,22 +10,15 @@ namespace kiln::internal {
 
 std::optional<Artifact> cached_artifact(ArtifactCache* cache, const Hash128& key) {
   if (!cache) return std::nullopt;
-  auto hit = cache->lookup(key);
-  if (!hit) return std::nullopt;
-  try {
-    Artifact a = Artifact::from_json(hit->meta, hit->binary);
-    if (a.key != key) return std::nullopt;  // metadata of another entry: never served
-    return a;
-  } catch (const Error& e) {
-    KILN_LOG(kWarn) << "artifact " << key.hex()
-                    << " has unusable metadata, recompiling: " << e.what();
-    return std::nullopt;
-  }
+  auto artifact = lookup_artifact(*cache, key);
+  // Metadata of another entry is never served.
+  if (artifact && artifact->key != key) return std::nullopt;
+  return artifact;
 }
 
 void store_artifact(ArtifactCache* cache, const Artifact& artifact) {
   if (!cache || !artifact.binary) return;
-  auto stored = cache->store(artifact.key, CachedArtifact{*artifact.binary, artifact.to_json()});
+  auto stored = kiln::store_artifact(*cache, artifact);
   if (!stored.ok()) {
     log_once(LogLevel::kWarn, "artifact-store:" + stored.error().message,
              "cannot store compiled artifacts (tuning goes on): " + stored.error().describe());

@@ -55,6 +55,31 @@ Options options_for(const std::filesystem::path& dir) {
   return o;
 }
 
+Backend cpu_backend();
+
+// One process's worth of Kiln over a fresh cache directory: caches, a CPU
+// device and a tuner. The directory is removed when the session ends.
+struct Session {
+  std::filesystem::path dir;
+  Options opts;
+  ArtifactCache artifacts;
+  TuningCache tunings;
+  Result<std::unique_ptr<Device>> device;
+  Autotuner tuner;
+
+  explicit Session(const std::string& name)
+      : dir(fresh_dir(name)),
+        opts(options_for(dir)),
+        artifacts(opts),
+        tunings(opts),
+        device(cpu::open_device(1)),
+        tuner(cpu_backend(), &artifacts, &tunings) {
+    std::filesystem::create_directories(dir);
+  }
+  ~Session() { std::filesystem::remove_all(dir); }
+  auto parts() { return std::tie(dir, artifacts, tunings, device, tuner); }
+};
+
 Backend cpu_backend() {
   Backend b;
   b.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
@@ -104,19 +129,13 @@ const Measurement* find(const TuneResult& r, std::int64_t unroll, std::int64_t m
 }
 
 TEST(AutotuneCpu, FailuresAreRecordedAndTheWinnerIsHealthy) {
-  auto dir = fresh_dir("failures");
-  Options opts = options_for(dir);
-  ArtifactCache artifacts(opts);
-  TuningCache tunings(opts);
-  auto device = cpu::open_device(1);
-  ASSERT_TRUE(device.ok()) << device.error().describe();
-  Autotuner tuner(cpu_backend(), &artifacts, &tunings);
+  Session session("failures");
+  auto [dir, artifacts, tunings, device, tuner] = session.parts();
 
   ScaleCall call(4096);
   TuneOptions to;
   to.bench_deadline_seconds = 1.0;
   to.trace_path = (dir / "trace.json").string();
-  std::filesystem::create_directories(dir);
   auto r = tuner.tune(scale_kernel({0, 1, 2, 3}), call.args, **device, to);
   __atomic_store_n(&call.release, 1, __ATOMIC_RELEASE);  // frees the abandoned worker
   ASSERT_TRUE(r.ok()) << r.error().describe();
@@ -152,7 +171,6 @@ TEST(AutotuneCpu, FailuresAreRecordedAndTheWinnerIsHealthy) {
   text << in.rdbuf();
   EXPECT_NE(text.str().find("\"cat\":\"compile\""), std::string::npos);
   EXPECT_NE(text.str().find("\"cat\":\"benchmark\""), std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(AutotuneCpu, WarmStartServesFromDiskWithoutCompiling) {
@@ -193,15 +211,11 @@ TEST(AutotuneCpu, WarmStartServesFromDiskWithoutCompiling) {
   auto miss = tuner.tune(kernel, other.args, **device);
   ASSERT_TRUE(miss.ok());
   EXPECT_EQ(miss->source, "tuned");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(AutotuneCpu, PipelineOffMeasuresTheSameConfigs) {
-  auto dir = fresh_dir("nopipe");
-  Options opts = options_for(dir);
-  ArtifactCache artifacts(opts);
-  auto device = cpu::open_device(1);
-  Autotuner tuner(cpu_backend(), &artifacts, nullptr);
+  Session session("nopipe");
+  auto [dir, artifacts, tunings, device, tuner] = session.parts();
   ScaleCall call(2048);
   TuneOptions to;
   to.pipeline = false;
@@ -213,15 +227,11 @@ TEST(AutotuneCpu, PipelineOffMeasuresTheSameConfigs) {
   EXPECT_EQ(r->config.get_int("MODE"), 0);
   // Compile-then-benchmark: no benchmark ran while compiling.
   EXPECT_DOUBLE_EQ(r->stats.overlap_seconds, 0.0);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(AutotuneCpu, TuningOffUsesTheDefaultWithOneCompile) {
-  auto dir = fresh_dir("off");
-  Options opts = options_for(dir);
-  ArtifactCache artifacts(opts);
-  auto device = cpu::open_device(1);
-  Autotuner tuner(cpu_backend(), &artifacts, nullptr);
+  Session session("off");
+  auto [dir, artifacts, tunings, device, tuner] = session.parts();
   ScaleCall call(512);
   TuneOptions to;
   to.tune = false;
@@ -230,7 +240,6 @@ TEST(AutotuneCpu, TuningOffUsesTheDefaultWithOneCompile) {
   EXPECT_EQ(r->source, "default");
   EXPECT_EQ(r->config, scale_kernel({0}).tmpl.space.default_config());
   EXPECT_TRUE(r->measurements.empty());
-  std::filesystem::remove_all(dir);
 }
 
 std::string read_template(const std::string& relative) {
@@ -285,12 +294,8 @@ TEST(AutotuneCpu, InPlaceKernelLeavesTensorsAsOneCleanRun) {
       Arg::of_scalar("hidden", hidden),
       Arg::of_scalar("eps", 1e-6f, false)};
 
-  auto dir = fresh_dir("inplace");
-  Options opts = options_for(dir);
-  ArtifactCache artifacts(opts);
-  TuningCache tunings(opts);
-  auto device = cpu::open_device(1);
-  Autotuner tuner(cpu_backend(), &artifacts, &tunings);
+  Session session("inplace");
+  auto [dir, artifacts, tunings, device, tuner] = session.parts();
   auto check = [&](const char* when) {
     for (int i = 0; i < rows * hidden; ++i) {
       ASSERT_NEAR(res[i], want_res[i], 1e-5f) << when << " residual " << i;
@@ -311,7 +316,6 @@ TEST(AutotuneCpu, InPlaceKernelLeavesTensorsAsOneCleanRun) {
   ASSERT_TRUE(hit.ok());
   EXPECT_EQ(hit->source, "disk");
   check("on a cache hit");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(AutotuneCpu, ResetToZeroZeroesOnEveryRunAndTheRealCall) {
@@ -325,26 +329,19 @@ TEST(AutotuneCpu, ResetToZeroZeroesOnEveryRunAndTheRealCall) {
   src.replace(src.find("y[i] = a"), 8, "y[i] += a");
   k.tmpl.source = src;
   k.reset_to_zero = {"y"};
-  auto dir = fresh_dir("reset");
-  Options opts = options_for(dir);
-  ArtifactCache artifacts(opts);
-  auto device = cpu::open_device(1);
-  Autotuner tuner(cpu_backend(), &artifacts, nullptr);
+  Session session("reset");
+  auto [dir, artifacts, tunings, device, tuner] = session.parts();
   ScaleCall call(1024);
   std::fill(call.y.begin(), call.y.end(), 123.0f);
   auto r = tuner.run(k, call.args, **device);
   ASSERT_TRUE(r.ok()) << r.error().describe();
   EXPECT_EQ(r->stats.benchmarked, 2u);
   for (std::size_t i = 0; i < call.x.size(); ++i) ASSERT_EQ(call.y[i], 2.0f * call.x[i]) << i;
-  std::filesystem::remove_all(dir);
 }
 
 TEST(AutotuneCpu, BudgetCancelsWhatIsLeft) {
-  auto dir = fresh_dir("budget");
-  Options opts = options_for(dir);
-  ArtifactCache artifacts(opts);
-  auto device = cpu::open_device(1);
-  Autotuner tuner(cpu_backend(), &artifacts, nullptr);
+  Session session("budget");
+  auto [dir, artifacts, tunings, device, tuner] = session.parts();
   ScaleCall call(512);
   TuneOptions to;
   to.budget_seconds = 1e-6;  // spent at once
@@ -353,7 +350,6 @@ TEST(AutotuneCpu, BudgetCancelsWhatIsLeft) {
   ASSERT_TRUE(r.ok()) << r.error().describe();
   EXPECT_EQ(r->measurements.size(), 4u) << "every config is accounted for";
   EXPECT_GE(r->stats.failed_by_reason["cancelled"], 1u);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -39,6 +39,12 @@ TEST(CliInfo, JsonHasEveryField) {
     EXPECT_FALSE(j["cuda"]["devices_reason"].get<std::string>().empty());
   }
   EXPECT_FALSE(j["cache_dir"].get<std::string>().empty());
+  // Both backends and their devices are listed.
+  EXPECT_TRUE(j["cpu"].contains("available"));
+  if (KILN_TEST_HAVE_LLVM) {
+    EXPECT_TRUE(j["cpu"]["available"].get<bool>()) << j["cpu"].dump();
+    EXPECT_GT(j["cpu"]["threads"].get<int>(), 0);
+  }
   EXPECT_TRUE(j["cache_env"].contains("KILN_NVRTC_FLAGS"));
 }
 
@@ -58,7 +64,8 @@ TEST(CliInfo, ReflectsTheEnvironment) {
 TEST(CliInfo, TextNamesEachPart) {
   CliRun r = run_kiln("info");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  for (const char* s : {"Toolchain fingerprint", "nvrtc", "llvm", "CUDA driver", "Cache dir"}) {
+  for (const char* s :
+       {"Toolchain fingerprint", "nvrtc", "llvm", "CUDA driver", "CPU device", "Cache dir"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   }
 }

@@ -49,6 +49,12 @@ void print_text() {
                   d.arch.c_str(), d.sm_count, static_cast<double>(d.total_memory) / (1u << 30));
     }
   }
+  if (r.cpu.available) {
+    std::printf("CPU device   %s  %.1f MiB last-level cache\n", r.cpu.name.c_str(),
+                static_cast<double>(r.cpu.cache_bytes) / (1u << 20));
+  } else {
+    std::cout << "CPU device   none: " << r.cpu.reason << "\n";
+  }
   std::cout << "\nCache dir    " << options.cache_dir.string() << "  (from "
             << options.cache_dir_source << ")\n";
   std::cout << "\nCache-invalidating environment:\n";
