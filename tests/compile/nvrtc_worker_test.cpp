@@ -85,14 +85,10 @@ TEST_F(Worker, CancelKillsTheChildAndTheNextCompileStartsAFreshOne) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     cancel.cancel();
   });
-  const auto start = std::chrono::steady_clock::now();
   auto r = worker->compile(u, cancel);
-  const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   canceller.join();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
-  EXPECT_LT(took, 1.0) << "a kill does not wait for the front end";  // generous: 50 ms + poll
   EXPECT_EQ(::kill(first, 0), -1) << "the cancelled child is gone";
   auto light = test::single_unit(test::scale_kernel(), 1);
   auto again = worker->compile(light, CancelToken());
