@@ -3,6 +3,8 @@
 #include <map>
 
 #include "kiln/compile_engine.hpp"
+
+#include "include_digest.hpp"
 #include "kiln/error.hpp"
 #include "kiln/keys.hpp"
 
@@ -92,6 +94,11 @@ Hash128 specialization_key(const CompileContext& context, const Compiler& compil
   }
   std::vector<std::string> options = unit.options;
   for (const auto& dir : unit.include_dirs) options.push_back("-I" + dir);
+  // Headers found on disk count by content, like the in-memory ones.
+  if (!unit.include_dirs.empty()) {
+    options.push_back("--kiln-include-digest=" +
+                      internal::include_dirs_digest(unit.include_dirs).hex());
+  }
   options.push_back("--kiln-compiler=" + compiler.name());
   for (const auto& o : compiler.code_options()) options.push_back(o);
   options.push_back(std::string("--kiln-format=") + binary_format_name(unit.format));
