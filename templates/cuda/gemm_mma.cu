@@ -28,7 +28,9 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src, int bytes
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
                "r"(bytes));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
@@ -50,8 +52,8 @@ struct Mma;
 
 template <>
 struct Mma<__half> {
-  __device__ __forceinline__ static void run(float (&d)[4], const unsigned (&a)[4],
-                                             unsigned b0, unsigned b1) {
+  __device__ __forceinline__ static void run(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                             unsigned b1) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
         "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -62,8 +64,8 @@ struct Mma<__half> {
 
 template <>
 struct Mma<__nv_bfloat16> {
-  __device__ __forceinline__ static void run(float (&d)[4], const unsigned (&a)[4],
-                                             unsigned b0, unsigned b1) {
+  __device__ __forceinline__ static void run(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                             unsigned b1) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
         "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -134,12 +136,12 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 #pragma unroll
       for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.f;
 
-  // Prologue: fill STAGES-1 stages.
+        // Prologue: fill STAGES-1 stages.
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < k_tiles) {
-      load_tiles<T, BM, BN, BK, kThreads>(As + s * kAStage, Bs + s * kBStage, A, B, M, N, K, m0,
-                                          n0, s * BK);
+      load_tiles<T, BM, BN, BK, kThreads>(As + s * kAStage, Bs + s * kBStage, A, B, M, N, K, m0, n0,
+                                          s * BK);
     }
     cp_async_commit();  // one group per stage, even empty, keeps the count exact
   }
@@ -150,8 +152,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
     const int next = kt + STAGES - 1;
     if (next < k_tiles) {
       const int s = next % STAGES;
-      load_tiles<T, BM, BN, BK, kThreads>(As + s * kAStage, Bs + s * kBStage, A, B, M, N, K, m0,
-                                          n0, next * BK);
+      load_tiles<T, BM, BN, BK, kThreads>(As + s * kAStage, Bs + s * kBStage, A, B, M, N, K, m0, n0,
+                                          next * BK);
     }
     cp_async_commit();
 
