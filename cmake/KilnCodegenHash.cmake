@@ -20,11 +20,5 @@ const char* kiln_codegen_hash() { return \"${_digest}\"; }
 const char* kiln_codegen_files() { return \"${_listing}\"; }
 }  // namespace kiln
 ")
-# Only touch the file when it changes, so an unrelated edit rebuilds nothing.
-if(EXISTS "${OUTPUT}")
-  file(READ "${OUTPUT}" _old)
-  if(_old STREQUAL _content)
-    return()
-  endif()
-endif()
-file(WRITE "${OUTPUT}" "${_content}")
+include(${CMAKE_CURRENT_LIST_DIR}/KilnWriteIfChanged.cmake)
+kiln_write_if_changed("${OUTPUT}" "${_content}")

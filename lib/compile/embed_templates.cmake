@@ -27,10 +27,5 @@ ${_entries}  };
 
 }  // namespace kiln::detail
 ")
-if(EXISTS "${OUTPUT}")
-  file(READ "${OUTPUT}" _old)
-  if(_old STREQUAL _content)
-    return()
-  endif()
-endif()
-file(WRITE "${OUTPUT}" "${_content}")
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/KilnWriteIfChanged.cmake)
+kiln_write_if_changed("${OUTPUT}" "${_content}")
