@@ -1,0 +1,189 @@
+// The tuning pass: for every profile of the spec not yet decided, generate
+// inputs of that shape, prepare each runner once (untimed), time every
+// (runner, tactic), pick the winner deterministically, remember it and
+// record it in the newest attached tuning cache.
+#include "tactic_profile.hpp"
+
+#include <chrono>
+#include <set>
+
+#include "kiln/error.hpp"
+#include "kiln/log.hpp"
+#include "kiln/tuning_cache.hpp"
+#include "tactic_key.hpp"
+
+namespace kiln {
+namespace internal {
+
+Measurement time_tactic(TunableRunner& runner, const ArgList& inputs, int tactic,
+                        const TacticTunerOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  Measurement m;
+  auto once = [&]() {
+    Status st = runner.run(inputs, tactic);
+    if (st.ok()) st = runner.synchronize();
+    return st;
+  };
+  auto fail = [&](const std::string& reason) {
+    m.outcome = Outcome::kLaunchFailed;
+    m.reason = reason;
+    return m;
+  };
+  try {
+    for (int i = 0; i < options.warmup; ++i) {
+      Status st = once();
+      if (!st.ok()) return fail(st.error().describe());
+    }
+    std::vector<double> samples;
+    double total = 0;
+    int max_reps = std::max(options.max_reps, std::max(options.min_reps, 1));
+    while (static_cast<int>(samples.size()) < max_reps) {
+      auto t0 = Clock::now();
+      Status st = once();
+      double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (!st.ok()) return fail(st.error().describe());
+      samples.push_back(s);
+      total += s;
+      if (static_cast<int>(samples.size()) >= options.min_reps && total >= options.target_seconds)
+        break;
+    }
+    m.stats = TimingStats::from_samples(std::move(samples));
+  } catch (const std::exception& e) {
+    return fail(std::string("threw: ") + e.what());
+  }
+  return m;
+}
+
+Config decision_config(const TunableRunner& runner, int tactic) {
+  return Config{{"runner", runner.id().text()},
+                {"tactic", std::int64_t{tactic}},
+                {"tactic_name", runner.describe(tactic)}};
+}
+
+std::optional<TacticTuner::Entry> entry_from_record(const TuningRecord& record,
+                                                    std::span<TunableRunner* const> runners) {
+  const Config& best = record.best;
+  if (!best.has("runner") || !best.has("tactic")) return std::nullopt;
+  try {
+    const std::string& id = best.get_string("runner");
+    int tactic = static_cast<int>(best.get_int("tactic"));
+    for (std::size_t i = 0; i < runners.size(); ++i) {
+      if (runners[i]->id().text() != id) continue;
+      if (best.has("tactic_name") && best.get_string("tactic_name") != runners[i]->describe(tactic))
+        return std::nullopt;
+      return TacticTuner::Entry{static_cast<std::uint32_t>(i), tactic, false};
+    }
+  } catch (const Error&) {
+    // A record of another shape (hand-edited, another tool): not ours.
+  }
+  return std::nullopt;
+}
+
+}  // namespace internal
+
+void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* const> runners,
+                                const ArgList& inputs, const TuningSpec& spec) {
+  std::vector<std::vector<std::int64_t>> profiles =
+      spec.dynamic.empty() ? std::vector<std::vector<std::int64_t>>(1) : spec.profiles();
+  TuningCache* target = caches_.empty() ? options_.cache : caches_.back();
+  // Per runner, the tactics already prepared in this pass.
+  std::vector<std::set<int>> prepared(runners.size());
+  std::size_t recorded = 0;
+  for (const auto& profile : profiles) {
+    TacticKey key = internal::key_under(op, runners, inputs, spec, profile);
+    {
+      std::shared_lock read(table_mutex_);
+      auto it = table_.find(key);
+      if (it != table_.end() && !it->second.fallback) continue;
+    }
+    if (auto e = from_caches(op, runners, inputs, spec, profile)) {
+      insert(key, *e);
+      continue;
+    }
+    auto generated = make_profile_inputs(inputs, spec, profile, options_.device);
+    if (!generated.ok()) {
+      KILN_LOG(kWarn) << op << ": cannot generate tuning inputs, profile not tuned: "
+                      << generated.error().describe();
+      continue;
+    }
+    const ArgList& args = generated->args;
+    std::vector<Measurement> measured;
+    for (std::size_t r = 0; r < runners.size(); ++r) {
+      TunableRunner& runner = *runners[r];
+      std::vector<int> tactics;
+      try {
+        tactics = runner.tactics(args);
+      } catch (const std::exception& e) {
+        KILN_LOG(kWarn) << op << ": runner '" << runner.id().text()
+                        << "' failed to list tactics: " << e.what();
+      }
+      if (tactics.empty()) tactics.push_back(kFallbackTactic);
+      std::vector<int> fresh;
+      for (int t : tactics) {
+        if (prepared[r].insert(t).second) fresh.push_back(t);
+      }
+      std::string unprepared;
+      if (!fresh.empty()) {
+        Status st = ok_status();
+        try {
+          st = runner.prepare(args, fresh);
+        } catch (const std::exception& e) {
+          st = make_error(ErrorCode::kInternal, e.what());
+        }
+        if (!st.ok()) unprepared = st.error().describe();
+      }
+      for (int t : tactics) {
+        Measurement m;
+        if (!unprepared.empty()) {
+          m.outcome = Outcome::kCompileFailed;
+          m.reason = "prepare failed: " + unprepared;
+        } else {
+          m = internal::time_tactic(runner, args, t, options_);
+        }
+        m.config = Config{{"runner", static_cast<std::int64_t>(r)}, {"tactic", std::int64_t{t}}};
+        counters_->profiled.fetch_add(1, std::memory_order_relaxed);
+        if (!m.ok()) counters_->failed.fetch_add(1, std::memory_order_relaxed);
+        measured.push_back(std::move(m));
+      }
+    }
+    counters_->tuned_profiles.fetch_add(1, std::memory_order_relaxed);
+    auto chosen = select_winner(measured, options_.selection);
+    if (!chosen) {
+      std::string reasons;
+      for (const auto& m : measured)
+        reasons += "\n  {" + m.config.to_string() + "}: " + m.reason.substr(0, 300);
+      KILN_LOG(kWarn) << op << ": no (runner, tactic) ran; using the fallback" << reasons;
+      insert(key, Entry{0, kFallbackTactic, false});
+      continue;
+    }
+    const Measurement& best = measured[chosen->winner];
+    Entry entry{static_cast<std::uint32_t>(best.config.get_int("runner")),
+                static_cast<int>(best.config.get_int("tactic")), false};
+    insert(key, entry);
+    if (!target) continue;
+    TuningRecord record;
+    record.problem = internal::persisted_problem(op, runners, inputs, spec, profile);
+    record.device = identity_.device;
+    record.toolchain = identity_.toolchain;
+    record.env = identity_.env;
+    record.best = internal::decision_config(*runners[entry.runner_index], entry.tactic);
+    record.best_time_ms = best.stats.median * 1e3;
+    for (const auto& m : measured) {
+      const TunableRunner& runner = *runners[m.config.get_int("runner")];
+      int t = static_cast<int>(m.config.get_int("tactic"));
+      record.measured.push_back(MeasuredConfig{internal::decision_config(runner, t),
+                                               m.ok() ? m.stats.median * 1e3 : 0, m.ok(),
+                                               m.reason.substr(0, 500)});
+    }
+    target->put(std::move(record));
+    ++recorded;
+  }
+  // A scope's file is saved when the scope ends; the tuner's own cache now.
+  if (recorded > 0 && caches_.empty() && options_.cache) {
+    auto saved = options_.cache->save();
+    if (!saved.ok())
+      KILN_LOG(kWarn) << op << ": tuning decisions not saved: " << saved.error().describe();
+  }
+}
+
+}  // namespace kiln

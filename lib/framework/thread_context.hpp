@@ -1,0 +1,28 @@
+// The per-thread state the scopes set and choose_one() reads. One struct,
+// one thread_local, so the hot path touches a single TLS slot.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+
+namespace kiln {
+class CaptureScope;
+class ReplayScope;
+}  // namespace kiln
+
+namespace kiln::internal {
+
+struct ThreadContext {
+  std::optional<bool> tuning;  // nullopt: outside every tuning scope (off)
+  std::set<std::string, std::less<>> skip;
+  CaptureScope* capture = nullptr;  // innermost active capture
+  ReplayScope* replay = nullptr;    // innermost active replay
+};
+
+inline ThreadContext& thread_context() {
+  thread_local ThreadContext context;
+  return context;
+}
+
+}  // namespace kiln::internal
