@@ -52,6 +52,9 @@ struct Options {
   // KILN_RANK, else RANK, else LOCAL_RANK: this process's rank in a
   // multi-process job, which gets its own tuning file; -1 = none.
   int rank = -1;
+  // KILN_WORKER: the benchmark worker executable (kiln/bench_worker.hpp);
+  // empty = the build tree's, else the installed one.
+  std::filesystem::path bench_worker;
 
   // Reads `env`. A malformed value never throws: it is reported in
   // `problems` (naming the variable, the value and the fix) and the default

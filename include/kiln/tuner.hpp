@@ -106,6 +106,20 @@ struct TuneResult {
   Status launch(Device& device, const TunableKernel& kernel, const ArgList& args) const;
 };
 
+// Where benchmarks run (docs/reliability.md).
+enum class Isolation {
+  // Worker processes where they can run (the worker executable is found and
+  // no argument is a raw pointer), else threads; the choice is logged.
+  kAuto,
+  // One kiln-bench-worker process per device (kiln/bench_worker.hpp): a
+  // config that segfaults, poisons its CUDA context or hangs costs only its
+  // worker, which is replaced. Raw pointer arguments are misuse here.
+  kProcess,
+  // Worker threads in this process: a crash ends the process, a hung
+  // config strands its thread (abandoned at its deadline).
+  kThread,
+};
+
 // Where code is compiled and measured.
 struct Backend {
   std::shared_ptr<Compiler> compiler;
@@ -118,6 +132,14 @@ struct Backend {
   // alone (a hung kernel then ends benchmarking with the rest cancelled).
   std::function<Result<std::unique_ptr<Device>>(int slot)> open_device;
   int bench_workers = 1;  // one per device
+  // The benchmark devices, one worker each, all taking from one queue; the
+  // arguments are replicated onto each. Empty: the device given to tune()
+  // (or open_device's slots). Thread workers open devices[slot] through
+  // open_device, which is then required; worker processes open their own.
+  std::vector<DeviceRef> devices;
+  Isolation isolation = Isolation::kAuto;
+  // The kiln-bench-worker executable; empty: find_bench_worker() decides.
+  std::string worker_path;
 };
 
 class Autotuner {

@@ -171,6 +171,7 @@ Options Options::from_env(const Environment& env, std::vector<std::string>* prob
     o.cuda_home = *p;
   if (auto f = env.get("KILN_NVRTC_FLAGS")) o.nvrtc_flags = *f;
   if (auto f = env.get("KILN_CPU_FLAGS")) o.cpu_flags = *f;
+  if (auto w = env.get("KILN_WORKER"); w && !w->empty()) o.bench_worker = *w;
   return o;
 }
 
@@ -223,7 +224,8 @@ nlohmann::json Options::to_json() const {
           {"tuning", tuning},
           {"cuda_home", cuda_home.string()},
           {"nvrtc_flags", nvrtc_flags},
-          {"cpu_flags", cpu_flags}};
+          {"cpu_flags", cpu_flags},
+          {"bench_worker", bench_worker.string()}};
 }
 
 }  // namespace kiln

@@ -50,17 +50,36 @@ Status run_once(Device& device, const LoadedKernel& kernel, const LaunchGeometry
   return device.synchronize();
 }
 
-Measurement measure(Device& device, const Artifact& artifact, const MeasureInputs& in) {
+Result<LaunchGeometry> launch_geometry(const TunableKernel& kernel, const Config& config,
+                                       const ArgList& args) {
+  try {
+    return kernel.launch(config, args);
+  } catch (const Error& e) {
+    return make_error(ErrorCode::kLaunchFailed, std::string("launch rule: ") + e.what());
+  }
+}
+
+Status probe_device(Device& device) {
+  Status st = device.synchronize();
+  if (!st.ok()) return st;
+  auto buffer = device.allocate(64);
+  if (!buffer.ok()) return buffer.error();
+  unsigned char back[64];
+  st = device.fill(buffer->data(), 0x5a, sizeof back);
+  if (st.ok()) st = device.copy_to_host(back, buffer->data(), sizeof back);
+  if (st.ok()) st = device.synchronize();
+  if (!st.ok()) return st;
+  if (back[0] != 0x5a || back[63] != 0x5a) {
+    return make_error(ErrorCode::kLaunchFailed, "the device returned wrong bytes for a fill");
+  }
+  return ok_status();
+}
+
+Measurement measure(Device& device, const Artifact& artifact, const LaunchGeometry& geometry,
+                    const MeasureInputs& in) {
   const TuneOptions& opt = *in.options;
   auto loaded = device.load(artifact);
   if (!loaded.ok()) return failure(artifact, Outcome::kLoadFailed, loaded.error().describe());
-
-  LaunchGeometry geometry;
-  try {
-    geometry = in.kernel->launch(artifact.config, *in.args);
-  } catch (const Error& e) {
-    return failure(artifact, Outcome::kLaunchFailed, std::string("launch rule: ") + e.what());
-  }
   KernelArgs packed = pack(*in.args);
 
   // (1) One checked run; its host-clock time sizes the repetitions.

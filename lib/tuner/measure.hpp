@@ -16,8 +16,10 @@ namespace kiln::internal {
 // Expected outputs by name; absent when correctness is not checked.
 using Reference = std::optional<std::map<std::string, std::vector<double>>>;
 
+// The same code measures in the tuner's threads and in a benchmark worker
+// process (lib/tuner/bench_worker.cpp), which has no TunableKernel: the
+// launch geometry is computed by the tuner and passed in.
 struct MeasureInputs {
-  const TunableKernel* kernel;
   const ArgList* args;
   const CallState* state;
   const Reference* reference;
@@ -26,7 +28,17 @@ struct MeasureInputs {
 
 // Never throws for a config's own failure: a Measurement with the outcome
 // and the evidence (driver error, comparison) comes back instead.
-Measurement measure(Device& device, const Artifact& artifact, const MeasureInputs& in);
+Measurement measure(Device& device, const Artifact& artifact, const LaunchGeometry& geometry,
+                    const MeasureInputs& in);
+
+// The kernel's launch rule for one config and the caller's arguments; a rule
+// that throws kiln::Error is that config's failure (kLaunchFailed).
+Result<LaunchGeometry> launch_geometry(const TunableKernel& kernel, const Config& config,
+                                       const ArgList& args);
+
+// Whether `device` still works after a failed measurement (a CUDA fault
+// poisons the context: every later call fails). An error when it does not.
+Status probe_device(Device& device);
 
 // One run of a loaded kernel as the real call makes it: prepare, launch, sync.
 Status run_once(Device& device, const LoadedKernel& kernel, const LaunchGeometry& geometry,

@@ -8,9 +8,12 @@
 #include <thread>
 
 #include "artifact_source.hpp"
+#include "bench_plan.hpp"
+#include "host_args.hpp"
 #include "kiln/compile_pool.hpp"
 #include "kiln/error.hpp"
 #include "kiln/log.hpp"
+#include "process_bench.hpp"
 
 namespace kiln::internal {
 
@@ -18,18 +21,26 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A worker process gets this long to start, open its device and take the
+// call (LLVM's start-up or a CUDA context on a loaded machine).
+constexpr double kWorkerStartSeconds = 60;
+
 // Everything a benchmark worker touches. Held by shared_ptr: a worker whose
 // kernel hangs is abandoned (its thread detached), and may still wake up
 // long after run_pipeline has returned.
 struct Shared {
   PipelineInputs in;
   CallState state;
+  BenchPlan plan;
+  std::optional<HostArgs> host;         // when workers measure on replicas
+  std::shared_ptr<const Message> call;  // what every worker process gets first
 
   std::mutex mutex;
   std::condition_variable changed;
   std::deque<Artifact> ready;
   bool stopping = false;
   std::string stop_reason;
+  std::string worker_failure;  // why the last worker could not start
   std::vector<Measurement> results;
   std::map<std::string, Artifact> artifacts;
   std::size_t artifact_hits = 0;
@@ -38,8 +49,11 @@ struct Shared {
 
 struct WorkerState {
   int slot = 0;
-  std::unique_ptr<Device> owned;  // null when benchmarking on the home device
+  std::unique_ptr<Device> owned;  // thread workers on a device of their own
   Device* device = nullptr;
+  std::optional<ReplicaArgs> replica;     // the call's arguments on `device`
+  std::optional<CallState> state;         // bound to `replica`
+  std::unique_ptr<ProcessBench> process;  // process workers: times itself
   int track = 0;
   bool abandoned = false;  // guarded by Shared::mutex
   bool busy = false;
@@ -68,8 +82,38 @@ void record_locked(Shared& s, Measurement m) {
   s.changed.notify_all();
 }
 
+// One config on one worker: geometry from the caller's call (a LaunchRule
+// cannot travel), then measured in this thread or by the worker process.
+Measurement measure_on(Shared& s, WorkerState& w, const Artifact& artifact, nlohmann::json* args) {
+  auto geometry = launch_geometry(s.in.kernel, artifact.config, s.in.args);
+  if (!geometry.ok()) {
+    Measurement m = not_run(artifact.config, Outcome::kLaunchFailed, geometry.error().message);
+    m.compile_seconds = artifact.compile_seconds;
+    return m;
+  }
+  if (w.process) {
+    Measurement m = w.process->measure(artifact, *geometry, s.in.options.bench_deadline_seconds);
+    (*args)["pid"] = w.process->last_pid();
+    return m;
+  }
+  MeasureInputs in{w.replica ? &w.replica->args : &s.in.args, w.state ? &*w.state : &s.state,
+                   &s.in.reference, &s.in.options};
+  return measure(*w.device, artifact, *geometry, in);
+}
+
 void bench_loop(std::shared_ptr<Shared> s, std::shared_ptr<WorkerState> w) {
-  MeasureInputs in{&s->in.kernel, &s->in.args, &s->state, &s->in.reference, &s->in.options};
+  if (w->process) {
+    // Started here, not by the coordinator: the start overlaps compiles.
+    if (Status st = w->process->start(kWorkerStartSeconds); !st.ok()) {
+      KILN_LOG(kWarn) << "benchmark worker " << w->slot
+                      << " could not start: " << st.error().describe();
+      std::lock_guard<std::mutex> lock(s->mutex);
+      w->abandoned = true;
+      s->worker_failure = st.error().message;
+      s->changed.notify_all();
+      return;
+    }
+  }
   while (true) {
     Artifact artifact;
     {
@@ -86,8 +130,8 @@ void bench_loop(std::shared_ptr<Shared> s, std::shared_ptr<WorkerState> w) {
     }
     TraceRecorder::Scope span(s->in.trace.get(), w->track, artifact.config.to_string(),
                               "benchmark");
-    Measurement m = measure(*w->device, artifact, in);
-    span.args = {{"outcome", outcome_name(m.outcome)}};
+    Measurement m = measure_on(*s, *w, artifact, &span.args);
+    span.args["outcome"] = outcome_name(m.outcome);
     std::lock_guard<std::mutex> lock(s->mutex);
     if (w->abandoned) return;  // the watchdog recorded a timeout for it already
     w->busy = false;
@@ -98,18 +142,53 @@ void bench_loop(std::shared_ptr<Shared> s, std::shared_ptr<WorkerState> w) {
 Result<std::shared_ptr<WorkerState>> start_worker(const std::shared_ptr<Shared>& s, int slot) {
   auto w = std::make_shared<WorkerState>();
   w->slot = slot;
-  if (s->in.backend.open_device) {
+  const DeviceRef ref = s->plan.devices.at(static_cast<std::size_t>(slot));
+  std::string where = ref.to_string();
+  if (s->plan.process) {
+    w->process =
+        std::make_unique<ProcessBench>(s->plan.executable, s->call, ref, s->plan.cpu_threads);
+    where += ", process";
+  } else if (s->plan.home_only) {
+    w->device = s->in.home;
+  } else {
     auto dev = s->in.backend.open_device(slot);
     if (!dev.ok()) return dev.error();
     w->owned = std::move(*dev);
     w->device = w->owned.get();
-  } else {
-    w->device = s->in.home;
+    where = w->device->properties().ref.to_string() + ", replica";
+    auto replica = replicate(*w->device, *s->host);
+    if (!replica.ok()) return replica.error();
+    w->replica = std::move(*replica);
+    w->state = s->state;
+    w->state->rebind(&w->replica->args);
   }
-  w->track = s->in.trace->track("bench " + std::to_string(slot) + " (" +
-                                w->device->properties().ref.to_string() + ")");
+  w->track = s->in.trace->track("bench " + std::to_string(slot) + " (" + where + ")");
   w->thread = std::thread(bench_loop, s, w);
   return w;
+}
+
+// Before any worker starts: the arguments as the first run sees them
+// (restore_value snapshots back, reset_to_zero zeroed), copied to the host
+// for the replicas, and the call message for worker processes.
+Status prepare_replicas(Shared& s) {
+  if (!s.plan.replicate) return ok_status();
+  Status st = s.state.prepare(*s.in.home);
+  if (!st.ok()) return st;
+  auto host = HostArgs::capture(*s.in.home, s.in.args);
+  if (!host.ok()) return host.error();
+  s.host = std::move(*host);
+  if (!s.plan.process) return ok_status();
+  BenchCall call;
+  call.args = *s.host;
+  call.outputs = s.in.kernel.outputs;
+  call.restore_value = s.in.kernel.restore_value;
+  call.reset_to_zero = s.in.kernel.reset_to_zero;
+  call.reference = s.in.reference;
+  call.options = s.in.options;
+  call.options.reference_fn = nullptr;
+  call.threads = s.plan.cpu_threads;
+  s.call = std::make_shared<const Message>(call.to_message());
+  return ok_status();
 }
 
 void on_compiled(Shared& s, CompletedUnit done) {
@@ -164,21 +243,27 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
     s->ready.push_back(std::move(a));
   }
 
-  // (2) Benchmark workers: now when pipelined, after the compiles otherwise.
+  // (2) Benchmark workers, one per device: now when pipelined, after the
+  // compiles otherwise.
+  s->plan = plan_benchmarks(s->in.backend, s->in.args, *s->in.home);
+  KILN_LOG(kDebug) << s->in.kernel.tmpl.name << ": benchmarking on " << s->plan.describe();
+  Status replicas = prepare_replicas(*s);
+  if (!replicas.ok()) s->worker_failure = replicas.error().message;
   std::vector<std::shared_ptr<WorkerState>> workers;
-  int slots = s->in.backend.open_device ? std::max(1, s->in.backend.bench_workers) : 1;
-  int next_slot = 0;
-  auto add_worker = [&]() -> bool {
-    auto w = start_worker(s, next_slot++);
+  const int slots = replicas.ok() ? static_cast<int>(s->plan.devices.size()) : 0;
+  auto add_worker = [&](int slot) -> bool {
+    auto w = start_worker(s, slot);
     if (!w.ok()) {
       KILN_LOG(kWarn) << "cannot open a benchmark device: " << w.error().describe();
+      std::lock_guard<std::mutex> lock(s->mutex);
+      s->worker_failure = w.error().message;
       return false;
     }
     workers.push_back(*w);
     return true;
   };
   if (opt.pipeline) {
-    for (int i = 0; i < slots; ++i) add_worker();
+    for (int i = 0; i < slots; ++i) add_worker(i);
   }
 
   // (3) The compile pool feeds the ready queue as each unit lands.
@@ -197,7 +282,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
     }
     if (!opt.pipeline) {
       pool.wait_idle();
-      for (int i = 0; i < slots; ++i) add_worker();
+      for (int i = 0; i < slots; ++i) add_worker(i);
     }
 
     // (4) Watch: deadlines per config, the budget for the whole run. Every
@@ -210,26 +295,45 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
       auto now = Clock::now();
       for (std::size_t i = 0; i < workers.size(); ++i) {
         auto w = workers[i];
-        if (w->abandoned || !w->busy || now - w->started < bench_deadline) continue;
+        // Worker processes keep their own deadline (they kill and replace
+        // the child); only a thread is abandoned from here.
+        if (w->process || w->abandoned || !w->busy || now - w->started < bench_deadline) continue;
         w->abandoned = true;
         w->thread.detach();
         record_locked(*s, not_run(w->current, Outcome::kTimeout,
                                   "benchmark passed its deadline of " +
                                       std::to_string(opt.bench_deadline_seconds) +
                                       " s and was abandoned (its worker is replaced)"));
-        if (s->in.backend.open_device && !s->stopping) {
+        if (!s->plan.home_only && !s->stopping) {
           lock.unlock();
-          add_worker();
+          add_worker(w->slot);
           lock.lock();
         }
       }
       bool any_alive =
           std::any_of(workers.begin(), workers.end(), [](auto& w) { return !w->abandoned; });
+      // Isolation::kAuto: when no worker process starts (a stale or broken
+      // worker executable), benchmark in threads rather than not at all.
+      if (!any_alive && !workers.empty() && s->plan.process &&
+          s->in.backend.isolation == Isolation::kAuto && !s->stopping) {
+        KILN_LOG(kWarn) << "no benchmark worker process started (" << s->worker_failure
+                        << "); benchmarking in threads instead";
+        s->plan.process = false;
+        s->plan.home_only = !s->in.backend.open_device;
+        if (s->plan.home_only) s->plan.devices.resize(1);
+        s->worker_failure.clear();
+        lock.unlock();
+        for (int i = 0; i < static_cast<int>(s->plan.devices.size()); ++i) add_worker(i);
+        lock.lock();
+        continue;
+      }
       if (!s->stopping && (now > s->in.deadline || !any_alive)) {
         s->stopping = true;
         s->stop_reason = now > s->in.deadline ? "the tuning budget was spent before this config ran"
-                         : workers.empty()    ? "no benchmark device could be opened"
-                                              : "no benchmark worker is left (every one hung)";
+                         : !s->worker_failure.empty()
+                             ? "no benchmark worker is left: " + s->worker_failure
+                         : workers.empty() ? "no benchmark device could be opened"
+                                           : "no benchmark worker is left (every one hung)";
         s->changed.notify_all();
         lock.unlock();
         pool.cancel_all();

@@ -1,0 +1,125 @@
+#include "bench_call.hpp"
+
+#include "kiln/error.hpp"
+
+namespace kiln::internal {
+
+namespace {
+
+nlohmann::json dim_json(const Dim3& d) {
+  return {d.x, d.y, d.z};
+}
+
+Dim3 dim_from(const nlohmann::json& j) {
+  return Dim3{j.at(0).get<std::uint32_t>(), j.at(1).get<std::uint32_t>(),
+              j.at(2).get<std::uint32_t>()};
+}
+
+// The fields of TuneOptions that measure() reads; the rest stays with the tuner.
+nlohmann::json timing_json(const TuneOptions& o) {
+  nlohmann::json j = {{"warmup", o.warmup},     {"min_reps", o.min_reps},
+                      {"max_reps", o.max_reps}, {"target_seconds", o.target_seconds},
+                      {"cold_l2", o.cold_l2},   {"graphs", o.graphs},
+                      {"delay_us", o.delay_us}, {"check", o.check}};
+  if (o.tolerance) {
+    j["tolerance"] = {{"atol", o.tolerance->atol},
+                      {"rtol", o.tolerance->rtol},
+                      {"min_cosine", o.tolerance->min_cosine}};
+  }
+  return j;
+}
+
+TuneOptions timing_from(const nlohmann::json& j) {
+  TuneOptions o;
+  o.warmup = j.at("warmup").get<int>();
+  o.min_reps = j.at("min_reps").get<int>();
+  o.max_reps = j.at("max_reps").get<int>();
+  o.target_seconds = j.at("target_seconds").get<double>();
+  o.cold_l2 = j.at("cold_l2").get<bool>();
+  o.graphs = j.at("graphs").get<bool>();
+  o.delay_us = j.at("delay_us").get<double>();
+  o.check = j.at("check").get<bool>();
+  if (j.contains("tolerance")) {
+    const auto& t = j["tolerance"];
+    o.tolerance = Tolerance{t.at("atol").get<double>(), t.at("rtol").get<double>(),
+                            t.at("min_cosine").get<double>()};
+  }
+  return o;
+}
+
+}  // namespace
+
+Message BenchCall::to_message() const {
+  Message m;
+  m.json = {
+      {"op", "call"},
+      {"wire", kBenchWireVersion},
+      {"args", args.to_json(&m.raw)},
+      {"outputs", outputs},
+      {"restore_value", restore_value},
+      {"reset_to_zero", reset_to_zero},
+      {"options", timing_json(options)},
+      {"device",
+       {{"kind", device.kind == DeviceKind::kCuda ? "cuda" : "cpu"}, {"index", device.index}}},
+      {"threads", threads}};
+  if (reference) {
+    nlohmann::json ref = nlohmann::json::object();
+    for (const auto& [name, values] : *reference) append_doubles(values, &m.raw, &ref[name]);
+    m.json["reference"] = std::move(ref);
+  }
+  return m;
+}
+
+BenchCall BenchCall::from_message(const nlohmann::json& json, std::string_view raw) {
+  BenchCall c;
+  try {
+    if (json.at("wire").get<int>() != kBenchWireVersion) {
+      throw Error(ErrorCode::kCorrupt, "benchmark call of another wire version");
+    }
+    c.args = HostArgs::from_json(json.at("args"), raw);
+    c.outputs = json.at("outputs").get<std::vector<std::string>>();
+    c.restore_value = json.at("restore_value").get<std::vector<std::string>>();
+    c.reset_to_zero = json.at("reset_to_zero").get<std::vector<std::string>>();
+    c.options = timing_from(json.at("options"));
+    const auto& d = json.at("device");
+    c.device.kind =
+        d.at("kind").get<std::string>() == "cuda" ? DeviceKind::kCuda : DeviceKind::kCpu;
+    c.device.index = d.at("index").get<int>();
+    c.threads = json.at("threads").get<int>();
+    if (json.contains("reference")) {
+      c.reference.emplace();
+      for (const auto& [name, where] : json["reference"].items()) {
+        (*c.reference)[name] = read_doubles(where, raw);
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::kCorrupt, std::string("benchmark call: ") + e.what());
+  }
+  return c;
+}
+
+Message measure_request(const Artifact& artifact, const LaunchGeometry& geometry) {
+  Message m;
+  m.json = {{"op", "measure"},
+            {"artifact", artifact.to_json()},
+            {"grid", dim_json(geometry.grid)},
+            {"block", dim_json(geometry.block)},
+            {"shared_bytes", geometry.shared_bytes}};
+  if (artifact.binary) m.raw = *artifact.binary;
+  return m;
+}
+
+std::pair<Artifact, LaunchGeometry> parse_measure_request(const nlohmann::json& json,
+                                                          std::string raw) {
+  try {
+    LaunchGeometry g;
+    g.grid = dim_from(json.at("grid"));
+    g.block = dim_from(json.at("block"));
+    g.shared_bytes = json.at("shared_bytes").get<std::size_t>();
+    return {Artifact::from_json(json.at("artifact"), std::move(raw)), g};
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::kCorrupt, std::string("measure request: ") + e.what());
+  }
+}
+
+}  // namespace kiln::internal

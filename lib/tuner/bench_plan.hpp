@@ -1,0 +1,34 @@
+// How a tuning run benchmarks: in worker processes or threads, on which
+// devices, with how many workers. Decided once per run from the Backend and
+// the call's arguments.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kiln/tuner.hpp"
+
+namespace kiln::internal {
+
+struct BenchPlan {
+  bool process = false;    // worker processes (else threads)
+  std::string executable;  // the worker, when `process`
+  // One worker per slot. Processes open devices[slot] themselves; threads
+  // call Backend::open_device(slot), or use the caller's device when
+  // `home_only`.
+  std::vector<DeviceRef> devices;
+  bool home_only = false;
+  int cpu_threads = 0;  // worker processes on the CPU: as the caller's device
+  // Whether a worker measures on a copy of the arguments (its device is
+  // not the caller's device object).
+  bool replicate = false;
+
+  std::string describe() const;  // "2 worker processes (cpu:0, cpu:1)"
+};
+
+// Throws kiln::Error for misuse: Isolation::kProcess with a raw pointer
+// argument or without a worker executable; Backend::devices for threads
+// without Backend::open_device. kAuto falls back to threads (logged once).
+BenchPlan plan_benchmarks(const Backend& backend, const ArgList& args, const Device& home);
+
+}  // namespace kiln::internal
