@@ -1,11 +1,25 @@
 // The two keys of a choose_one decision.
 #include "tactic_key.hpp"
 
+#include <xxhash.h>
+
 #include <cstring>
 
 #include "kiln/error.hpp"
 
 namespace kiln::internal {
+
+void KeyMixer::fold() {
+  XXH128_hash_t h = XXH3_128bits(words_, sizeof words_);
+  words_[0] = h.low64;
+  words_[1] = h.high64;
+  n_ = 2;
+}
+
+TacticKey KeyMixer::finish() const {
+  XXH128_hash_t h = XXH3_128bits(words_, n_ * sizeof(std::uint64_t));
+  return TacticKey{h.low64, h.high64};
+}
 
 void KeyMixer::add_bytes(std::string_view bytes) {
   std::size_t i = 0;
@@ -17,7 +31,6 @@ void KeyMixer::add_bytes(std::string_view bytes) {
   std::uint64_t tail = 0;
   std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
   add(tail ^ (std::uint64_t{bytes.size()} << 56));
-  ++n_;
 }
 
 std::uint64_t digest64(std::string_view bytes) {
@@ -55,6 +68,10 @@ TacticKey key_under(std::string_view op, std::span<TunableRunner* const> runners
     const auto& shape = a.tensor.shape;
     m.add((std::uint64_t{i} << 32) |
           (std::uint64_t{static_cast<std::uint8_t>(a.tensor.dtype)} << 8) | shape.size());
+    if (spec.dynamic.empty() && spec.constraints.empty()) {
+      for (std::int64_t e : shape) m.add(static_cast<std::uint64_t>(e));  // the common case
+      continue;
+    }
     for (std::size_t d = 0; d < shape.size(); ++d) {
       m.add(static_cast<std::uint64_t>(extent(inputs, i, d, spec, profile)));
     }

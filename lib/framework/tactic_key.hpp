@@ -16,30 +16,25 @@ namespace kiln::internal {
 // stack, and a product of more dims than this could never be tuned anyway.
 inline constexpr std::size_t kMaxDynamicDims = 8;
 
-// Two 64-bit lanes of murmur-style mixing over 64-bit words: not a
-// cryptographic hash, but 128 bits of well-mixed state, so distinct
-// (op, runners, profile) collide with negligible probability.
+// Collects the words of a key on the stack and hashes them with XXH3-128
+// at the end: one pass of a vectorised hash over ~100 bytes is cheaper than
+// mixing word by word, and this runs on every choose_one call
+// (bench/choose_one_bench.cpp). 128 bits, so distinct (op, runners,
+// profile) collide with negligible probability.
 class KeyMixer {
  public:
   void add(std::uint64_t v) {
-    a_ = fmix(a_ ^ v);
-    b_ = fmix(b_ + v * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull);
+    if (n_ == kWords) fold();
+    words_[n_++] = v;
   }
   void add_bytes(std::string_view bytes);
-  TacticKey finish() const { return TacticKey{fmix(a_ ^ n_), fmix(b_ + n_)}; }
+  TacticKey finish() const;
 
  private:
-  static std::uint64_t fmix(std::uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-  }
-  std::uint64_t a_ = 0x243f6a8885a308d3ull;
-  std::uint64_t b_ = 0x13198a2e03707344ull;
-  std::uint64_t n_ = 0;
+  static constexpr std::size_t kWords = 32;
+  void fold();  // hashes a full buffer into its first two words
+  std::uint64_t words_[kWords];
+  std::size_t n_ = 0;
 };
 
 // 64-bit digest of a string (RunnerId hashes).
