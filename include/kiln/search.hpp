@@ -44,6 +44,9 @@ struct AnnealingOptions {
   double initial_temperature = 0.3;  // accepts a 30% slower neighbour with p = 1/e at first
   double final_temperature = 0.01;
   std::uint64_t seed = 0;
+  // A config the caller measures itself (the tuner's default config): never
+  // proposed, and when reported it is where the walk starts.
+  std::optional<Config> start;
 };
 
 // Random start, then moves to neighbours (one parameter changed to an

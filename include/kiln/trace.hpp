@@ -21,7 +21,8 @@ class TraceRecorder {
 
   TraceRecorder();  // time zero is now
 
-  // A track for one worker ("compile 0", "bench cuda:0"); returns its id.
+  // A track for one worker ("compile 0", "bench cuda:0"); returns its id,
+  // the same id again for a name seen before.
   int track(const std::string& name);
   void span(int track, std::string name, std::string category, Clock::time_point start,
             Clock::time_point end, nlohmann::json args = nlohmann::json::object());

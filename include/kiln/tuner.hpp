@@ -65,8 +65,15 @@ struct TuneOptions {
   std::size_t group_size = 0;  // 0: kDefaultGroupSize / KILN_GROUP_SIZE
   int compile_threads = 0;     // 0: KILN_COMPILE_THREADS, else one per core
   SearchKind search = SearchKind::kExhaustive;
-  std::size_t max_configs = 0;  // 0: all (exhaustive) or 64 (random, annealing)
+  // Configs measured in all, the default config included: 0 = all
+  // (exhaustive) or 64 (random, annealing).
+  std::size_t max_configs = 0;
   std::uint64_t seed = 0;
+  // Annealing runs the pipeline in rounds of `search_batch` proposals (0: 4;
+  // the first round adds the random start) and steers each round by the
+  // last one's times. Its budget and seed are max_configs and seed above.
+  std::size_t search_batch = 0;
+  AnnealingOptions annealing;
   double budget_seconds = 0;              // whole tuning; 0 = none
   double compile_deadline_seconds = 120;  // per compile unit
   double bench_deadline_seconds = 10;     // per config: a hung config is abandoned

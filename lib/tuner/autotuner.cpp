@@ -13,6 +13,7 @@
 #include "kiln/tuning_cache.hpp"
 #include "measure.hpp"
 #include "pipeline.hpp"
+#include "search_run.hpp"
 
 namespace kiln {
 
@@ -52,32 +53,6 @@ namespace {
 DeviceIdentity identity_of(const Device& device) {
   const DeviceProperties& p = device.properties();
   return DeviceIdentity{p.arch, p.name, p.cc_major, p.cc_minor};
-}
-
-std::vector<Config> candidates(const TunableKernel& kernel, const ProblemKey& problem,
-                               const TuneOptions& opt) {
-  const ConfigSpace& space = kernel.tmpl.space;
-  std::vector<Config> configs;
-  std::size_t budget = opt.max_configs ? opt.max_configs : 64;
-  if (opt.search == SearchKind::kExhaustive) {
-    configs = space.enumerate();
-  } else {
-    auto search = make_random_search(space, budget, opt.seed);
-    configs = search->next(budget);
-  }
-  configs = prune_early(std::move(configs), problem, kernel.early_prune);
-  if (kernel.perf_model && kernel.top_k > 0) {
-    configs = prune_top_k(std::move(configs), problem, kernel.perf_model, kernel.top_k);
-  }
-  if (opt.search == SearchKind::kExhaustive && opt.max_configs &&
-      configs.size() > opt.max_configs) {
-    configs.resize(opt.max_configs);
-  }
-  // The default config is always measured: it is the baseline of the
-  // speedup and wins ties.
-  Config def = space.default_config();
-  if (std::find(configs.begin(), configs.end(), def) == configs.end()) configs.push_back(def);
-  return configs;
 }
 
 // Runs the reference (the default config or the user's function) once on
@@ -180,7 +155,6 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
 
   // (4) Tune.
   auto started = std::chrono::steady_clock::now();
-  std::vector<Config> configs = candidates(kernel, problem, opt);
   auto state = CallState::capture(device, kernel, args);
   if (!state.ok()) return state.error();
   internal::PipelineInputs in;
@@ -198,10 +172,9 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
     in.deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                 std::chrono::duration<double>(opt.budget_seconds));
   }
-  ProgressBar progress(name, configs.size(), stderr, opt.progress);
-  in.progress = &progress;
+  ProgressBar progress(name, 0, stderr, opt.progress);
   auto trace = in.trace;
-  internal::PipelineOutput out = internal::run_pipeline(configs, std::move(in));
+  internal::PipelineOutput out = internal::run_search(problem, std::move(in), &progress);
   progress.finish();
   if (!opt.trace_path.empty()) {
     auto written = trace->write(opt.trace_path);

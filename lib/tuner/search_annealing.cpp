@@ -21,6 +21,13 @@ class AnnealingSearch final : public SearchStrategy {
     if (options_.initial_temperature <= 0 || options_.final_temperature <= 0) {
       throw Error(ErrorCode::kInvalidArgument, "annealing temperatures must be positive");
     }
+    if (options_.start) {
+      if (!sampler_.space().contains(*options_.start)) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "annealing start {" + options_.start->to_string() + "} is not in the space");
+      }
+      sampler_.mark(*options_.start);
+    }
   }
   const char* name() const override { return "annealing"; }
 
@@ -39,6 +46,12 @@ class AnnealingSearch final : public SearchStrategy {
 
   void report(const Config& config, std::optional<double> seconds) override {
     ++reported_;
+    // NOTES: one draw per report, used or not, so the random stream (and with
+    // it every later proposal) does not depend on whether this config came
+    // out better or worse: a seed repeats its walk whenever the comparisons
+    // repeat, whatever the noise in the magnitudes.
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    const double draw = u(sampler_.rng());
     if (!seconds) return;  // a failed config is never a place to stand
     if (!current_ || *seconds < current_time_) {
       accept(config, *seconds);
@@ -48,8 +61,7 @@ class AnnealingSearch final : public SearchStrategy {
     double t = options_.initial_temperature *
                std::pow(options_.final_temperature / options_.initial_temperature, progress);
     double worse = *seconds / current_time_ - 1.0;
-    std::uniform_real_distribution<double> u(0.0, 1.0);
-    if (u(sampler_.rng()) < std::exp(-worse / t)) accept(config, *seconds);
+    if (draw < std::exp(-worse / t)) accept(config, *seconds);
   }
 
  private:

@@ -49,6 +49,10 @@ TraceRecorder::TraceRecorder() : origin_(Clock::now()) {}
 
 int TraceRecorder::track(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // The same name is the same worker (a search runs the pipeline once per
+  // round): its spans stay on one track.
+  auto it = std::find(tracks_.begin(), tracks_.end(), name);
+  if (it != tracks_.end()) return static_cast<int>(it - tracks_.begin()) + 1;
   tracks_.push_back(name);
   return static_cast<int>(tracks_.size());  // tid 0 is avoided: some viewers hide it
 }

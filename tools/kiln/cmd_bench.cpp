@@ -77,6 +77,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--sweep", args->sweep, "Also measure group sizes 2, 4, 16 and pairs of features");
   cmd->add_flag("--json", args->json, "Print the JSON report");
   cmd->callback([args, &exit_code] { exit_code = run_bench_compile(*args); });
+  add_bench_tune_command(*bench, exit_code);
 }
 
 }  // namespace kiln::tool

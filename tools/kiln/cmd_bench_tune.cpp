@@ -1,0 +1,272 @@
+// kiln bench tune [--backend cpu] [--max-configs N] [--size N] [--group-size G]
+//                 [--compile-threads T] [--bench-threads T] [--bench-ms MS]
+//                 [--rounds R] [--json]
+// The tuner benchmark, each run from a cold cache (a fresh temporary cache
+// directory): the pipeline on against off (compile everything, then
+// benchmark), the ideal max(compile time on the pool, benchmark time), and
+// the warm start in a new process (this executable again, over the cache
+// the pipelined run left) that must compile nothing. docs/benchmarks.md
+// records its numbers.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "bench_tune_run.hpp"
+#include "commands.hpp"
+
+namespace kiln::tool {
+
+namespace {
+
+constexpr std::size_t kCalibrationConfigs = 4;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double load = 0;
+  in >> load;
+  return load;
+}
+
+// Seconds the pool spent per compiled config (the default config was
+// compiled before the pool started, for the correctness reference).
+double compile_per_config(const TuneRun& r) {
+  const auto pooled = r.stats.compiled - r.stats.artifact_hits;
+  return pooled ? r.stats.compile_seconds / static_cast<double>(pooled) : 0;
+}
+
+double bench_per_config(const TuneRun& r) {
+  return r.stats.benchmarked ? r.stats.benchmark_seconds / static_cast<double>(r.stats.benchmarked)
+                             : 0;
+}
+
+nlohmann::json target(const std::string& name, double value, const std::string& goal, bool met,
+                      bool applies = true) {
+  return {{"name", name}, {"value", value}, {"goal", goal}, {"met", met}, {"applies", applies}};
+}
+
+// The warm process: the same problem over the cache directory the cold run
+// filled; prints its run as JSON.
+int run_warm_child(const TuneBenchSetup& setup) {
+  auto run = tune_problem(setup, setup.warm_child, true, setup.max_configs, 0.001);
+  if (!run.ok()) {
+    std::fprintf(stderr, "kiln bench tune (warm process): %s\n", run.error().describe().c_str());
+    return 1;
+  }
+  std::cout << run->to_json().dump() << "\n";
+  return 0;
+}
+
+Result<TuneRun> cold_run(const TuneBenchSetup& setup, bool pipeline, std::size_t configs,
+                         double target_seconds, std::filesystem::path* keep_dir) {
+  auto dir = fresh_temp_dir(pipeline ? "pipelined" : "serial");
+  auto run = tune_problem(setup, dir, pipeline, configs, target_seconds);
+  if (keep_dir && keep_dir->empty() && run.ok()) {
+    *keep_dir = dir;
+  } else {
+    std::filesystem::remove_all(dir);
+  }
+  return run;
+}
+
+void print_table(const nlohmann::json& report) {
+  const auto& s = report["setup"];
+  const auto& pc = report["per_config"];
+  std::printf("kiln bench tune: %s, %zu configs, M=N=K=%d, %s backend, %u cores (load %.1f)\n",
+              report["kernel"].get<std::string>().c_str(), report["configs"].get<std::size_t>(),
+              s["size"].get<int>(), s["backend"].get<std::string>().c_str(),
+              s["cores"].get<unsigned>(), s["load_average"].get<double>());
+  std::printf(
+      "setup: %d compile thread(s), 1 benchmark worker on a %d-thread CPU device, group "
+      "size %zu, %.1f ms of kernel time per config\n",
+      s["compile_threads"].get<int>(), s["bench_threads"].get<int>(),
+      s["group_size"].get<std::size_t>(), s["target_seconds"].get<double>() * 1e3);
+  std::printf("per config: compile %.3f s, benchmark %.3f s (compile/benchmark %.2f%s)\n\n",
+              pc["compile_seconds"].get<double>(), pc["benchmark_seconds"].get<double>(),
+              pc["compile_over_benchmark"].get<double>(),
+              pc["comparable"].get<bool>() ? ": comparable" : ": NOT comparable");
+  std::printf("%-26s %9s %9s %10s %9s %9s %6s\n", "run", "pipeline", "compile", "benchmark",
+              "overlap", "tune()", "calls");
+  for (const auto& r : report["runs"]) {
+    const auto& st = r["stats"];
+    std::printf("%-26s %8.2fs %8.2fs %9.2fs %8.2fs %8.2fs %6zu\n",
+                r["pipeline"].get<bool>() ? "pipelined" : "compile-then-benchmark",
+                st["wall_seconds"].get<double>(), st["compile_seconds"].get<double>(),
+                st["benchmark_seconds"].get<double>(), st["overlap_seconds"].get<double>(),
+                r["tune_seconds"].get<double>(), r["compiler_calls"].get<std::size_t>());
+  }
+  const auto& w = report["warm"];
+  std::printf("%-26s %9s %9s %10s %9s %8.4fs %6zu  (source %s, process %.3f s)\n",
+              "warm, new process", "", "", "", "", w["tune_seconds"].get<double>(),
+              w["compiler_calls"].get<std::size_t>(), w["source"].get<std::string>().c_str(),
+              w["process_seconds"].get<double>());
+  std::printf("ideal max(compile, benchmark), each alone: %.2f s\n\n",
+              report["ideal_seconds"].get<double>());
+  std::printf("%-44s %10s %8s  %s\n", "target", "value", "goal", "result");
+  for (const auto& t : report["targets"]) {
+    std::printf("%-44s %10.2f %8s  %s\n", t["name"].get<std::string>().c_str(),
+                t["value"].get<double>(), t["goal"].get<std::string>().c_str(),
+                !t["applies"].get<bool>() ? "n/a (costs not comparable)"
+                : t["met"].get<bool>()    ? "met"
+                                          : "NOT met");
+  }
+}
+
+int run_bench_tune(const TuneBenchSetup& setup) {
+  if (!setup.warm_child.empty()) return run_warm_child(setup);
+  auto fail = [](const char* what, const ErrorInfo& e) {
+    std::fprintf(stderr, "kiln bench tune: %s: %s\n", what, e.describe().c_str());
+    return 1;
+  };
+
+  // (1) Calibrate: a few configs compiled alone give one config's compile
+  // time (and start Clang and the JIT, so no measured run pays for that).
+  auto calibration = cold_run(setup, false, kCalibrationConfigs, 0.001, nullptr);
+  if (!calibration.ok()) return fail("calibration", calibration.error());
+  const double target_seconds =
+      setup.bench_ms > 0 ? setup.bench_ms / 1e3 : 0.8 * compile_per_config(*calibration);
+
+  // (2) Cold runs, the order alternating by round so drift in the
+  // machine's load favours neither.
+  std::vector<TuneRun> runs;
+  std::filesystem::path warm_dir;
+  for (int round = 0; round < std::max(1, setup.rounds); ++round) {
+    for (bool pipeline : {round % 2 == 0, round % 2 != 0}) {
+      std::fprintf(stderr, "kiln bench tune: round %d, %s...\n", round + 1,
+                   pipeline ? "pipelined" : "compile-then-benchmark");
+      auto run = cold_run(setup, pipeline, setup.max_configs, target_seconds,
+                          pipeline ? &warm_dir : nullptr);
+      if (!run.ok()) return fail("cold run", run.error());
+      runs.push_back(*run);
+    }
+  }
+
+  // (3) The warm start: this executable again, over the pipelined run's cache.
+  std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
+                                   "bench",
+                                   "tune",
+                                   "--warm-child",
+                                   warm_dir.string(),
+                                   "--backend",
+                                   setup.backend,
+                                   "--size",
+                                   std::to_string(setup.size),
+                                   "--max-configs",
+                                   std::to_string(setup.max_configs),
+                                   "--bench-threads",
+                                   std::to_string(setup.bench_threads)};
+  auto child = run_child(argv);
+  std::filesystem::remove_all(warm_dir);
+  if (!child.ok()) return fail("warm process", child.error());
+  nlohmann::json warm = nlohmann::json::parse(child->out, nullptr, false);
+  if (child->status != 0 || warm.is_discarded()) {
+    std::fprintf(stderr, "kiln bench tune: the warm process failed (status %d): %s\n",
+                 child->status, child->out.c_str());
+    return 1;
+  }
+  warm["process_seconds"] = child->seconds;
+
+  // (4) Ratios, per round then the median over rounds.
+  std::vector<double> pipelined_wall, serial_wall, ideal, over_ideal, speedup, cold_tune, cpc, bpc;
+  for (const auto& r : runs) {
+    if (r.pipeline) {
+      pipelined_wall.push_back(r.stats.wall_seconds);
+      cold_tune.push_back(r.tune_seconds);
+    } else {
+      serial_wall.push_back(r.stats.wall_seconds);
+      ideal.push_back(std::max(r.stats.compile_seconds, r.stats.benchmark_seconds));
+      cpc.push_back(compile_per_config(r));
+      bpc.push_back(bench_per_config(r));
+    }
+  }
+  for (std::size_t i = 0; i < pipelined_wall.size(); ++i) {
+    over_ideal.push_back(pipelined_wall[i] / ideal[i]);
+    speedup.push_back(serial_wall[i] / pipelined_wall[i]);
+  }
+  const double c = median(cpc), b = median(bpc);
+  const double balance = b > 0 ? c / b : 0;
+  const bool comparable = balance >= 0.5 && balance <= 2.0;
+  const double warm_tune = warm["tune_seconds"].get<double>();
+  const double cold_over_warm = median(cold_tune) / warm_tune;
+  const auto warm_calls = warm["compiler_calls"].get<std::size_t>();
+  const bool warm_ok = warm_calls == 0 && warm["source"] == "disk" &&
+                       warm["stats"]["compiled"].get<std::uint64_t>() == 0;
+
+  nlohmann::json report;
+  report["benchmark"] = "tune";
+  report["kernel"] = bench_kernel_name(setup);
+  report["configs"] = setup.max_configs;
+  report["setup"] = {{"backend", setup.backend},
+                     {"size", setup.size},
+                     {"compile_threads", setup.compile_threads},
+                     {"bench_workers", 1},
+                     {"bench_threads", setup.bench_threads},
+                     {"group_size", setup.group_size},
+                     {"target_seconds", target_seconds},
+                     {"rounds", std::max(1, setup.rounds)},
+                     {"cores", std::thread::hardware_concurrency()},
+                     {"load_average", load_average()}};
+  report["per_config"] = {{"compile_seconds", c},
+                          {"benchmark_seconds", b},
+                          {"compile_over_benchmark", balance},
+                          {"comparable", comparable}};
+  report["runs"] = nlohmann::json::array();
+  for (const auto& r : runs) report["runs"].push_back(r.to_json());
+  report["warm"] = warm;
+  report["ideal_seconds"] = median(ideal);
+  report["ratios"] = {{"pipelined_over_ideal", median(over_ideal)},
+                      {"serial_over_pipelined", median(speedup)},
+                      {"cold_over_warm_tune", cold_over_warm},
+                      {"cold_over_warm_process", median(cold_tune) / child->seconds}};
+  report["targets"] = {
+      target("pipelined / ideal", median(over_ideal), "<= 1.15", median(over_ideal) <= 1.15),
+      target("compile-then-benchmark / pipelined", median(speedup), ">= 1.30",
+             median(speedup) >= 1.3, comparable),
+      target("cold tune / warm tune (new process)", cold_over_warm, ">= 100",
+             cold_over_warm >= 100),
+      target("compiler calls in the warm process", static_cast<double>(warm_calls), "0", warm_ok)};
+  report["warm_start_ok"] = warm_ok;
+
+  if (setup.json) {
+    std::cout << report.dump(2) << "\n";
+  } else {
+    print_table(report);
+  }
+  return warm_ok ? 0 : 1;
+}
+
+}  // namespace
+
+void add_bench_tune_command(CLI::App& bench, int& exit_code) {
+  auto setup = std::make_shared<TuneBenchSetup>();
+  CLI::App* cmd = bench.add_subcommand(
+      "tune",
+      "Tuner benchmark: pipeline on vs off vs the ideal, and the warm start in a new "
+      "process, from a cold cache");
+  cmd->add_option("--backend", setup->backend, "Backend to measure (cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--max-configs", setup->max_configs, "Configs tuned (default 32)");
+  cmd->add_option("--size", setup->size, "M = N = K of the GEMM (default 96)");
+  cmd->add_option("--group-size", setup->group_size, "Configs per compile unit (default 1)");
+  cmd->add_option("--compile-threads", setup->compile_threads, "Compile pool threads (default 1)");
+  cmd->add_option("--bench-threads", setup->bench_threads,
+                  "Threads of the benchmark worker's CPU device (default 1)");
+  cmd->add_option("--bench-ms", setup->bench_ms,
+                  "Kernel time per config in ms (default: 0.8x one config's compile time)");
+  cmd->add_option("--rounds", setup->rounds, "Pipelined/serial pairs measured (default 1)");
+  cmd->add_flag("--json", setup->json, "Print the JSON report");
+  cmd->add_option("--warm-child", setup->warm_child)->group("");  // internal
+  cmd->callback([setup, &exit_code] { exit_code = run_bench_tune(*setup); });
+}
+
+}  // namespace kiln::tool
