@@ -1,29 +1,18 @@
 // A choose_one decision made in one process is served in the next: real
 // processes (fork/exec of kiln_framework_worker) sharing one tuning file.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "../cache/process_util.hpp"
 #include "framework_test_util.hpp"
 
 namespace kiln {
 namespace {
 
 int run_worker(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return testing::wait_exit(testing::spawn(args));
 }
 
 std::string read_line(const std::filesystem::path& p) {
