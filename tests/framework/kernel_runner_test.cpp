@@ -190,5 +190,23 @@ TEST(KernelRunner, ChooseOneTunesAKilnKernelAgainstAReference) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(KernelRunner, ASkippedOpCompilesNothing) {
+  auto device = cpu::open_device(1);
+  ASSERT_TRUE(device.ok());
+  KernelRunner runner(row_scale_kernel(), cpu_backend(), **device, nullptr, with_sizes);
+  Reference reference;
+  TunableRunner* runners[] = {&runner, &reference};
+  TacticTuner tuner(testing::quick_options());
+  Call call(4, 16);
+  TuningScope tuning(true);
+  SkipScope skip("row_scale");
+  Choice c = tuner.choose_one("row_scale", runners, call.args);
+  EXPECT_EQ(c.source, ChoiceSource::kSkipped);
+  EXPECT_EQ(c.runner, &runner);
+  EXPECT_EQ(c.tactic, kFallbackTactic);
+  EXPECT_EQ(runner.compiled(), 0u);
+  EXPECT_EQ(tuner.memory_size(), 0u);
+}
+
 }  // namespace
 }  // namespace kiln

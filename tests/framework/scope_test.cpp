@@ -168,5 +168,27 @@ TEST(TuningScope, CacheFileLoadsAtEntryAndSavesAtExit) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(TuningScope, AMalformedCacheFileIsNotFatal) {
+  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  auto dir = testing::fresh_dir("bad_file");
+  {
+    std::ofstream out(dir / "t.json");
+    out << "{ this is not a tuning file";
+  }
+  ScaleRunner r("scale", {0, 1});
+  TunableRunner* runners[] = {&r};
+  ScaleCall call(2, 16);
+  TacticTuner tuner(testing::quick_options());
+  {
+    TuningScope scope(tuner, scope_options(dir / "t.json", -1, true));
+    EXPECT_EQ(tuner.choose_one("scale", runners, call.args).source, ChoiceSource::kTuned);
+  }
+  // The next scope reads the decision back (the file was replaced whole).
+  TacticTuner fresh(testing::quick_options());
+  TuningScope scope(fresh, scope_options(dir / "t.json", -1, false));
+  EXPECT_EQ(fresh.choose_one("scale", runners, call.args).source, ChoiceSource::kDisk);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kiln
