@@ -3,6 +3,7 @@
 // stale records, misuse, and decisions shared across threads.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <thread>
 
 #include "framework_test_util.hpp"
@@ -184,6 +185,32 @@ TEST_F(ChooseOne, OneThreadsDecisionServesAnother) {
   Choice mine = tuner.choose_one("shared", runners, call.args);
   EXPECT_EQ(mine.source, ChoiceSource::kMemory);
   EXPECT_EQ(mine.tactic, tuned.tactic);
+}
+
+TEST_F(ChooseOne, ConcurrentCallersWhileOthersTune) {
+  // Readers hit per-thread snapshots while tuners insert decisions: every
+  // answer is a valid (runner, tactic) and the table ends with one
+  // decision per shape.
+  TacticTuner tuner(testing::quick_options());
+  ScaleRunner r("r", {0, 1});
+  TunableRunner* runners[] = {&r};
+  std::vector<std::unique_ptr<ScaleCall>> calls;
+  for (int rows = 1; rows <= 8; ++rows) calls.push_back(std::make_unique<ScaleCall>(rows, 8));
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      TuningScope tuning(t % 2 == 0);
+      for (int i = 0; i < 2000; ++i) {
+        Choice c = tuner.choose_one("concurrent", runners, calls[(i + t) % calls.size()]->args);
+        if (c.runner != &r || (c.tactic != 0 && c.tactic != 1 && c.tactic != -1)) ++bad;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(tuner.memory_size(), calls.size());
+  EXPECT_EQ(tuner.stats().tuned_profiles, calls.size()) << "each shape tuned once";
 }
 
 }  // namespace
