@@ -10,6 +10,8 @@ void add_info_command(CLI::App& app, int& exit_code);
 void add_cache_command(CLI::App& app, int& exit_code);
 void add_compile_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
+void add_tune_command(CLI::App& app, int& exit_code);
+void add_kernels_command(CLI::App& app, int& exit_code);
 // `kiln bench tune`, under the bench group (cmd_bench_tune.cpp).
 void add_bench_tune_command(CLI::App& bench, int& exit_code);
 

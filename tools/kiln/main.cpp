@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   kiln::tool::add_cache_command(app, exit_code);
   kiln::tool::add_compile_command(app, exit_code);
   kiln::tool::add_bench_command(app, exit_code);
+  kiln::tool::add_tune_command(app, exit_code);
+  kiln::tool::add_kernels_command(app, exit_code);
   // CLI11 reports an unknown first word as "a subcommand is required";
   // name it instead.
   auto known = [&](const std::string& word) {

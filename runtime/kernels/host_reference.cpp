@@ -1,0 +1,92 @@
+#include "host_reference.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "kiln/compare.hpp"
+#include "kiln/error.hpp"
+
+namespace kiln::internal {
+
+namespace {
+
+Result<std::vector<double>> read(Device& device, const Arg& arg) {
+  std::vector<std::uint8_t> bytes(arg.storage_bytes());
+  Status st = device.copy_to_host(bytes.data(), arg.data, bytes.size());
+  if (!st.ok()) return st.error();
+  return to_double(arg.tensor.dtype, bytes.data(), static_cast<std::size_t>(arg.tensor.numel()));
+}
+
+// Outputs of the shipped kernels are f32.
+Status write_f32(Device& device, const Arg& arg, const std::vector<double>& values) {
+  std::vector<float> out(values.begin(), values.end());
+  Status st = device.copy_to_device(arg.data, out.data(), out.size() * sizeof(float));
+  if (st.ok()) st = device.synchronize();
+  return st;
+}
+
+}  // namespace
+
+std::int64_t int_scalar(const ArgList& args, const char* name) {
+  return std::visit(
+      [name](auto v) -> std::int64_t {
+        using T = decltype(v);
+        if constexpr (std::is_integral_v<T>) {
+          return static_cast<std::int64_t>(v);
+        } else {
+          throw Error(ErrorCode::kInvalidArgument,
+                      std::string("argument '") + name + "' must be an integer dimension");
+        }
+      },
+      find_arg(args, name).scalar);
+}
+
+Status gemm_reference(Device& device, const ArgList& args) {
+  const std::int64_t m = int_scalar(args, "M"), n = int_scalar(args, "N"),
+                     k = int_scalar(args, "K");
+  auto a = read(device, find_arg(args, "A"));
+  if (!a.ok()) return a.error();
+  auto b = read(device, find_arg(args, "B"));
+  if (!b.ok()) return b.error();
+  std::vector<double> c(static_cast<std::size_t>(m * n), 0.0);
+  // i-k-j order: the inner loop runs along rows of B and C (cache friendly).
+  for (std::int64_t i = 0; i < m; ++i) {
+    double* c_row = &c[static_cast<std::size_t>(i * n)];
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      const double av = (*a)[static_cast<std::size_t>(i * k + kk)];
+      const double* b_row = &(*b)[static_cast<std::size_t>(kk * n)];
+      for (std::int64_t j = 0; j < n; ++j) c_row[j] += av * b_row[j];
+    }
+  }
+  return write_f32(device, find_arg(args, "C"), c);
+}
+
+Status fused_add_rmsnorm_reference(Device& device, const ArgList& args) {
+  const std::int64_t rows = int_scalar(args, "rows"), hidden = int_scalar(args, "hidden");
+  const double eps = std::get<float>(find_arg(args, "eps").scalar);
+  auto x = read(device, find_arg(args, "x"));
+  if (!x.ok()) return x.error();
+  auto res = read(device, find_arg(args, "residual"));
+  if (!res.ok()) return res.error();
+  auto w = read(device, find_arg(args, "weight"));
+  if (!w.ok()) return w.error();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (std::int64_t j = 0; j < hidden; ++j) {
+      const auto i = static_cast<std::size_t>(r * hidden + j);
+      // The kernel adds in f32: round the sum as it does.
+      (*res)[i] = static_cast<float>((*x)[i] + (*res)[i]);
+      sum += (*res)[i] * (*res)[i];
+    }
+    const double scale = 1.0 / std::sqrt(sum / static_cast<double>(hidden) + eps);
+    for (std::int64_t j = 0; j < hidden; ++j) {
+      const auto i = static_cast<std::size_t>(r * hidden + j);
+      (*x)[i] = (*res)[i] * scale * (*w)[static_cast<std::size_t>(j)];
+    }
+  }
+  Status st = write_f32(device, find_arg(args, "residual"), *res);
+  if (st.ok()) st = write_f32(device, find_arg(args, "x"), *x);
+  return st;
+}
+
+}  // namespace kiln::internal

@@ -1,0 +1,137 @@
+// Opening a backend for tuning: its compiler, the toolchain fingerprint,
+// the arch, and the devices. KILN_KERNELS_CPU / KILN_KERNELS_CUDA say which
+// backends this build has (runtime/kernels/CMakeLists.txt).
+#include "kiln/tuning_target.hpp"
+
+#include "kiln/toolchain.hpp"
+#if KILN_KERNELS_CPU
+#include "kiln/cpu.hpp"
+#endif
+#if KILN_KERNELS_CUDA
+#include "kiln/cuda.hpp"
+#include "kiln/nvrtc.hpp"
+#endif
+
+namespace kiln {
+
+const char* backend_kind_name(BackendKind kind) {
+  return kind == BackendKind::kCuda ? "cuda" : "cpu";
+}
+
+std::optional<BackendKind> parse_backend_kind(std::string_view name) {
+  if (name == "cpu") return BackendKind::kCpu;
+  if (name == "cuda") return BackendKind::kCuda;
+  return std::nullopt;
+}
+
+bool cpu_backend_built() {
+  return KILN_KERNELS_CPU != 0;
+}
+
+bool cuda_backend_built() {
+  return KILN_KERNELS_CUDA != 0;
+}
+
+Result<int> cuda_device_count() {
+#if KILN_KERNELS_CUDA
+  auto count = cuda::device_count();
+  if (!count.ok()) return count.error();
+  if (*count == 0) {
+    return make_error(ErrorCode::kUnavailable, "the CUDA driver reports no device");
+  }
+  return *count;
+#else
+  return make_error(ErrorCode::kUnavailable, "this kiln was built without the CUDA backend");
+#endif
+}
+
+DeviceIdentity device_identity(const Device& device) {
+  const DeviceProperties& p = device.properties();
+  return DeviceIdentity{p.arch, p.name, p.cc_major, p.cc_minor};
+}
+
+namespace {
+
+// The benchmark devices by reference; device 0 when none are named.
+std::vector<DeviceRef> device_refs(BackendKind kind, const std::vector<int>& indices) {
+  std::vector<DeviceRef> refs;
+  const DeviceKind dk = kind == BackendKind::kCuda ? DeviceKind::kCuda : DeviceKind::kCpu;
+  for (int i : indices) refs.push_back(DeviceRef{dk, i});
+  if (refs.empty()) refs.push_back(DeviceRef{dk, 0});
+  return refs;
+}
+
+Result<TuningTarget> open_cpu(const std::vector<int>& indices) {
+#if KILN_KERNELS_CPU
+  auto device = cpu::open_device(0);
+  if (!device.ok()) return device.error();
+  const auto refs = device_refs(BackendKind::kCpu, indices);
+  TuningTarget t;
+  t.kind = BackendKind::kCpu;
+  t.device = std::move(*device);
+  t.backend.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
+  t.backend.toolchain = current_toolchain();
+  t.backend.arch = "host";
+  t.backend.format = BinaryFormat::kCpuObject;
+  // A fresh device per benchmark worker (and for one replacing a worker
+  // whose config hung), with as many block runners as the caller's.
+  t.backend.open_device = [](int) { return cpu::open_device(0); };
+  t.backend.bench_workers = static_cast<int>(refs.size());
+  if (refs.size() > 1) t.backend.devices = refs;
+  for (const auto& r : refs) t.devices.push_back(r.index);
+  return t;
+#else
+  (void)indices;
+  return make_error(ErrorCode::kUnavailable,
+                    "this kiln was built without the CPU backend: rebuild with KILN_WITH_LLVM=ON "
+                    "(needs LLVM/Clang 19)");
+#endif
+}
+
+Result<TuningTarget> open_cuda(const std::vector<int>& indices) {
+  auto count = cuda_device_count();
+  if (!count.ok()) {
+    return make_error(ErrorCode::kUnavailable, "no CUDA device (" + count.error().message +
+                                                   "): tune on the CPU with --backend cpu");
+  }
+#if KILN_KERNELS_CUDA
+  const auto refs = device_refs(BackendKind::kCuda, indices);
+  for (const auto& r : refs) {
+    if (r.index >= *count) {
+      return make_error(ErrorCode::kInvalidArgument, "no " + r.to_string() + ": this machine has " +
+                                                         std::to_string(*count) +
+                                                         " CUDA device(s), numbered from 0");
+    }
+  }
+  auto device = cuda::open_device(refs.front().index);
+  if (!device.ok()) return device.error();
+  auto arch = cuda::default_arch();
+  if (!arch.ok()) return arch.error();
+  TuningTarget t;
+  t.kind = BackendKind::kCuda;
+  t.device = std::move(*device);
+  t.backend.compiler = std::shared_ptr<Compiler>(cuda::make_compiler());
+  t.backend.toolchain = current_toolchain();
+  t.backend.arch = *arch;
+  t.backend.format = BinaryFormat::kCubin;
+  std::vector<DeviceRef> devs = refs;
+  t.backend.open_device = [devs](int slot) {
+    return cuda::open_device(devs.at(static_cast<std::size_t>(slot)).index);
+  };
+  t.backend.bench_workers = static_cast<int>(devs.size());
+  t.backend.devices = devs;
+  for (const auto& r : devs) t.devices.push_back(r.index);
+  return t;
+#else
+  (void)indices;
+  return count.error();
+#endif
+}
+
+}  // namespace
+
+Result<TuningTarget> open_tuning_target(BackendKind kind, const std::vector<int>& devices) {
+  return kind == BackendKind::kCuda ? open_cuda(devices) : open_cpu(devices);
+}
+
+}  // namespace kiln

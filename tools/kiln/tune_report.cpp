@@ -1,0 +1,199 @@
+#include "tune_report.hpp"
+
+#include <algorithm>
+
+namespace kiln::tool {
+
+namespace {
+
+// "12.3 us", "4.56 ms": three significant digits in a readable unit.
+std::string time_text(double seconds) {
+  char buf[32];
+  if (seconds < 1e-6)
+    std::snprintf(buf, sizeof buf, "%.0f ns", seconds * 1e9);
+  else if (seconds < 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3g us", seconds * 1e6);
+  else if (seconds < 1)
+    std::snprintf(buf, sizeof buf, "%.3g ms", seconds * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g s", seconds);
+  return buf;
+}
+
+std::string one_line(std::string text, std::size_t width) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  if (text.size() > width) text = text.substr(0, width - 3) + "...";
+  return text;
+}
+
+}  // namespace
+
+nlohmann::json ConfigRow::to_json() const {
+  nlohmann::json j = {{"config", config.to_json()}, {"status", status}};
+  if (timed) j["median_s"] = median;
+  if (timed && reps > 0) {  // a cached record keeps the median only
+    j["min_s"] = min;
+    j["spread"] = spread;
+    j["reps"] = reps;
+  }
+  if (compile_seconds > 0) j["compile_s"] = compile_seconds;
+  if (!reason.empty()) j["reason"] = reason;
+  return j;
+}
+
+std::vector<ConfigRow> rows_from(const std::vector<Measurement>& measurements) {
+  std::vector<ConfigRow> rows;
+  for (const auto& m : measurements) {
+    ConfigRow r;
+    r.config = m.config;
+    r.status = outcome_name(m.outcome);
+    r.reason = m.reason;
+    r.timed = m.ok();
+    r.median = m.stats.median;
+    r.min = m.stats.min;
+    r.spread = m.stats.spread;
+    r.reps = m.stats.reps;
+    r.compile_seconds = m.compile_seconds;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::vector<ConfigRow> rows_from(const TuningRecord& record) {
+  std::vector<ConfigRow> rows;
+  for (const auto& m : record.measured) {
+    ConfigRow r;
+    r.config = m.config;
+    r.timed = m.ok;
+    r.median = m.time_ms * 1e-3;
+    r.status = "ok";
+    if (!m.ok) {
+      // The record keeps "outcome: reason" (lib/tuner/autotuner.cpp).
+      const auto colon = m.reason.find(": ");
+      r.status = m.reason.substr(0, colon);
+      r.reason = colon == std::string::npos ? "" : m.reason.substr(colon + 2);
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+void finish_report(TuneReport& report, const Config& winner, const Config& default_config) {
+  std::stable_sort(report.rows.begin(), report.rows.end(),
+                   [](const ConfigRow& a, const ConfigRow& b) {
+                     if (a.timed != b.timed) return a.timed;
+                     if (a.timed) return a.median < b.median;
+                     return a.config < b.config;
+                   });
+  for (const auto& r : report.rows) {
+    if (r.config == winner && r.timed) report.winner = r;
+    if (r.config == default_config && r.timed) report.default_row = r;
+  }
+  if (!report.winner && !winner.values().empty()) {
+    ConfigRow w;
+    w.config = winner;
+    w.status = "ok";
+    report.winner = w;  // served without a stored time
+  }
+}
+
+double TuneReport::speedup() const {
+  if (!winner || !default_row || !winner->timed || winner->median <= 0) return 0;
+  return default_row->median / winner->median;
+}
+
+nlohmann::json TuneReport::to_json() const {
+  nlohmann::json configs = nlohmann::json::array();
+  for (const auto& r : rows) configs.push_back(r.to_json());
+  nlohmann::json j = {
+      {"kernel", kernel},
+      {"template", template_name},
+      {"backend", backend},
+      {"device", device},
+      {"shape", shape},
+      {"source", source},
+      {"reference", reference.empty() ? nlohmann::json() : nlohmann::json(reference)},
+      {"settings", settings},
+      {"configs", configs},
+      {"stats", stats.to_json()}};
+  if (!dtype.empty()) j["dtype"] = dtype;
+  j["winner"] = winner ? winner->to_json() : nlohmann::json();
+  j["default"] = default_row ? default_row->to_json() : nlohmann::json();
+  j["speedup_over_default"] = speedup() > 0 ? nlohmann::json(speedup()) : nlohmann::json();
+  if (winner && winner->timed && winner->median > 0) {
+    if (flops > 0) j["winner"]["gflops"] = flops / winner->median * 1e-9;
+    if (bytes > 0) j["winner"]["gbytes_per_s"] = bytes / winner->median * 1e-9;
+  }
+  if (!trace_path.empty()) j["trace"] = trace_path;
+  return j;
+}
+
+void TuneReport::print(std::FILE* out) const {
+  std::string dims;
+  for (const auto& [k, v] : shape) dims += (dims.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  std::fprintf(out, "%s (%s) on %s [%s], shape %s%s%s\n", kernel.c_str(), template_name.c_str(),
+               device.value("name", std::string("?")).c_str(), backend.c_str(), dims.c_str(),
+               dtype.empty() ? "" : ", dtype ", dtype.c_str());
+  std::size_t width = 6;
+  for (const auto& r : rows) width = std::max(width, r.config.to_string().size());
+  std::fprintf(out, "\n  %-*s  %-14s %10s %10s %7s  %s\n", static_cast<int>(width), "config",
+               "status", "median", "min", "spread", "reason");
+  for (const auto& r : rows) {
+    const bool is_winner = winner && r.config == winner->config;
+    const bool is_default = default_row && r.config == default_row->config;
+    std::string status = r.status + (is_winner ? " *" : "") + (is_default ? " (default)" : "");
+    char spread[16] = "";
+    if (r.timed && r.reps > 0) std::snprintf(spread, sizeof spread, "%.1f%%", r.spread * 100);
+    std::fprintf(out, "  %-*s  %-14s %10s %10s %7s  %s\n", static_cast<int>(width),
+                 r.config.to_string().c_str(), status.c_str(),
+                 r.timed ? time_text(r.median).c_str() : "-",
+                 r.timed && r.reps > 0 ? time_text(r.min).c_str() : "-", spread,
+                 one_line(r.reason, 100).c_str());
+  }
+  std::fprintf(out, "\n");
+  if (winner) {
+    std::fprintf(out, "winner: %s", winner->config.to_string().c_str());
+    if (winner->timed) std::fprintf(out, "  median %s", time_text(winner->median).c_str());
+    if (winner->timed && flops > 0 && winner->median > 0)
+      std::fprintf(out, "  %.2f GFLOP/s", flops / winner->median * 1e-9);
+    if (winner->timed && bytes > 0 && winner->median > 0)
+      std::fprintf(out, "  %.2f GB/s", bytes / winner->median * 1e-9);
+    if (speedup() > 0) {
+      std::fprintf(out, "\n        %.2fx over the default config %s (%s)", speedup(),
+                   default_row->config.to_string().c_str(), time_text(default_row->median).c_str());
+    }
+    std::fprintf(out, "\n");
+  } else {
+    std::fprintf(out, "winner: none (no config ran correctly; the default config is used)\n");
+  }
+  if (source == "disk") {
+    std::fprintf(out,
+                 "source: disk (the tuning cache; nothing compiled or measured, the table is the "
+                 "stored record; --retune measures again)\n");
+  } else {
+    std::fprintf(out, "source: %s%s\n", source.c_str(),
+                 source == "tuned" ? " (saved: the same command starts warm next time)" : "");
+  }
+  if (!reference.empty()) std::fprintf(out, "checked against: %s\n", reference.c_str());
+  std::string failed;
+  for (const auto& [why, n] : stats.failed_by_reason)
+    failed += (failed.empty() ? " (" : ", ") + why + " " + std::to_string(n);
+  if (!failed.empty()) failed += ")";
+  std::fprintf(
+      out,
+      "stats: cache %llu hit(s), %llu miss(es); %llu configs, %llu compiled (%llu from the "
+      "artifact cache), %llu benchmarked, %llu failed%s\n"
+      "       compile %.2f s, benchmark %.2f s, overlap %.2f s, wall %.2f s\n",
+      static_cast<unsigned long long>(stats.cache_hits),
+      static_cast<unsigned long long>(stats.cache_misses),
+      static_cast<unsigned long long>(stats.configs),
+      static_cast<unsigned long long>(stats.compiled),
+      static_cast<unsigned long long>(stats.artifact_hits),
+      static_cast<unsigned long long>(stats.benchmarked),
+      static_cast<unsigned long long>(stats.failed), failed.c_str(), stats.compile_seconds,
+      stats.benchmark_seconds, stats.overlap_seconds, stats.wall_seconds);
+  if (!trace_path.empty())
+    std::fprintf(out, "trace: %s (open in ui.perfetto.dev)\n", trace_path.c_str());
+}
+
+}  // namespace kiln::tool

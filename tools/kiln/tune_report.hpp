@@ -1,0 +1,61 @@
+// What `kiln tune` reports: one row per config (status, times, failure
+// reason), the winner and its speedup over the default config, and the
+// run's statistics, as a table on a terminal or one JSON document.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/kernel_call.hpp"
+#include "kiln/tuner.hpp"
+#include "kiln/tuning_record.hpp"
+
+namespace kiln::tool {
+
+struct ConfigRow {
+  Config config;
+  std::string status;  // "ok" or an outcome name ("wrong_result", "timeout", ...)
+  std::string reason;  // why not ok
+  bool timed = false;  // the times below are known
+  double median = 0, min = 0, spread = 0;  // seconds; spread = (p80-p20)/median
+  std::size_t reps = 0;
+  double compile_seconds = 0;
+
+  nlohmann::json to_json() const;
+};
+
+struct TuneReport {
+  std::string kernel;  // as asked for ("gemm_f32", or the user kernel's name)
+  std::string template_name;
+  std::string backend;    // "cpu", "cuda"
+  nlohmann::json device;  // name, arch
+  ShapeDims shape;
+  std::string dtype;            // empty for user kernels
+  std::string source;           // "tuned", "disk", "memory", "default"
+  std::string reference;        // what outputs were checked against
+  nlohmann::json settings;      // the options the run used
+  std::vector<ConfigRow> rows;  // ok rows fastest first, then failures
+  std::optional<ConfigRow> winner;
+  std::optional<ConfigRow> default_row;
+  KernelStats stats;
+  double flops = 0, bytes = 0;  // of one call, when known
+  std::string trace_path;
+
+  double speedup() const;  // default median / winner median; 0 when unknown
+  nlohmann::json to_json() const;
+  void print(std::FILE* out) const;
+};
+
+// Rows from a tuning run's measurements, or from a cached record's.
+std::vector<ConfigRow> rows_from(const std::vector<Measurement>& measurements);
+std::vector<ConfigRow> rows_from(const TuningRecord& record);
+
+// Sorts rows (ok by median, then failures by config) and fills the winner
+// and default rows from them.
+void finish_report(TuneReport& report, const Config& winner, const Config& default_config);
+
+}  // namespace kiln::tool
