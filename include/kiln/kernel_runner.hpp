@@ -3,6 +3,8 @@
 // early prune for the call), its fallback is the space's default config,
 // and its preparation compiles the tactics about to be profiled in grouped
 // programs (through the artifact cache), so compile time is never timed.
+// Running a tactic that was not prepared (the fallback of a skipped op, a
+// decision served from disk) compiles or loads that one config on first use.
 //
 //   kiln::KernelRunner runner(kernel, backend, *device, &artifacts,
 //                             [](const kiln::ArgList& in) { return with_sizes(in); });

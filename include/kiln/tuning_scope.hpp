@@ -46,6 +46,7 @@ class TuningScope {
   explicit TuningScope(bool tune = true);
   // With a cache file: opened now (a malformed file is logged and treated
   // as empty, never fatal) and attached to `tuner` until the scope ends.
+  // `tuner` must outlive the scope (declare it first).
   TuningScope(TacticTuner& tuner, TuningScopeOptions options);
   // Saves the file (a failure is logged), detaches it, restores the outer
   // scope's tuning switch and skip set.
