@@ -73,11 +73,12 @@ TEST(BenchTuneCli, JsonReportAndAWarmProcessThatCompilesNothing) {
     }
   }
 
-  for (const char* key : {"pipelined_over_ideal", "serial_over_pipelined", "cold_over_warm_tune",
-                          "cold_over_warm_process"}) {
+  for (const char* key :
+       {"pipelined_over_ideal_same_run", "pipelined_over_ideal_stages_alone",
+        "serial_over_pipelined", "cold_over_warm_tune", "cold_over_warm_process"}) {
     EXPECT_GT(j["ratios"][key].get<double>(), 0.0) << key;
   }
-  ASSERT_EQ(j["targets"].size(), 4u);
+  ASSERT_EQ(j["targets"].size(), 5u);
   for (const auto& t : j["targets"]) {
     for (const char* key : {"name", "value", "goal", "met", "applies"}) {
       EXPECT_TRUE(t.contains(key)) << key;
@@ -91,7 +92,7 @@ TEST(BenchTuneCli, TableIsTheDefaultOutput) {
   EXPECT_NE(r.out.find("pipelined"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("compile-then-benchmark"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("warm, new process"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("pipelined / ideal"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pipelined / ideal (same run)"), std::string::npos) << r.out;
 }
 
 TEST(BenchTuneCli, UnknownBackendIsAnError) {

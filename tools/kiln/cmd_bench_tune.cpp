@@ -22,7 +22,7 @@ namespace kiln::tool {
 
 namespace {
 
-constexpr std::size_t kCalibrationConfigs = 4;
+constexpr std::size_t kCalibrationConfigs = 6;
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -110,8 +110,11 @@ void print_table(const nlohmann::json& report) {
               "warm, new process", "", "", "", "", w["tune_seconds"].get<double>(),
               w["compiler_calls"].get<std::size_t>(), w["source"].get<std::string>().c_str(),
               w["process_seconds"].get<double>());
-  std::printf("ideal max(compile, benchmark), each alone: %.2f s\n\n",
-              report["ideal_seconds"].get<double>());
+  std::printf(
+      "ideal max(compile, benchmark): %.2f s with the stage times of the pipelined run, "
+      "%.2f s with each stage alone (compile-then-benchmark)\n\n",
+      report["ideal_seconds"]["same_run"].get<double>(),
+      report["ideal_seconds"]["stages_alone"].get<double>());
   std::printf("%-44s %10s %8s  %s\n", "target", "value", "goal", "result");
   for (const auto& t : report["targets"]) {
     std::printf("%-44s %10.2f %8s  %s\n", t["name"].get<std::string>().c_str(),
@@ -120,6 +123,8 @@ void print_table(const nlohmann::json& report) {
                 : t["met"].get<bool>()    ? "met"
                                           : "NOT met");
   }
+  std::printf("%-44s %10.2f %8s  %s\n", "cold tune / warm process (whole process)",
+              report["ratios"]["cold_over_warm_process"].get<double>(), "", "(information)");
 }
 
 int run_bench_tune(const TuneBenchSetup& setup) {
@@ -129,12 +134,22 @@ int run_bench_tune(const TuneBenchSetup& setup) {
     return 1;
   };
 
-  // (1) Calibrate: a few configs compiled alone give one config's compile
-  // time (and start Clang and the JIT, so no measured run pays for that).
-  auto calibration = cold_run(setup, false, kCalibrationConfigs, 0.001, nullptr);
-  if (!calibration.ok()) return fail("calibration", calibration.error());
-  const double target_seconds =
-      setup.bench_ms > 0 ? setup.bench_ms / 1e3 : 0.8 * compile_per_config(*calibration);
+  // (1) Calibrate: a few configs compiled and measured alone (which also
+  // starts Clang and the JIT, so no measured run pays for that). A config's
+  // benchmark costs more than its kernel time (the checked run, loading,
+  // launches), so the kernel time is scaled by what the trial measured to
+  // make one config's benchmark cost about one config's compile.
+  double target_seconds = setup.bench_ms / 1e3;
+  if (target_seconds <= 0) {
+    constexpr double kTrial = 0.05;
+    auto calibration = cold_run(setup, false, kCalibrationConfigs, kTrial, nullptr);
+    if (!calibration.ok()) return fail("calibration", calibration.error());
+    const double c = compile_per_config(*calibration), b = bench_per_config(*calibration);
+    target_seconds = b > 0 ? std::max(0.001, kTrial * c / b) : c;
+  } else {
+    auto warmup = cold_run(setup, false, 2, 0.001, nullptr);
+    if (!warmup.ok()) return fail("warm-up", warmup.error());
+  }
 
   // (2) Cold runs, the order alternating by round so drift in the
   // machine's load favours neither.
@@ -177,10 +192,16 @@ int run_bench_tune(const TuneBenchSetup& setup) {
   warm["process_seconds"] = child->seconds;
 
   // (4) Ratios, per round then the median over rounds.
-  std::vector<double> pipelined_wall, serial_wall, ideal, over_ideal, speedup, cold_tune, cpc, bpc;
+  // Two ideals: the pipelined run's own stage times (how well it overlapped
+  // what it had to do) and the stages measured alone in the paired
+  // compile-then-benchmark run (which also charges what running both at
+  // once cost: on 2 cores they compete with each other and the machine).
+  std::vector<double> pipelined_wall, serial_wall, own_ideal, ideal, over_own, over_ideal, speedup,
+      cold_tune, cpc, bpc;
   for (const auto& r : runs) {
     if (r.pipeline) {
       pipelined_wall.push_back(r.stats.wall_seconds);
+      own_ideal.push_back(std::max(r.stats.compile_seconds, r.stats.benchmark_seconds));
       cold_tune.push_back(r.tune_seconds);
     } else {
       serial_wall.push_back(r.stats.wall_seconds);
@@ -190,6 +211,7 @@ int run_bench_tune(const TuneBenchSetup& setup) {
     }
   }
   for (std::size_t i = 0; i < pipelined_wall.size(); ++i) {
+    over_own.push_back(pipelined_wall[i] / own_ideal[i]);
     over_ideal.push_back(pipelined_wall[i] / ideal[i]);
     speedup.push_back(serial_wall[i] / pipelined_wall[i]);
   }
@@ -223,13 +245,16 @@ int run_bench_tune(const TuneBenchSetup& setup) {
   report["runs"] = nlohmann::json::array();
   for (const auto& r : runs) report["runs"].push_back(r.to_json());
   report["warm"] = warm;
-  report["ideal_seconds"] = median(ideal);
-  report["ratios"] = {{"pipelined_over_ideal", median(over_ideal)},
+  report["ideal_seconds"] = {{"same_run", median(own_ideal)}, {"stages_alone", median(ideal)}};
+  report["ratios"] = {{"pipelined_over_ideal_same_run", median(over_own)},
+                      {"pipelined_over_ideal_stages_alone", median(over_ideal)},
                       {"serial_over_pipelined", median(speedup)},
                       {"cold_over_warm_tune", cold_over_warm},
                       {"cold_over_warm_process", median(cold_tune) / child->seconds}};
   report["targets"] = {
-      target("pipelined / ideal", median(over_ideal), "<= 1.15", median(over_ideal) <= 1.15),
+      target("pipelined / ideal (same run)", median(over_own), "<= 1.15", median(over_own) <= 1.15),
+      target("pipelined / ideal (stages alone)", median(over_ideal), "<= 1.15",
+             median(over_ideal) <= 1.15),
       target("compile-then-benchmark / pipelined", median(speedup), ">= 1.30",
              median(speedup) >= 1.3, comparable),
       target("cold tune / warm tune (new process)", cold_over_warm, ">= 100",
