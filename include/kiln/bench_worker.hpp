@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "kiln/compile_pool.hpp"
 #include "kiln/device.hpp"
 
 namespace kiln {
@@ -37,5 +38,13 @@ int serve_bench_worker(int fd, const WorkerDeviceOpener& open);
 // (<prefix>/libexec/kiln/kiln-bench-worker); kiln-bench-worker beside the
 // running executable. An error value naming every place tried otherwise.
 Result<std::string> find_bench_worker(const std::string& configured = "");
+
+// Compilers in worker processes, one per compile pool worker (for
+// Backend::compiler_factory): each runs `kiln-bench-worker --compile
+// <backend>` ("cpu" or "cuda") and is killed when its compile passes its
+// deadline or is cancelled, so the pool never waits on a hung compile
+// (ptxas, a runaway constexpr). An error value when no worker is found.
+Result<CompilerFactory> process_compilers(const std::string& backend,
+                                          const std::string& configured = "");
 
 }  // namespace kiln

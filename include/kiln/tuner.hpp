@@ -20,6 +20,7 @@
 #include "kiln/args.hpp"
 #include "kiln/compare.hpp"
 #include "kiln/compile.hpp"
+#include "kiln/compile_pool.hpp"
 #include "kiln/device.hpp"
 #include "kiln/fingerprint.hpp"
 #include "kiln/kernel.hpp"
@@ -130,6 +131,11 @@ enum class Isolation {
 // Where code is compiled and measured.
 struct Backend {
   std::shared_ptr<Compiler> compiler;
+  // Optional: a compiler per compile pool worker for tuning runs instead of
+  // sharing `compiler`. process_compilers() (kiln/bench_worker.hpp) gives
+  // worker processes: a compile past its deadline is killed there, so a
+  // compile that never finishes cannot hold up the run.
+  CompilerFactory compiler_factory;
   // Enters every key: kiln::current_toolchain() in an application.
   ToolchainFingerprint toolchain;
   std::string arch;  // "host", "sm_90a"

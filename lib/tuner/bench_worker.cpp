@@ -10,6 +10,7 @@
 
 #include "bench_call.hpp"
 #include "call_state.hpp"
+#include "kiln/compile_worker.hpp"
 #include "kiln/options.hpp"
 #include "kiln/worker_process.hpp"
 #include "measure.hpp"
@@ -140,6 +141,20 @@ Result<std::string> find_bench_worker(const std::string& configured) {
   return make_error(ErrorCode::kNotFound,
                     "no kiln-bench-worker executable found (tried " + list + ")",
                     {{"fix", "build the kiln_bench_worker target, or set KILN_WORKER"}});
+}
+
+Result<CompilerFactory> process_compilers(const std::string& backend,
+                                          const std::string& configured) {
+  if (backend != "cpu" && backend != "cuda") {
+    throw Error(ErrorCode::kInvalidArgument,
+                "process_compilers: backend '" + backend + "' is not 'cpu' or 'cuda'");
+  }
+  auto exe = find_bench_worker(configured);
+  if (!exe.ok()) return exe.error();
+  std::vector<std::string> argv = {*exe, "--compile", backend};
+  return CompilerFactory([argv](int) -> std::shared_ptr<Compiler> {
+    return std::make_shared<WorkerProcessCompiler>(argv);
+  });
 }
 
 }  // namespace kiln

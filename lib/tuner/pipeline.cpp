@@ -9,6 +9,7 @@
 
 #include "artifact_source.hpp"
 #include "bench_plan.hpp"
+#include "deadline_compiler.hpp"
 #include "host_args.hpp"
 #include "kiln/compile_pool.hpp"
 #include "kiln/error.hpp"
@@ -271,15 +272,18 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
     PoolOptions po;
     po.workers = opt.compile_threads;
     po.context = s->in.context;
-    CompilePool pool(s->in.backend.compiler, po,
-                     [s](CompletedUnit done) { on_compiled(*s, std::move(done)); });
-    for (auto& unit : plan.to_compile) {
-      CancelToken token;
-      token.set_deadline(Clock::now() +
-                         std::chrono::duration_cast<Clock::duration>(
-                             std::chrono::duration<double>(opt.compile_deadline_seconds)));
-      pool.submit(std::move(unit), token);
+    // Each compile's deadline starts when it starts (DeadlineCompiler).
+    const double limit = opt.compile_deadline_seconds;
+    CompilerFactory factory = s->in.backend.compiler_factory;
+    if (!factory) {
+      factory = [shared = s->in.backend.compiler](int) { return shared; };
     }
+    CompilePool pool(
+        [factory, limit](int i) -> std::shared_ptr<Compiler> {
+          return std::make_shared<DeadlineCompiler>(factory(i), limit);
+        },
+        po, [s](CompletedUnit done) { on_compiled(*s, std::move(done)); });
+    for (auto& unit : plan.to_compile) pool.submit(std::move(unit));
     if (!opt.pipeline) {
       pool.wait_idle();
       for (int i = 0; i < slots; ++i) add_worker(i);

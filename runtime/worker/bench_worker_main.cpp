@@ -1,26 +1,68 @@
-// kiln-bench-worker: one benchmark worker process (kiln/bench_worker.hpp).
-// A tuning run starts it with its end of a socket as stdin and stdout and
-// sends it the call, then one config at a time; nothing else runs it.
+// kiln-bench-worker: one worker process of a tuning run.
+//   kiln-bench-worker            a benchmark worker (kiln/bench_worker.hpp)
+//   kiln-bench-worker --compile cpu|cuda
+//                                a compile worker (kiln/compile_worker.hpp)
+//                                for that backend, so that a compile that
+//                                never finishes can be killed at its deadline
+// The tuner starts it with its end of a socket as stdin and stdout; nothing
+// else runs it.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
+#include <memory>
 
 #include "kiln/bench_worker.hpp"
+#include "kiln/compile_worker.hpp"
 #include "kiln/devices.hpp"
+#if KILN_WORKER_CPU
+#include "kiln/cpu.hpp"
+#endif
+#if KILN_WORKER_CUDA
+#include "kiln/nvrtc.hpp"
+#endif
 
-int main(int argc, char**) {
-  if (argc > 1 || ::isatty(0)) {
-    std::fprintf(stderr,
-                 "kiln-bench-worker: started by Kiln's autotuner to measure configs in a "
-                 "separate process; it takes no arguments and is not run by hand\n");
-    return 2;
+namespace {
+
+int usage() {
+  std::fprintf(stderr,
+               "kiln-bench-worker: started by Kiln's autotuner to measure (or, with --compile "
+               "cpu|cuda, compile) configs in a separate process; it is not run by hand\n");
+  return 2;
+}
+
+std::unique_ptr<kiln::Compiler> backend_compiler(const char* kind) {
+#if KILN_WORKER_CPU
+  if (std::strcmp(kind, "cpu") == 0) return kiln::cpu::make_compiler();
+#endif
+#if KILN_WORKER_CUDA
+  if (std::strcmp(kind, "cuda") == 0) return kiln::cuda::make_compiler();
+#endif
+  (void)kind;
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (::isatty(0)) return usage();
+  std::unique_ptr<kiln::Compiler> compiler;
+  if (argc == 3 && std::strcmp(argv[1], "--compile") == 0) {
+    compiler = backend_compiler(argv[2]);
+    if (!compiler) {
+      std::fprintf(stderr, "kiln-bench-worker: no '%s' compiler in this build\n", argv[2]);
+      return 2;
+    }
+  } else if (argc != 1) {
+    return usage();
   }
   // The socket is stdin and stdout: anything printed by mistake (a kernel's
   // printf) must not corrupt the frames, so stdout goes to stderr.
   const int fd = ::dup(0);
   ::dup2(2, 1);
   if (const int null = ::open("/dev/null", O_RDONLY); null >= 0) ::dup2(null, 0);
+  if (compiler) return kiln::serve_compile_worker(*compiler, fd);
   return kiln::serve_bench_worker(
       fd, [](const kiln::DeviceRef& ref, int threads) { return kiln::open_device(ref, threads); });
 }
