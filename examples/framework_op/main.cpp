@@ -122,6 +122,8 @@ int main() {
   auto dir = std::filesystem::temp_directory_path() / ("kiln_example_" + std::to_string(getpid()));
   TacticTunerOptions tuner_options;
   tuner_options.device = device.get();
+  tuner_options.check_outputs = {"y"};  // a tactic that disagrees is never chosen
+  tuner_options.tolerance.min_cosine = 0.99999;
   TacticTuner tuner(tuner_options);
   {
     TuningScopeOptions scope_options;

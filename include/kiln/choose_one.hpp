@@ -32,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kiln/compare.hpp"
 #include "kiln/dynamic_shapes.hpp"
 #include "kiln/runner.hpp"
 #include "kiln/selection.hpp"
@@ -77,6 +78,12 @@ struct TacticTunerOptions {
   int max_reps = 20;
   double target_seconds = 0.005;
   SelectionPolicy selection;
+  // Output tensors (by name) compared, for every (runner, tactic) timed,
+  // with what the first runner's fallback writes on the same inputs; a
+  // tactic that disagrees is recorded as a wrong result and never chosen.
+  // Empty: no check.
+  std::vector<std::string> check_outputs;
+  Tolerance tolerance;  // allclose, or cosine when min_cosine > 0
 };
 
 // Counters of the slow paths (hits in this process's table are not

@@ -2,9 +2,9 @@
 #include "kiln/backend_select.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "kiln/error.hpp"
+#include "read_outputs.hpp"
 
 namespace kiln {
 
@@ -111,28 +111,6 @@ std::string ValidationReport::describe() const {
   return out.empty() ? "every backend agrees with '" + reference + "'" : out;
 }
 
-namespace {
-
-Result<std::vector<std::vector<double>>> read_outputs(const ArgList& inputs,
-                                                      const std::vector<std::string>& outputs,
-                                                      Device* device) {
-  std::vector<std::vector<double>> out;
-  for (const auto& name : outputs) {
-    const Arg& a = find_arg(inputs, name);
-    std::vector<std::byte> host(a.storage_bytes());
-    if (device) {
-      Status st = device->copy_to_host(host.data(), a.data, host.size());
-      if (!st.ok()) return st.error();
-    } else if (!host.empty()) {
-      std::memcpy(host.data(), a.data, host.size());
-    }
-    out.push_back(to_double(a.tensor.dtype, host.data(), host.size() / dtype_size(a.tensor.dtype)));
-  }
-  return out;
-}
-
-}  // namespace
-
 ValidationReport validate_backends(const std::vector<ValidationCandidate>& candidates,
                                    const ArgList& inputs, const std::vector<std::string>& outputs,
                                    const Tolerance& tolerance, Device* device) {
@@ -147,7 +125,7 @@ ValidationReport validate_backends(const std::vector<ValidationCandidate>& candi
     Status st = c.runner->run(inputs, c.tactic);
     if (st.ok()) st = c.runner->synchronize();
     if (!st.ok()) return st.error();
-    return read_outputs(inputs, outputs, device);
+    return internal::read_outputs(inputs, outputs, device);
   };
   auto reference = run(candidates[0]);
   if (!reference.ok()) {

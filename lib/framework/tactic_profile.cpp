@@ -10,6 +10,7 @@
 #include "kiln/error.hpp"
 #include "kiln/log.hpp"
 #include "kiln/tuning_cache.hpp"
+#include "read_outputs.hpp"
 #include "tactic_key.hpp"
 
 namespace kiln {
@@ -89,6 +90,37 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
   // Per runner, the tactics already prepared in this pass.
   std::vector<std::set<int>> prepared(runners.size());
   std::size_t recorded = 0;
+  using Outputs = std::vector<std::vector<double>>;
+  // What the first runner's fallback writes: the reference of the check.
+  auto reference_outputs = [&](std::string_view name, TunableRunner& runner,
+                               const ArgList& args) -> std::optional<Outputs> {
+    if (options_.check_outputs.empty()) return std::nullopt;
+    Status st = runner.run(args, kFallbackTactic);
+    if (st.ok()) st = runner.synchronize();
+    auto out = st.ok() ? internal::read_outputs(args, options_.check_outputs, options_.device)
+                       : Result<Outputs>(st.error());
+    if (!out.ok()) {
+      KILN_LOG(kWarn) << name << ": the reference (fallback of '" << runner.id().text()
+                      << "') did not run, so outputs are not checked: " << out.error().message;
+      return std::nullopt;
+    }
+    return std::move(*out);
+  };
+  auto check_against = [&](const Outputs& want, const ArgList& args, Measurement& m) {
+    auto got = internal::read_outputs(args, options_.check_outputs, options_.device);
+    if (!got.ok()) {
+      m.outcome = Outcome::kWrongResult;
+      m.reason = "outputs not readable: " + got.error().message;
+      return;
+    }
+    for (std::size_t o = 0; o < want.size(); ++o) {
+      Comparison c = compare((*got)[o], want[o], options_.tolerance);
+      if (c.ok) continue;
+      m.outcome = Outcome::kWrongResult;
+      m.reason = "output '" + options_.check_outputs[o] + "': " + c.describe();
+      return;
+    }
+  };
   for (const auto& profile : profiles) {
     TacticKey key = internal::key_under(op, runners, inputs, spec, profile);
     {
@@ -107,6 +139,7 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
       continue;
     }
     const ArgList& args = generated->args;
+    auto reference = reference_outputs(op, *runners[0], args);
     std::vector<Measurement> measured;
     for (std::size_t r = 0; r < runners.size(); ++r) {
       TunableRunner& runner = *runners[r];
@@ -139,6 +172,8 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
           m.reason = "prepare failed: " + unprepared;
         } else {
           m = internal::time_tactic(runner, args, t, options_);
+          // The last timed run left its outputs in place.
+          if (m.ok() && reference) check_against(*reference, args, m);
         }
         m.config = Config{{"runner", static_cast<std::int64_t>(r)}, {"tactic", std::int64_t{t}}};
         counters_->profiled.fetch_add(1, std::memory_order_relaxed);

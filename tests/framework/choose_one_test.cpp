@@ -50,6 +50,24 @@ TEST_F(ChooseOne, TunesOnAMissAndNeverPicksAFailingTactic) {
   EXPECT_EQ(a.runs, runs);
 }
 
+TEST_F(ChooseOne, ATacticWithWrongOutputsIsNeverChosen) {
+  // The wrong runner is also the fastest (no extra work): only the output
+  // check keeps it out.
+  auto opts = testing::quick_options();
+  opts.check_outputs = {"y"};
+  TacticTuner tuner(opts);
+  ScaleRunner reference("reference", {0}, 2.0f, /*slowdown=*/4);
+  ScaleRunner wrong("wrong", {0}, 2.5f);
+  TunableRunner* runners[] = {&reference, &wrong};
+  ScaleCall call(8, 256);
+  TuningScope tuning(true);
+  Choice c = tuner.choose_one("checked", runners, call.args);
+  EXPECT_EQ(c.source, ChoiceSource::kTuned);
+  EXPECT_EQ(c.runner, &reference);
+  EXPECT_EQ(tuner.stats().profiled, 2u);
+  EXPECT_EQ(tuner.stats().failed, 1u);
+}
+
 TEST_F(ChooseOne, OutsideTuningAMissFallsBackWithOneWarningPerOp) {
   TacticTuner tuner(testing::quick_options());
   ScaleRunner a("a", {0, 1});
