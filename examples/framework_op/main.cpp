@@ -14,10 +14,9 @@
 
 #include "kiln/backend_select.hpp"
 #include "kiln/capture.hpp"
-#include "kiln/cpu.hpp"
 #include "kiln/kernel_runner.hpp"
-#include "kiln/toolchain.hpp"
 #include "kiln/tuning_scope.hpp"
+#include "kiln/tuning_target.hpp"
 
 using namespace kiln;
 
@@ -60,11 +59,8 @@ class Reference : public TunableRunner {
 };
 
 int main() {
-  auto device = cpu::open_device(1).value();
-  Backend cpu;
-  cpu.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
-  cpu.toolchain = current_toolchain();
-  cpu.arch = "host";
+  TuningTarget cpu = open_tuning_target(BackendKind::kCpu).value();  // Clang + the host
+  Device* device = cpu.device.get();
   TunableKernel kernel;
   kernel.tmpl.name = "rms_norm_example";
   kernel.tmpl.source = kRmsNorm;
@@ -88,7 +84,7 @@ int main() {
   BackendSpec kiln_spec, reference_spec;
   kiln_spec.name = "kiln_cpu";
   kiln_spec.make = [&] {
-    return std::make_shared<KernelRunner>(kernel, cpu, *device, nullptr, with_sizes);
+    return std::make_shared<KernelRunner>(kernel, cpu.backend, *device, nullptr, with_sizes);
   };
   kiln_spec.supports = [](const SupportQuery& q) {
     return q.inputs[0].tensor.shape[1] <= 8192 ? std::string() : "hidden above 8192";
@@ -121,7 +117,7 @@ int main() {
   // across both backends and the scope saves the decisions at its end.
   auto dir = std::filesystem::temp_directory_path() / ("kiln_example_" + std::to_string(getpid()));
   TacticTunerOptions tuner_options;
-  tuner_options.device = device.get();
+  tuner_options.device = device;
   tuner_options.check_outputs = {"y"};  // a tactic that disagrees is never chosen
   tuner_options.tolerance.min_cosine = 0.99999;
   TacticTuner tuner(tuner_options);

@@ -9,6 +9,7 @@
 #include "kiln/log.hpp"
 #include "kiln/toolchain.hpp"
 #include "kiln/tuning_cache.hpp"
+#include "kiln/tuning_target.hpp"
 #include "tactic_key.hpp"
 #include "tactic_profile.hpp"
 #include "thread_context.hpp"
@@ -54,8 +55,7 @@ TacticTuner::TacticTuner(TacticTunerOptions options)
   if (options_.identity) {
     identity_.device = *options_.identity;
   } else if (options_.device) {
-    const DeviceProperties& p = options_.device->properties();
-    identity_.device = DeviceIdentity{p.arch, p.name, p.cc_major, p.cc_minor};
+    identity_.device = device_identity(*options_.device);  // as the Autotuner tags records
   } else {
     identity_.device = DeviceIdentity{"host", "host CPU", 0, 0};
   }

@@ -11,8 +11,8 @@
 #include "kiln/backend_select.hpp"
 #include "kiln/cpu.hpp"
 #include "kiln/kernel_runner.hpp"
-#include "kiln/toolchain.hpp"
 #include "kiln/tuning_scope.hpp"
+#include "kiln/tuning_target.hpp"
 
 namespace kiln {
 namespace {
@@ -79,12 +79,7 @@ class Reference : public TunableRunner {
 };
 
 Backend cpu_backend() {
-  Backend b;
-  b.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
-  b.toolchain = current_toolchain();
-  b.arch = "host";
-  b.format = BinaryFormat::kCpuObject;
-  return b;
+  return open_tuning_target(BackendKind::kCpu).value().backend;
 }
 
 struct Call {
