@@ -205,6 +205,19 @@ TEST_F(ChooseOne, OneThreadsDecisionServesAnother) {
   EXPECT_EQ(mine.tactic, tuned.tactic);
 }
 
+TEST_F(ChooseOne, TheFreeFunctionUsesTheProcessWideTuner) {
+  ScaleRunner r("free_fn_runner", {0, 1});
+  TunableRunner* runners[] = {&r};
+  ScaleCall call(2, 8);
+  EXPECT_EQ(choose_one("free_fn_op", runners, call.args).source, ChoiceSource::kFallback);
+  {
+    TuningScope tuning(true);
+    EXPECT_EQ(choose_one("free_fn_op", runners, call.args).source, ChoiceSource::kTuned);
+  }
+  EXPECT_EQ(choose_one("free_fn_op", runners, call.args).source, ChoiceSource::kMemory);
+  EXPECT_GE(default_tactic_tuner().stats().tuned_profiles, 1u);
+}
+
 TEST_F(ChooseOne, ConcurrentCallersWhileOthersTune) {
   // Readers hit per-thread snapshots while tuners insert decisions: every
   // answer is a valid (runner, tactic) and the table ends with one
