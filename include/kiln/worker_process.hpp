@@ -59,11 +59,12 @@ class WorkerProcess {
 
   // SIGKILL, then waitpid. Returns the status in words ("" when none ran).
   std::string kill();
-
- private:
-  // The child closed its socket: reap it (it is dying) and say how it ended.
+  // After the child closed its socket: waits (up to a second) for it to
+  // exit on its own, so that its real end (the signal) is what is reported,
+  // then kills it. Returns how it ended.
   std::string reap_closed();
 
+ private:
   pid_t pid_ = -1;
   int fd_ = -1;
 };

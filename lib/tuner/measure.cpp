@@ -8,8 +8,6 @@
 
 namespace kiln::internal {
 
-namespace {
-
 Measurement failure(const Artifact& artifact, Outcome outcome, std::string reason) {
   Measurement m;
   m.config = artifact.config;
@@ -18,6 +16,8 @@ Measurement failure(const Artifact& artifact, Outcome outcome, std::string reaso
   m.compile_seconds = artifact.compile_seconds;
   return m;
 }
+
+namespace {
 
 LaunchConfig launch_config(const LaunchGeometry& g) {
   LaunchConfig c;

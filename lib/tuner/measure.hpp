@@ -26,6 +26,9 @@ struct MeasureInputs {
   const TuneOptions* options;
 };
 
+// The failure of `artifact`'s config, with its compile time kept.
+Measurement failure(const Artifact& artifact, Outcome outcome, std::string reason);
+
 // Never throws for a config's own failure: a Measurement with the outcome
 // and the evidence (driver error, comparison) comes back instead.
 Measurement measure(Device& device, const Artifact& artifact, const LaunchGeometry& geometry,

@@ -88,9 +88,7 @@ void record_locked(Shared& s, Measurement m) {
 Measurement measure_on(Shared& s, WorkerState& w, const Artifact& artifact, nlohmann::json* args) {
   auto geometry = launch_geometry(s.in.kernel, artifact.config, s.in.args);
   if (!geometry.ok()) {
-    Measurement m = not_run(artifact.config, Outcome::kLaunchFailed, geometry.error().message);
-    m.compile_seconds = artifact.compile_seconds;
-    return m;
+    return failure(artifact, Outcome::kLaunchFailed, geometry.error().message);
   }
   if (w.process) {
     Measurement m = w.process->measure(artifact, *geometry, s.in.options.bench_deadline_seconds);

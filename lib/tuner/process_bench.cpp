@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "kiln/log.hpp"
+#include "measure.hpp"
 
 namespace kiln::internal {
 
@@ -47,15 +48,6 @@ class IdleWorkers {
 Clock::time_point after(double seconds) {
   return Clock::now() +
          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
-
-Measurement failed(const Artifact& artifact, Outcome outcome, std::string reason) {
-  Measurement m;
-  m.config = artifact.config;
-  m.outcome = outcome;
-  m.reason = std::move(reason);
-  m.compile_seconds = artifact.compile_seconds;
-  return m;
 }
 
 std::string seconds_text(double s) {
@@ -132,8 +124,8 @@ Status ProcessBench::start(double timeout_s) {
 Measurement ProcessBench::measure(const Artifact& artifact, const LaunchGeometry& geometry,
                                   double deadline_s) {
   if (Status st = start(start_timeout_s_); !st.ok()) {
-    return failed(artifact, Outcome::kCrashed,
-                  "no benchmark worker could be started: " + st.error().message);
+    return failure(artifact, Outcome::kCrashed,
+                   "no benchmark worker could be started: " + st.error().message);
   }
   const pid_t who = process_.pid();
   last_pid_ = who;
@@ -143,30 +135,31 @@ Measurement ProcessBench::measure(const Artifact& artifact, const LaunchGeometry
   if (!reply.ok()) {
     if (reply.error().code == ErrorCode::kTimeout) {
       const std::string how = process_.kill();
-      return failed(artifact, Outcome::kTimeout,
-                    "benchmark passed its deadline of " + seconds_text(deadline_s) +
-                        " s: its worker process " + std::to_string(who) + " was " +
-                        (how.empty() ? "killed" : how) + " and is replaced");
+      return failure(artifact, Outcome::kTimeout,
+                     "benchmark passed its deadline of " + seconds_text(deadline_s) +
+                         " s: its worker process " + std::to_string(who) + " was " +
+                         (how.empty() ? "killed" : how) + " and is replaced");
     }
     auto exit = reply.error().details.find("exit");
-    return failed(artifact, Outcome::kCrashed,
-                  "benchmark worker process " + std::to_string(who) + " " +
-                      (exit != reply.error().details.end() ? exit->second : reply.error().message) +
-                      (sent ? " while measuring this config" : " before this config reached it") +
-                      "; a fresh worker replaces it");
+    return failure(
+        artifact, Outcome::kCrashed,
+        "benchmark worker process " + std::to_string(who) + " " +
+            (exit != reply.error().details.end() ? exit->second : reply.error().message) +
+            (sent ? " while measuring this config" : " before this config reached it") +
+            "; a fresh worker replaces it");
   }
   const auto& [json, raw] = *reply;
   if (!json.value("ok", false)) {
-    return failed(artifact, Outcome::kLaunchFailed,
-                  "benchmark worker: " + json.value("error", std::string("(no reason)")));
+    return failure(artifact, Outcome::kLaunchFailed,
+                   "benchmark worker: " + json.value("error", std::string("(no reason)")));
   }
   Measurement m;
   try {
     m = Measurement::from_json(json.at("measurement"));
   } catch (const std::exception& e) {
     process_.kill();
-    return failed(artifact, Outcome::kCrashed,
-                  std::string("benchmark worker sent a malformed measurement: ") + e.what());
+    return failure(artifact, Outcome::kCrashed,
+                   std::string("benchmark worker sent a malformed measurement: ") + e.what());
   }
   // Its device is unusable: the worker exits after this reply.
   if (m.outcome == Outcome::kCrashed) process_.kill();
