@@ -56,6 +56,19 @@ BenchPlan plan_benchmarks(const Backend& backend, const ArgList& args, const Dev
     plan.devices.assign(static_cast<std::size_t>(slots), home_ref);
     plan.home_only = !plan.process && !backend.open_device;
   }
+  // Worker processes open their own devices: the ones open_device gives
+  // (when there is no device list), on the CPU with as many threads.
+  if (plan.process && backend.open_device) {
+    const bool find_refs = backend.devices.empty();
+    for (std::size_t i = 0; i < (find_refs ? plan.devices.size() : 1); ++i) {
+      auto d = backend.open_device(static_cast<int>(i));
+      if (!d.ok()) continue;  // that worker reports it when it tries
+      if (find_refs) plan.devices[i] = (*d)->properties().ref;
+      if (i == 0 && (*d)->properties().ref.kind == DeviceKind::kCpu) {
+        plan.cpu_threads = (*d)->properties().sm_count;
+      }
+    }
+  }
   plan.replicate = plan.process || !plan.home_only;
   return plan;
 }

@@ -18,7 +18,8 @@ struct BenchPlan {
   // `home_only`.
   std::vector<DeviceRef> devices;
   bool home_only = false;
-  int cpu_threads = 0;  // worker processes on the CPU: as the caller's device
+  // Worker processes on the CPU: as open_device's device, else the caller's.
+  int cpu_threads = 0;
   // Whether a worker measures on a copy of the arguments (its device is
   // not the caller's device object).
   bool replicate = false;
