@@ -2,7 +2,7 @@
 // arch, benchmark devices) plus the device the call's arguments live on.
 // `kiln tune` opens one; an application embedding Kiln may too.
 //
-//   auto target = open_tuning_target(BackendKind::kCpu);
+//   auto target = open_tuning_target(BackendKind::kCpu, kiln::current_toolchain());
 //   Autotuner tuner(target->backend, &artifacts, &tunings);
 //   tuner.tune(kernel, args, *target->device);
 #pragma once
@@ -37,12 +37,14 @@ struct TuningTarget {
   std::vector<int> devices;        // CUDA: the benchmark devices
 };
 
-// Opens the backend and its devices. CPU: the host with one worker per
-// hardware thread. CUDA: `devices` (empty: device 0), one benchmark worker
+// Opens the backend and its devices; `toolchain` enters every key
+// (kiln::current_toolchain(), kiln/toolchain.hpp). CPU: the host with one
+// block runner per hardware thread. CUDA: `devices` (empty: device 0), one benchmark worker
 // per device, arguments on the first. Errors (kUnavailable) say what is
 // missing and the fix, e.g. "no CUDA device (...): tune on the CPU with
 // --backend cpu".
-Result<TuningTarget> open_tuning_target(BackendKind kind, const std::vector<int>& devices = {});
+Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerprint& toolchain,
+                                        const std::vector<int>& devices = {});
 
 // The identity tuning records carry for `device` (as the tuner computes it).
 DeviceIdentity device_identity(const Device& device);

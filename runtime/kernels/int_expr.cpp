@@ -148,9 +148,8 @@ struct Evaluator {
   std::string_view text;
   const ExprVars& vars;
 
-  std::int64_t checked(bool overflowed, std::int64_t value, const std::string& op) const {
+  void check_overflow(bool overflowed, const std::string& op) const {
     if (overflowed) fail(text, "'" + op + "' overflows 64-bit integers");
-    return value;
   }
 
   std::int64_t call(const IntExpr::Node& n) const {
@@ -170,7 +169,8 @@ struct Evaluator {
       const std::int64_t q = a[0] / a[1] + (a[0] % a[1] != 0);
       if (n.name == "ceil_div") return q;
       std::int64_t r = 0;
-      return checked(__builtin_mul_overflow(q, a[1], &r), r, "round_up");
+      check_overflow(__builtin_mul_overflow(q, a[1], &r), "round_up");
+      return r;
     }
     if (n.name == "min") return *std::min_element(a.begin(), a.end());
     if (n.name == "max") return *std::max_element(a.begin(), a.end());
@@ -179,9 +179,11 @@ struct Evaluator {
 
   std::int64_t binary(const std::string& op, std::int64_t x, std::int64_t y) const {
     std::int64_t r = 0;
-    if (op == "+") return checked(__builtin_add_overflow(x, y, &r), r, op);
-    if (op == "-") return checked(__builtin_sub_overflow(x, y, &r), r, op);
-    if (op == "*") return checked(__builtin_mul_overflow(x, y, &r), r, op);
+    // NOTES: the overflow check runs before `r` is read (as one call's two
+    // arguments, their order would be unspecified).
+    if (op == "+") return check_overflow(__builtin_add_overflow(x, y, &r), op), r;
+    if (op == "-") return check_overflow(__builtin_sub_overflow(x, y, &r), op), r;
+    if (op == "*") return check_overflow(__builtin_mul_overflow(x, y, &r), op), r;
     if (op == "/" || op == "%") {
       if (y == 0) fail(text, "division by zero");
       if (x == INT64_MIN && y == -1) fail(text, "'" + op + "' overflows 64-bit integers");

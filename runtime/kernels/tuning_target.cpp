@@ -3,26 +3,16 @@
 // backends this build has (runtime/kernels/CMakeLists.txt).
 #include "kiln/tuning_target.hpp"
 
-#include "kiln/toolchain.hpp"
 #if KILN_KERNELS_CPU
 #include "kiln/cpu.hpp"
 #endif
 #if KILN_KERNELS_CUDA
 #include "kiln/cuda.hpp"
 #include "kiln/nvrtc.hpp"
+#include "kiln/options.hpp"
 #endif
 
 namespace kiln {
-
-const char* backend_kind_name(BackendKind kind) {
-  return kind == BackendKind::kCuda ? "cuda" : "cpu";
-}
-
-std::optional<BackendKind> parse_backend_kind(std::string_view name) {
-  if (name == "cpu") return BackendKind::kCpu;
-  if (name == "cuda") return BackendKind::kCuda;
-  return std::nullopt;
-}
 
 bool cpu_backend_built() {
   return KILN_KERNELS_CPU != 0;
@@ -61,7 +51,8 @@ std::vector<DeviceRef> device_refs(BackendKind kind, const std::vector<int>& ind
   return refs;
 }
 
-Result<TuningTarget> open_cpu(const std::vector<int>& indices) {
+Result<TuningTarget> open_cpu(const ToolchainFingerprint& toolchain,
+                              const std::vector<int>& indices) {
 #if KILN_KERNELS_CPU
   auto device = cpu::open_device(0);
   if (!device.ok()) return device.error();
@@ -70,7 +61,7 @@ Result<TuningTarget> open_cpu(const std::vector<int>& indices) {
   t.kind = BackendKind::kCpu;
   t.device = std::move(*device);
   t.backend.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
-  t.backend.toolchain = current_toolchain();
+  t.backend.toolchain = toolchain;
   t.backend.arch = "host";
   t.backend.format = BinaryFormat::kCpuObject;
   // A fresh device per benchmark worker (and for one replacing a worker
@@ -81,6 +72,7 @@ Result<TuningTarget> open_cpu(const std::vector<int>& indices) {
   for (const auto& r : refs) t.devices.push_back(r.index);
   return t;
 #else
+  (void)toolchain;
   (void)indices;
   return make_error(ErrorCode::kUnavailable,
                     "this kiln was built without the CPU backend: rebuild with KILN_WITH_LLVM=ON "
@@ -88,7 +80,8 @@ Result<TuningTarget> open_cpu(const std::vector<int>& indices) {
 #endif
 }
 
-Result<TuningTarget> open_cuda(const std::vector<int>& indices) {
+Result<TuningTarget> open_cuda(const ToolchainFingerprint& toolchain,
+                               const std::vector<int>& indices) {
   auto count = cuda_device_count();
   if (!count.ok()) {
     return make_error(ErrorCode::kUnavailable, "no CUDA device (" + count.error().message +
@@ -105,14 +98,16 @@ Result<TuningTarget> open_cuda(const std::vector<int>& indices) {
   }
   auto device = cuda::open_device(refs.front().index);
   if (!device.ok()) return device.error();
-  auto arch = cuda::default_arch();
-  if (!arch.ok()) return arch.error();
+  // The arch of the device that runs the benchmarks, unless KILN_ARCH says
+  // otherwise (kiln/options.hpp).
+  const std::string arch =
+      Options::global().arch.empty() ? (*device)->properties().arch : Options::global().arch;
   TuningTarget t;
   t.kind = BackendKind::kCuda;
   t.device = std::move(*device);
   t.backend.compiler = std::shared_ptr<Compiler>(cuda::make_compiler());
-  t.backend.toolchain = current_toolchain();
-  t.backend.arch = *arch;
+  t.backend.toolchain = toolchain;
+  t.backend.arch = arch;
   t.backend.format = BinaryFormat::kCubin;
   std::vector<DeviceRef> devs = refs;
   t.backend.open_device = [devs](int slot) {
@@ -123,6 +118,7 @@ Result<TuningTarget> open_cuda(const std::vector<int>& indices) {
   for (const auto& r : devs) t.devices.push_back(r.index);
   return t;
 #else
+  (void)toolchain;
   (void)indices;
   return count.error();
 #endif
@@ -130,8 +126,9 @@ Result<TuningTarget> open_cuda(const std::vector<int>& indices) {
 
 }  // namespace
 
-Result<TuningTarget> open_tuning_target(BackendKind kind, const std::vector<int>& devices) {
-  return kind == BackendKind::kCuda ? open_cuda(devices) : open_cpu(devices);
+Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerprint& toolchain,
+                                        const std::vector<int>& devices) {
+  return kind == BackendKind::kCuda ? open_cuda(toolchain, devices) : open_cpu(toolchain, devices);
 }
 
 }  // namespace kiln

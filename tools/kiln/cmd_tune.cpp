@@ -16,7 +16,7 @@
 
 #include "commands.hpp"
 #include "kiln/artifact_cache.hpp"
-#include "kiln/devices.hpp"
+#include "kiln/toolchain.hpp"
 #include "kiln/tuning_cache.hpp"
 #include "tune_job.hpp"
 #include "tune_report.hpp"
@@ -75,7 +75,7 @@ int run_tune(const TuneArgs& args) {
     std::fprintf(stderr, "kiln tune: %s\n", job.error().message.c_str());
     return job.error().code == ErrorCode::kUnavailable ? 1 : 2;
   }
-  auto target = open_tuning_target(job->backend, job->devices);
+  auto target = open_tuning_target(job->backend, current_toolchain(), job->devices);
   if (!target.ok()) {
     std::fprintf(stderr, "kiln tune: %s needs a %s device: %s%s\n", job->name.c_str(),
                  job->backend == BackendKind::kCuda ? "CUDA" : "CPU",

@@ -1,0 +1,119 @@
+// User kernel specs (kiln/user_kernel.hpp): the shipped example reads back
+// with its constraints and launch rule, and every kind of mistake in a spec
+// is reported with the field it is in.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/error.hpp"
+#include "kiln/user_kernel.hpp"
+
+namespace kiln {
+namespace {
+
+const std::string kExample = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
+
+nlohmann::json minimal_spec() {
+  return nlohmann::json::parse(R"json({
+    "backend": "cpu",
+    "space": {"parameters": [{"name": "B", "values": [1, 2]}]},
+    "launch": {"grid": ["ceil_div(N, B)"]},
+    "args": [{"name": "x", "dtype": "f32", "shape": ["N"]},
+             {"name": "y", "dtype": "f32", "shape": ["N"], "role": "output"},
+             {"name": "n", "type": "i32", "value": "N"}]
+  })json");
+}
+
+std::string error_of(const nlohmann::json& spec, const std::string& entry = "k<{B}>") {
+  try {
+    (void)parse_user_kernel(spec, "src", entry, "k");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(UserSpec, TheExampleReadsBackWithItsRules) {
+  UserKernel k = load_user_kernel(kExample + "transpose.cpp", kExample + "space.json",
+                                  "example::transpose<{TILE},{STAGED}>");
+  EXPECT_EQ(k.tmpl.name, "example_transpose");
+  EXPECT_EQ(k.backend, BackendKind::kCpu);
+  EXPECT_EQ(k.dims, (std::vector<std::string>{"M", "N"}));
+  // The 16 KiB constraint removes TILE=128 (with and without staging).
+  EXPECT_EQ(k.tmpl.space.cartesian_size(), 10u);
+  EXPECT_EQ(k.tmpl.space.size(), 8u);
+  EXPECT_EQ(k.outputs, (std::vector<std::string>{"out"}));
+  EXPECT_TRUE(k.restore_value.empty());
+
+  TunableKernel t = k.tunable({{"M", 200}, {"N", 300}});
+  const Config staged{{"TILE", std::int64_t{32}}, {"STAGED", true}};
+  LaunchGeometry g = t.launch(staged, {});
+  EXPECT_EQ(g.grid, (Dim3{10, 7, 1}));
+  EXPECT_EQ(g.block, (Dim3{1, 1, 1}));
+  EXPECT_EQ(g.shared_bytes, 32u * 32u * 4u);
+  const Config direct{{"TILE", std::int64_t{32}}, {"STAGED", false}};
+  EXPECT_EQ(t.launch(direct, {}).shared_bytes, 0u);
+  ASSERT_TRUE(t.early_prune);
+  EXPECT_TRUE(t.early_prune(direct, ProblemKey("x")));
+  TunableKernel tiny = k.tunable({{"M", 8}, {"N", 8}});
+  EXPECT_FALSE(tiny.early_prune(direct, ProblemKey("x"))) << "a tile larger than the matrix";
+}
+
+TEST(UserSpec, DefaultsFollowTheRoles) {
+  auto spec = minimal_spec();
+  spec["args"][0]["role"] = "inout";
+  UserKernel k = parse_user_kernel(spec, "src", "k<{B}>", "fallback");
+  EXPECT_EQ(k.tmpl.name, "fallback");
+  EXPECT_EQ(k.outputs, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(k.restore_value, (std::vector<std::string>{"x"})) << "inout tensors are restored";
+  EXPECT_EQ(k.reference, ReferenceKind::kDefaultConfig);
+  EXPECT_EQ(std::get<TensorSpec>(k.args[1].kind).init, ArgInit::kZeros) << "outputs start at 0";
+  EXPECT_TRUE(std::get<ScalarSpec>(k.args[2].kind).in_key);
+  const Config c{{"B", std::int64_t{2}}};
+  EXPECT_EQ(k.tunable({{"N", 9}}).launch(c, {}).grid, (Dim3{5, 1, 1}));
+}
+
+TEST(UserSpec, MistakesNameTheirField) {
+  auto with = [](const char* pointer, nlohmann::json value) {
+    auto spec = minimal_spec();
+    spec[nlohmann::json::json_pointer(pointer)] = std::move(value);
+    return spec;
+  };
+  EXPECT_NE(error_of(with("/backend", "gpu")).find("backend"), std::string::npos);
+  EXPECT_NE(error_of(with("/lanch", 1)).find("unknown key \"lanch\""), std::string::npos);
+  EXPECT_NE(error_of(with("/launch/grid/0", "ceil_div(N, B")).find("launch.grid[0]"),
+            std::string::npos);
+  EXPECT_NE(error_of(with("/args/0/dtype", "f17")).find("args[0].dtype"), std::string::npos);
+  EXPECT_NE(error_of(with("/args/0/role", "both")).find("args[0].role"), std::string::npos);
+  EXPECT_NE(error_of(with("/args/0/shape/0", "B")).find("config parameter 'B'"), std::string::npos);
+  EXPECT_NE(error_of(with("/args/2/type", "i16")).find("args[2].type"), std::string::npos);
+  EXPECT_NE(error_of(with("/outputs", nlohmann::json::array({"n"}))).find("not a tensor"),
+            std::string::npos);
+  EXPECT_NE(error_of(with("/reference", "magic")).find("reference"), std::string::npos);
+  EXPECT_NE(error_of(with("/space/constraints", nlohmann::json::array({"B <"})))
+                .find("space.constraints[0]"),
+            std::string::npos);
+  EXPECT_NE(error_of(minimal_spec(), "k<{C}>").find("C"), std::string::npos);
+  EXPECT_NE(error_of(minimal_spec(), "").find("--entry"), std::string::npos);
+  auto twice = minimal_spec();
+  twice["args"][1]["name"] = "x";
+  EXPECT_NE(error_of(twice).find("given twice"), std::string::npos);
+}
+
+TEST(UserSpec, MissingFilesAndBadJsonNameThePath) {
+  try {
+    (void)load_user_kernel(kExample + "transpose.cpp", "/nonexistent/space.json", "e<{TILE}>");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/space.json"), std::string::npos);
+  }
+  try {
+    (void)load_user_kernel(kExample + "transpose.cpp", kExample + "transpose.cpp", "e<{TILE}>");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln
