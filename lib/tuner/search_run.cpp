@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "kiln/compile_pool.hpp"
 #include "kiln/search.hpp"
 
 namespace kiln::internal {
@@ -45,6 +46,13 @@ PipelineOutput anneal(const ProblemKey& problem, PipelineInputs in, ProgressBar*
   ao.start = def;
   auto search = make_annealing_search(space, ao);
   const std::size_t round_size = opt.search_batch ? opt.search_batch : kDefaultRound;
+  // NOTES: a round is small, and a benchmark can start only when its unit
+  // has compiled: by default a round's configs are spread over the compile
+  // threads rather than grouped into one program on one of them.
+  if (opt.group_size == 0) {
+    const auto threads = static_cast<std::size_t>(resolve_workers(opt.compile_threads));
+    in.options.group_size = std::max<std::size_t>(1, round_size / threads);
+  }
 
   if (progress) progress->set_total(limit);
   in.progress = nullptr;  // the pipeline would reset the total to one round's size
