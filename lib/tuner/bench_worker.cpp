@@ -78,6 +78,9 @@ int serve_bench_worker(int fd, const WorkerDeviceOpener& open) {
         current->state = std::move(*state);
         current->state->rebind(&current->replica.args);
         reply = {{"ok", true}, {"device", device->properties().name}};
+      } else if (op == "release") {
+        current.reset();  // an idle worker keeps no copy of the last call's tensors
+        reply = {{"ok", true}};
       } else if (op == "measure" && current && device) {
         auto [artifact, geometry] = internal::parse_measure_request(request, std::move(raw));
         internal::MeasureInputs in{&current->replica.args, &*current->state,

@@ -23,8 +23,10 @@ class IdleWorkers {
   }
   std::optional<WorkerProcess> take(const std::string& key) {
     std::lock_guard lock(mutex_);
-    auto it = idle_.find(key);
-    if (it == idle_.end()) return std::nullopt;
+    // The most recently used first: the one whose caches are warm.
+    auto [first, last] = idle_.equal_range(key);
+    if (first == last) return std::nullopt;
+    auto it = std::prev(last);
     WorkerProcess p = std::move(it->second);
     idle_.erase(it);
     return p;
@@ -67,7 +69,13 @@ ProcessBench::ProcessBench(std::string executable, std::shared_ptr<const Message
 }
 
 ProcessBench::~ProcessBench() {
-  if (process_.running()) IdleWorkers::instance().put(pool_key_, std::move(process_));
+  // Idle, a worker must not hold the call's replicas (device memory on a
+  // GPU): it is kept only once it has dropped them, else killed.
+  if (!process_.running() || !process_.send({{"op", "release"}})) return;
+  auto released = process_.receive(after(5));
+  if (released.ok() && released->first.value("ok", false)) {
+    IdleWorkers::instance().put(pool_key_, std::move(process_));
+  }
 }
 
 void clear_idle_bench_workers() {

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "kiln/bench_worker.hpp"
@@ -214,6 +216,38 @@ TEST(Isolation, AutoFallsBackToThreadsWithoutAWorker) {
   const std::string trace = read_text(s.dir / "trace.json");
   EXPECT_NE(trace.find("bench 0 (cpu)"), std::string::npos) << trace;
   EXPECT_EQ(trace.find("cpu, process"), std::string::npos) << trace;
+}
+
+// The worker pids that benchmark spans of a trace name.
+std::set<int> worker_pids(const std::filesystem::path& trace) {
+  std::set<int> pids;
+  auto json = nlohmann::json::parse(read_text(trace));
+  for (const auto& e : json.at("traceEvents")) {
+    if (e.contains("args") && e["args"].contains("pid")) pids.insert(e["args"]["pid"].get<int>());
+  }
+  return pids;
+}
+
+TEST(Isolation, AnIdleWorkerServesTheNextRun) {
+  Scratch s("reuse");
+  Autotuner tuner(cpu_backend(Isolation::kProcess), &s.artifacts, &s.tunings);
+  TunableKernel k = faulty_kernel(s.dir);
+  k.tmpl.space = ConfigSpace();
+  k.tmpl.space.param("UNROLL", {1, 4}).param("MODE", {0});
+  std::vector<std::set<int>> runs;
+  for (int n : {512, 768}) {  // two problems: two tuning runs
+    AxCall call(n);
+    TuneOptions to;
+    to.trace_path = (s.dir / ("trace" + std::to_string(n) + ".json")).string();
+    auto r = tuner.tune(k, call.args, *s.device, to);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    EXPECT_EQ(r->source, "tuned");
+    EXPECT_EQ(r->stats.benchmarked, 2u);
+    runs.push_back(worker_pids(to.trace_path));
+  }
+  ASSERT_EQ(runs[0].size(), 1u);
+  EXPECT_EQ(runs[0], runs[1]) << "the second run started a new worker";
+  EXPECT_EQ(runs[0].count(::getpid()), 0u);
 }
 
 TEST(Isolation, ResultsMatchThreadBenchmarking) {
