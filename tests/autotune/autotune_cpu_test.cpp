@@ -14,6 +14,7 @@
 #include "kiln/toolchain.hpp"
 #include "kiln/tuner.hpp"
 #include "kiln/tuning_cache.hpp"
+#include "tune_session.hpp"
 
 namespace kiln {
 namespace {
@@ -42,54 +43,10 @@ void scale(const kiln::cpu::BlockContext& ctx, const float* x, float* y, int n, 
 }  // namespace t
 )";
 
-std::filesystem::path fresh_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("kiln_autotune_" + name + "_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  return dir;
-}
-
-Options options_for(const std::filesystem::path& dir) {
-  Options o = Options::global();
-  o.cache_dir = dir;
-  return o;
-}
-
-Backend cpu_backend();
-
-// One process's worth of Kiln over a fresh cache directory: caches, a CPU
-// device and a tuner. The directory is removed when the session ends.
-struct Session {
-  std::filesystem::path dir;
-  Options opts;
-  ArtifactCache artifacts;
-  TuningCache tunings;
-  Result<std::unique_ptr<Device>> device;
-  Autotuner tuner;
-
-  explicit Session(const std::string& name)
-      : dir(fresh_dir(name)),
-        opts(options_for(dir)),
-        artifacts(opts),
-        tunings(opts),
-        device(cpu::open_device(1)),
-        tuner(cpu_backend(), &artifacts, &tunings) {
-    std::filesystem::create_directories(dir);
-  }
-  ~Session() { std::filesystem::remove_all(dir); }
-  auto parts() { return std::tie(dir, artifacts, tunings, device, tuner); }
-};
-
-Backend cpu_backend() {
-  Backend b;
-  b.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
-  b.toolchain = current_toolchain();
-  b.arch = "host";
-  b.format = BinaryFormat::kCpuObject;
-  b.open_device = [](int) { return cpu::open_device(1); };
-  b.bench_workers = 1;
-  return b;
-}
+using testing::cpu_backend;
+using testing::fresh_dir;
+using testing::options_for;
+using testing::Session;
 
 TunableKernel scale_kernel(std::vector<std::int64_t> modes) {
   TunableKernel k;

@@ -1,6 +1,6 @@
-// One process's worth of Kiln for the CPU tuning tests: a fresh cache
-// directory (removed at the end), both caches, a one-thread CPU device and
-// an Autotuner whose benchmark workers open one-thread CPU devices.
+// Shared by the CPU tuning tests: one process's worth of Kiln over a fresh
+// cache directory (removed at the end): both caches, a one-thread CPU device
+// and an Autotuner whose benchmark workers open one-thread CPU devices.
 #pragma once
 
 #include <unistd.h>
@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "kiln/artifact_cache.hpp"
 #include "kiln/cpu.hpp"
@@ -18,11 +19,11 @@
 
 namespace kiln::testing {
 
-inline std::filesystem::path fresh_cache_dir(const std::string& name) {
+// A path of this process's own under the temporary directory, emptied.
+inline std::filesystem::path fresh_dir(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() /
-             ("kiln_tune_" + name + "_" + std::to_string(getpid()));
+             ("kiln_autotune_" + name + "_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
   return dir;
 }
 
@@ -32,7 +33,7 @@ inline Options options_for(const std::filesystem::path& dir) {
   return o;
 }
 
-inline Backend cpu_test_backend() {
+inline Backend cpu_backend() {
   Backend b;
   b.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
   b.toolchain = current_toolchain();
@@ -43,24 +44,27 @@ inline Backend cpu_test_backend() {
   return b;
 }
 
-struct TuneSession {
+struct Session {
   std::filesystem::path dir;
   Options opts;
   ArtifactCache artifacts;
   TuningCache tunings;
-  std::unique_ptr<Device> device;
+  Result<std::unique_ptr<Device>> device;
   Autotuner tuner;
 
-  explicit TuneSession(const std::string& name)
-      : dir(fresh_cache_dir(name)),
+  explicit Session(const std::string& name)
+      : dir(fresh_dir(name)),
         opts(options_for(dir)),
         artifacts(opts),
         tunings(opts),
-        device(cpu::open_device(1).value()),
-        tuner(cpu_test_backend(), &artifacts, &tunings) {}
-  ~TuneSession() { std::filesystem::remove_all(dir); }
-  TuneSession(const TuneSession&) = delete;
-  TuneSession& operator=(const TuneSession&) = delete;
+        device(cpu::open_device(1)),
+        tuner(cpu_backend(), &artifacts, &tunings) {
+    std::filesystem::create_directories(dir);
+  }
+  ~Session() { std::filesystem::remove_all(dir); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  auto parts() { return std::tie(dir, artifacts, tunings, device, tuner); }
 };
 
 }  // namespace kiln::testing
