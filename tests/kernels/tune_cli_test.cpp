@@ -1,0 +1,254 @@
+// `kiln tune` and `kiln kernels` end to end: the real executable in child
+// processes, a fresh cache directory per test, real Clang compiles and real
+// timings on the CPU backend. Assertions are on behaviour (statuses, where
+// a result came from, what was compiled), never on times.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "kiln/cpu.hpp"
+#include "kiln/tuning_target.hpp"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kExample = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
+const std::string kGemm = "tune --kernel gemm_f32 --shape M=48,N=40,K=24 --max-configs 4";
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+  nlohmann::json json() const { return nlohmann::json::parse(out); }  // throws when not JSON
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class TuneCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("kiln_tune_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `kiln ARGS` over this test's cache directory: stdout and stderr apart.
+  CliRun kiln(const std::string& args) const {
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string cmd = "env KILN_CACHE_DIR=" + (dir_ / "cache").string() +
+                            " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING= " KILN_CLI_PATH " " + args +
+                            " 2>" + err.string();
+    CliRun run;
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    if (!pipe) return run;
+    char buffer[4096];
+    std::size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+    const int status = ::pclose(pipe);
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.err = read_file(err);
+    return run;
+  }
+
+  fs::path dir_;
+};
+
+std::size_t count_status(const nlohmann::json& report, const std::string& status) {
+  std::size_t n = 0;
+  for (const auto& c : report["configs"]) n += c["status"] == status;
+  return n;
+}
+
+TEST_F(TuneCli, GemmTunesThenStartsWarmInASecondProcess) {
+  CliRun cold = kiln(kGemm + " --json");
+  ASSERT_EQ(cold.exit_code, 0) << cold.err;
+  const nlohmann::json r = cold.json();  // stdout is one JSON document
+  EXPECT_EQ(r["kernel"], "gemm_f32");
+  EXPECT_EQ(r["backend"], "cpu");
+  EXPECT_EQ(r["source"], "tuned");
+  EXPECT_EQ(r["dtype"], "f32");
+  EXPECT_EQ(r["shape"]["K"], 24);
+  EXPECT_EQ(r["reference"], "host code (double precision)");
+  ASSERT_EQ(r["configs"].size(), 4u);
+  EXPECT_EQ(count_status(r, "ok"), 4u) << r.dump(2);
+  for (const auto& c : r["configs"]) {
+    EXPECT_GT(c["median_s"].get<double>(), 0);
+    EXPECT_LE(c["min_s"].get<double>(), c["median_s"].get<double>());
+    EXPECT_GE(c["reps"].get<int>(), 3);
+  }
+  ASSERT_FALSE(r["winner"].is_null());
+  ASSERT_FALSE(r["default"].is_null()) << "the default config is always measured";
+  EXPECT_EQ(r["default"]["config"], cpu::gemm_f32_template().space.default_config().to_json());
+  EXPECT_GT(r["speedup_over_default"].get<double>(), 0);
+  EXPECT_GT(r["winner"]["gflops"].get<double>(), 0);
+  const auto& stats = r["stats"];
+  EXPECT_EQ(stats["cache_misses"], 1);
+  EXPECT_EQ(stats["cache_hits"], 0);
+  EXPECT_EQ(stats["configs"], 4);
+  EXPECT_EQ(stats["benchmarked"], 4);
+  EXPECT_EQ(stats["failed"], 0);
+  EXPECT_GE(stats["compiled"].get<int>(), 4);
+  EXPECT_GT(stats["compile_seconds"].get<double>(), 0);
+  EXPECT_EQ(r["settings"]["pipeline"], true);
+
+  // The same command in a new process: served from the tuning cache on
+  // disk, its artifact from the artifact cache, nothing compiled.
+  CliRun warm = kiln(kGemm + " --json");
+  ASSERT_EQ(warm.exit_code, 0) << warm.err;
+  const nlohmann::json w = warm.json();
+  EXPECT_EQ(w["source"], "disk");
+  EXPECT_EQ(w["winner"]["config"], r["winner"]["config"]);
+  EXPECT_EQ(w["stats"]["cache_hits"], 1);
+  EXPECT_EQ(w["stats"]["compiled"], 0);
+  EXPECT_EQ(w["stats"]["artifact_hits"], 1);
+  EXPECT_EQ(w["configs"].size(), 4u) << "the stored record's table";
+  EXPECT_DOUBLE_EQ(w["speedup_over_default"].get<double>(),
+                   r["speedup_over_default"].get<double>());
+  CliRun text = kiln(kGemm);
+  EXPECT_NE(text.out.find("source: disk"), std::string::npos) << text.out;
+
+  // --retune measures again and replaces the record.
+  CliRun again = kiln(kGemm + " --retune --json");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.json()["source"], "tuned");
+  EXPECT_EQ(kiln(kGemm + " --json").json()["source"], "disk");
+}
+
+TEST_F(TuneCli, PipelineOffCompilesFirstThenBenchmarks) {
+  CliRun run = kiln(kGemm + " --no-pipeline --group-size 1 --threads 2 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json r = run.json();
+  EXPECT_EQ(r["settings"]["pipeline"], false);
+  EXPECT_EQ(r["source"], "tuned");
+  EXPECT_EQ(count_status(r, "ok"), 4u);
+  EXPECT_DOUBLE_EQ(r["stats"]["overlap_seconds"].get<double>(), 0.0);
+}
+
+TEST_F(TuneCli, InPlaceRmsNormPassesTheCleanRunCheckForEveryConfig) {
+  // Each config's checked run is compared with host code that ran once on
+  // the original inputs: without restore_value, repetitions would add x
+  // into the residual again and fail the check.
+  CliRun run =
+      kiln("tune --kernel fused_add_rmsnorm --shape rows=24,hidden=136 --max-configs 4 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json r = run.json();
+  EXPECT_EQ(r["source"], "tuned");
+  EXPECT_EQ(count_status(r, "ok"), 4u) << r.dump(2);
+  EXPECT_EQ(r["stats"]["benchmarked"], 4);
+}
+
+TEST_F(TuneCli, TheUserKernelExampleTunes) {
+  const std::string args = "tune --template " + kExample + "transpose.cpp --space " + kExample +
+                           "space.json --entry 'example::transpose<{TILE},{STAGED}>' "
+                           "--shape M=40,N=72 --max-configs 6 --json";
+  CliRun run = kiln(args);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json r = run.json();
+  EXPECT_EQ(r["kernel"], "example_transpose");
+  EXPECT_EQ(r["source"], "tuned");
+  EXPECT_EQ(r["reference"], "the default config");
+  ASSERT_EQ(r["configs"].size(), 6u);
+  EXPECT_EQ(count_status(r, "ok"), 6u) << r.dump(2);
+  for (const auto& c : r["configs"]) EXPECT_LE(c["config"]["TILE"].get<int>(), 64);
+  CliRun warm = kiln(args);
+  ASSERT_EQ(warm.exit_code, 0) << warm.err;
+  EXPECT_EQ(warm.json()["source"], "disk");
+  EXPECT_EQ(warm.json()["stats"]["compiled"], 0);
+}
+
+TEST_F(TuneCli, TraceIsChromeTraceJson) {
+  const fs::path trace = dir_ / "trace.json";
+  CliRun run = kiln(kGemm + " --trace " + trace.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("trace: " + trace.string()), std::string::npos) << run.out;
+  const auto j = nlohmann::json::parse(read_file(trace));
+  ASSERT_TRUE(j["traceEvents"].is_array());
+  std::size_t compiles = 0, benchmarks = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    EXPECT_GE(e["dur"].get<double>(), 0);
+    compiles += e["cat"] == "compile";
+    benchmarks += e["cat"] == "benchmark";
+  }
+  EXPECT_GE(compiles, 1u);
+  EXPECT_EQ(benchmarks, 4u);
+}
+
+TEST_F(TuneCli, BadInputExitsTwoNamingTheProblem) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"tune --kernel gemm_f33 --shape M=8,N=8,K=8", "no shipped kernel 'gemm_f33'"},
+      {"tune --kernel gemm_f32 --shape M=8,N=8", "--shape lacks K"},
+      {"tune --kernel gemm_f32 --shape M8,N=8,K=8", "'M8' is not NAME=VALUE"},
+      {"tune --kernel gemm_f32 --shape M=8,N=-1,K=8", "not a positive integer"},
+      {"tune --kernel gemm_f32 --shape M=8,N=8,K=8,Q=2", "no dimension 'Q'"},
+      {"tune --kernel gemm_f32 --shape M=8,N=8,K=8 --dtype f17", "unknown dtype 'f17'"},
+      {"tune --kernel gemm_f32 --shape M=8,N=8,K=8 --dtype f16", "use --kernel gemm_f16"},
+      {"tune --kernel gemm_f16 --backend cpu --shape M=8,N=8,K=8", "use --kernel gemm_f32"},
+      {"tune --shape M=8", "give either --kernel"},
+      {"tune --template " + kExample + "transpose.cpp --shape M=8,N=8", "needs --space"},
+      {"tune --template " + kExample + "transpose.cpp --space " + kExample +
+           "space.json --shape M=8,N=8",
+       "no entry expression"},
+      {"tune --kernel gemm_f32 --shape M=8,N=8,K=8 --backend tpu", "--backend"},
+      {"tune --kernel gemm_f32 --shape M=8,N=8,K=8 --devices cuda:0", "not a cpu device"},
+  };
+  for (const auto& [args, expected] : cases) {
+    CliRun run = kiln(args);
+    EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
+    EXPECT_NE(run.err.find(expected), std::string::npos) << args << "\n" << run.err;
+    EXPECT_TRUE(run.out.empty()) << args;
+  }
+}
+
+TEST_F(TuneCli, CudaKernelsWithoutADeviceFailCleanly) {
+  if (cuda_device_count().ok()) GTEST_SKIP() << "a CUDA device is present";
+  for (const char* args : {"tune --kernel gemm_f16 --shape M=64,N=64,K=64",
+                           "tune --kernel gemm --backend cuda --shape M=64,N=64,K=64 --json"}) {
+    CliRun run = kiln(args);
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_NE(run.err.find("no CUDA device"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("--backend cpu"), std::string::npos) << run.err;
+    EXPECT_TRUE(run.out.empty());
+  }
+  // auto picks the CPU when there is no device.
+  CliRun run = kiln("tune --kernel gemm --shape M=16,N=16,K=16 --max-configs 2 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.json()["kernel"], "gemm_f32");
+}
+
+TEST_F(TuneCli, KernelsListsTheShippedKernels) {
+  CliRun run = kiln("kernels --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = run.json();
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& k : j["kernels"]) by_name[k["name"].get<std::string>()] = k;
+  ASSERT_EQ(by_name.size(), 4u);
+  const auto& gemm = by_name.at("gemm_f32");
+  EXPECT_EQ(gemm["backend"], "cpu");
+  EXPECT_EQ(gemm["dims"], nlohmann::json::array({"M", "N", "K"}));
+  EXPECT_EQ(gemm["space_size"], cpu::gemm_f32_template().space.size());
+  EXPECT_EQ(gemm["parameters"][0]["name"], "BM");
+  EXPECT_EQ(by_name.at("fused_add_rmsnorm")["in_place"], true);
+  EXPECT_EQ(by_name.at("gemm_bf16")["backend"], "cuda");
+  EXPECT_EQ(by_name.at("gemm_bf16")["dtypes"][0], "bf16");
+  CliRun text = kiln("kernels");
+  EXPECT_NE(text.out.find("gemm_f16"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln
