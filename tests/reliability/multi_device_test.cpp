@@ -14,7 +14,7 @@ using namespace kiln::test;
 
 // The first launch claims @DIR@/slot0 and waits (up to 20 s) for slot1,
 // which the next launch claims; each slot file holds its launcher's pid.
-constexpr const char* kRendezvousSource = R"(
+const std::string kRendezvousSource = R"(
 #include "kiln/cpu_kernel.h"
 extern "C" int getpid(void);
 extern "C" int open(const char*, int, ...);
@@ -42,21 +42,12 @@ void ax(const kiln::cpu::BlockContext& ctx, const float* x, float* y, int n, flo
       claim("@DIR@/slot1");
     }
   }
-  const int per = (n + static_cast<int>(ctx.grid_dim.x) - 1) / static_cast<int>(ctx.grid_dim.x);
-  const int lo = static_cast<int>(ctx.block_idx.x) * per;
-  const int hi = lo + per < n ? lo + per : n;
-  int i = lo;
-  for (; i + UNROLL <= hi; i += UNROLL)
-    for (int u = 0; u < UNROLL; ++u) y[i + u] = a * x[i + u];
-  for (; i < hi; ++i) y[i] = a * x[i];
-}
-}  // namespace t
 )";
 
 TunableKernel rendezvous_kernel(const std::filesystem::path& dir) {
   TunableKernel k;
   k.tmpl.name = "rendezvous_ax";
-  k.tmpl.source = with_dir(kRendezvousSource, dir);
+  k.tmpl.source = with_dir(kRendezvousSource + ax_tail(), dir);
   k.tmpl.entry = "t::ax<{UNROLL}>";
   k.tmpl.space.param("UNROLL", {1, 2, 4, 8});
   k.launch = four_blocks;

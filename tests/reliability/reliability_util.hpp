@@ -106,6 +106,20 @@ inline std::string read_text(const std::filesystem::path& p) {
   return s.str();
 }
 
+// How every test kernel ends: y = a * x + `offset` over its block's share of
+// n, then the closing of the function and of namespace t.
+inline std::string ax_tail(const std::string& offset = "0.0f") {
+  return R"(
+  const int per = (n + static_cast<int>(ctx.grid_dim.x) - 1) / static_cast<int>(ctx.grid_dim.x);
+  const int lo = static_cast<int>(ctx.block_idx.x) * per;
+  const int hi = lo + per < n ? lo + per : n;
+  for (int i = lo; i < hi; ++i) y[i] = a * x[i] + )" +
+         offset + R"(;
+}
+}  // namespace t
+)";
+}
+
 // Replaces every "@DIR@" in `source` with `dir`.
 inline std::string with_dir(std::string source, const std::filesystem::path& dir) {
   for (auto at = source.find("@DIR@"); at != std::string::npos; at = source.find("@DIR@"))
