@@ -41,8 +41,8 @@ struct TuningTarget {
 // (kiln::current_toolchain(), kiln/toolchain.hpp). CPU: the host with one
 // block runner per hardware thread. CUDA: `devices` (empty: device 0), one benchmark worker
 // per device, arguments on the first. Errors (kUnavailable) say what is
-// missing and the fix, e.g. "no CUDA device (...): tune on the CPU with
-// --backend cpu".
+// missing and the fix, e.g. "no CUDA device (...): tune on a machine with
+// one, or on the CPU backend".
 Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerprint& toolchain,
                                         const std::vector<int>& devices = {});
 

@@ -84,8 +84,9 @@ Result<TuningTarget> open_cuda(const ToolchainFingerprint& toolchain,
                                const std::vector<int>& indices) {
   auto count = cuda_device_count();
   if (!count.ok()) {
-    return make_error(ErrorCode::kUnavailable, "no CUDA device (" + count.error().message +
-                                                   "): tune on the CPU with --backend cpu");
+    return make_error(ErrorCode::kUnavailable,
+                      "no CUDA device (" + count.error().message +
+                          "): tune on a machine with one, or on the CPU backend");
   }
 #if KILN_KERNELS_CUDA
   const auto refs = device_refs(BackendKind::kCuda, indices);

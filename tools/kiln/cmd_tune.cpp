@@ -77,10 +77,14 @@ int run_tune(const TuneArgs& args) {
   }
   auto target = open_tuning_target(job->backend, current_toolchain(), job->devices);
   if (!target.ok()) {
+    std::string fix;
+    if (!job->cpu_alternative.empty())
+      fix = " (--backend cpu --kernel " + job->cpu_alternative + ")";
+    else if (job->user && job->backend == BackendKind::kCuda)
+      fix = " (for a CPU version of the kernel, set \"backend\": \"cpu\" in its spec)";
     std::fprintf(stderr, "kiln tune: %s needs a %s device: %s%s\n", job->name.c_str(),
                  job->backend == BackendKind::kCuda ? "CUDA" : "CPU",
-                 target.error().message.c_str(),
-                 job->cpu_alternative.empty() ? "" : (" --kernel " + job->cpu_alternative).c_str());
+                 target.error().message.c_str(), fix.c_str());
     return target.error().code == ErrorCode::kInvalidArgument ? 2 : 1;
   }
   auto call = make_call(*target->device, job->args, job->shape, args.seed);
@@ -114,6 +118,7 @@ int run_tune(const TuneArgs& args) {
   const DeviceProperties& props = target->device->properties();
   report.device = {{"name", props.name}, {"arch", props.arch}, {"ref", props.ref.to_string()}};
   report.shape = job->shape;
+  report.dims = job->dims;
   report.dtype = job->dtype;
   report.source = result->source;
   // A cached winner was checked when it was tuned, not now.

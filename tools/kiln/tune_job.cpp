@@ -79,6 +79,7 @@ void shipped_job(const TuneArgs& a, TuneJob& job) {
   job.name = k.name;
   job.backend = k.backend;
   check_dims(job.shape, k.dims, k.name);
+  job.dims = k.dims;
   if (std::string problem = k.check_shape(job.shape); !problem.empty())
     bad("--shape: " + k.name + ": " + problem);
   const DType dt = dtype.value_or(k.dtypes.front());
@@ -111,12 +112,14 @@ void user_job(const TuneArgs& a, TuneJob& job) {
     bad("--reference host is for shipped kernels; a user kernel's reference is in its spec");
   UserKernel user = load_user_kernel(a.template_file, a.space_file, a.entry);
   job.name = user.tmpl.name;
+  job.user = true;
   job.backend = user.backend;
   if (a.backend != "auto" && a.backend != backend_kind_name(user.backend)) {
     bad("--backend " + a.backend + ": " + a.space_file + " describes a " +
         backend_kind_name(user.backend) + " kernel (its \"backend\")");
   }
   check_dims(job.shape, user.dims, job.name);
+  job.dims = user.dims;
   job.kernel = user.tunable(job.shape);
   job.args = user.args;
   job.reference = user.reference;

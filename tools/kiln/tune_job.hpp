@@ -33,12 +33,14 @@ struct TuneArgs {
 };
 
 struct TuneJob {
-  std::string name;  // as reported: the shipped name, or the user kernel's
+  std::string name;   // as reported: the shipped name, or the user kernel's
+  bool user = false;  // --template: the user's own kernel
   BackendKind backend = BackendKind::kCpu;
   TunableKernel kernel;
   std::vector<ArgSpec> args;
   ShapeDims shape;
-  std::string dtype;  // shipped kernels only
+  std::vector<std::string> dims;  // the shape's names in the kernel's order
+  std::string dtype;              // shipped kernels only
   std::vector<int> devices;
   ReferenceKind reference = ReferenceKind::kDefaultConfig;
   ReferenceFn reference_fn;

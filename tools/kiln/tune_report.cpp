@@ -129,10 +129,13 @@ nlohmann::json TuneReport::to_json() const {
 }
 
 void TuneReport::print(std::FILE* out) const {
-  std::string dims;
-  for (const auto& [k, v] : shape) dims += (dims.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  std::string shape_text;
+  for (const auto& name : dims) {
+    if (auto it = shape.find(name); it != shape.end())
+      shape_text += (shape_text.empty() ? "" : ",") + name + "=" + std::to_string(it->second);
+  }
   std::fprintf(out, "%s (%s) on %s [%s], shape %s%s%s\n", kernel.c_str(), template_name.c_str(),
-               device.value("name", std::string("?")).c_str(), backend.c_str(), dims.c_str(),
+               device.value("name", std::string("?")).c_str(), backend.c_str(), shape_text.c_str(),
                dtype.empty() ? "" : ", dtype ", dtype.c_str());
   std::size_t width = 6;
   for (const auto& r : rows) width = std::max(width, r.config.to_string().size());

@@ -34,11 +34,12 @@ struct TuneReport {
   std::string backend;    // "cpu", "cuda"
   nlohmann::json device;  // name, arch
   ShapeDims shape;
-  std::string dtype;            // empty for user kernels
-  std::string source;           // "tuned", "disk", "memory", "default"
-  std::string reference;        // what outputs were checked against
-  nlohmann::json settings;      // the options the run used
-  std::vector<ConfigRow> rows;  // ok rows fastest first, then failures
+  std::vector<std::string> dims;  // the shape's names in the kernel's order (text output)
+  std::string dtype;              // empty for user kernels
+  std::string source;             // "tuned", "disk", "memory", "default"
+  std::string reference;          // what outputs were checked against
+  nlohmann::json settings;        // the options the run used
+  std::vector<ConfigRow> rows;    // ok rows fastest first, then failures
   std::optional<ConfigRow> winner;
   std::optional<ConfigRow> default_row;
   KernelStats stats;
