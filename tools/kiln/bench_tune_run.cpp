@@ -88,6 +88,9 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   const int bench_threads = setup.bench_threads;
   backend.open_device = [bench_threads](int) { return cpu::open_device(bench_threads); };
   backend.bench_workers = 1;
+  backend.isolation = setup.isolation == "process" ? Isolation::kProcess
+                      : setup.isolation == "auto"  ? Isolation::kAuto
+                                                   : Isolation::kThread;
   auto home = cpu::open_device(1);
   if (!home.ok()) return home.error();
 

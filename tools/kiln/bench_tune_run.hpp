@@ -21,8 +21,9 @@ struct TuneBenchSetup {
   int size = 96;               // M = N = K
   std::size_t group_size = 1;  // 1: the first benchmark starts after one compile
   int compile_threads = 1;
-  int bench_threads = 1;  // threads of the benchmark worker's CPU device
-  double bench_ms = 0;    // kernel time per config; 0: about one config's compile time
+  int bench_threads = 1;             // threads of the benchmark worker's CPU device
+  std::string isolation = "thread";  // benchmark worker: "thread", "process" or "auto"
+  double bench_ms = 0;               // kernel time per config; 0: about one config's compile time
   int rounds = 1;
   bool json = false;
   std::string warm_child;  // hidden: be the warm process over this cache directory

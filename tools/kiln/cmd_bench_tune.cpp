@@ -1,6 +1,6 @@
 // kiln bench tune [--backend cpu] [--max-configs N] [--size N] [--group-size G]
 //                 [--compile-threads T] [--bench-threads T] [--bench-ms MS]
-//                 [--rounds R] [--json]
+//                 [--isolation thread|process|auto] [--rounds R] [--json]
 // The tuner benchmark, each run from a cold cache (a fresh temporary cache
 // directory): the pipeline on against off (compile everything, then
 // benchmark), the ideal max(compile time on the pool, benchmark time), and
@@ -87,10 +87,11 @@ void print_table(const nlohmann::json& report) {
               s["size"].get<int>(), s["backend"].get<std::string>().c_str(),
               s["cores"].get<unsigned>(), s["load_average"].get<double>());
   std::printf(
-      "setup: %d compile thread(s), 1 benchmark worker on a %d-thread CPU device, group "
-      "size %zu, %.1f ms of kernel time per config\n",
-      s["compile_threads"].get<int>(), s["bench_threads"].get<int>(),
-      s["group_size"].get<std::size_t>(), s["target_seconds"].get<double>() * 1e3);
+      "setup: %d compile thread(s), 1 benchmark worker (%s) on a %d-thread CPU device, "
+      "group size %zu, %.1f ms of kernel time per config\n",
+      s["compile_threads"].get<int>(), s["isolation"].get<std::string>().c_str(),
+      s["bench_threads"].get<int>(), s["group_size"].get<std::size_t>(),
+      s["target_seconds"].get<double>() * 1e3);
   std::printf("per config: compile %.3f s, benchmark %.3f s (compile/benchmark %.2f%s)\n\n",
               pc["compile_seconds"].get<double>(), pc["benchmark_seconds"].get<double>(),
               pc["compile_over_benchmark"].get<double>(),
@@ -233,6 +234,7 @@ int run_bench_tune(const TuneBenchSetup& setup) {
                      {"compile_threads", setup.compile_threads},
                      {"bench_workers", 1},
                      {"bench_threads", setup.bench_threads},
+                     {"isolation", setup.isolation},
                      {"group_size", setup.group_size},
                      {"target_seconds", target_seconds},
                      {"rounds", std::max(1, setup.rounds)},
@@ -289,6 +291,9 @@ void add_bench_tune_command(CLI::App& bench, int& exit_code) {
   cmd->add_option("--bench-ms", setup->bench_ms,
                   "Kernel time per config in ms (default: 0.8x one config's compile time)");
   cmd->add_option("--rounds", setup->rounds, "Pipelined/serial pairs measured (default 1)");
+  cmd->add_option("--isolation", setup->isolation,
+                  "Benchmark worker: thread (default), process or auto")
+      ->check(CLI::IsMember({"thread", "process", "auto"}));
   cmd->add_flag("--json", setup->json, "Print the JSON report");
   cmd->add_option("--warm-child", setup->warm_child)->group("");  // internal
   cmd->callback([setup, &exit_code] { exit_code = run_bench_tune(*setup); });
