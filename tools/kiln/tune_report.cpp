@@ -167,7 +167,12 @@ void TuneReport::print(std::FILE* out) const {
     }
     std::fprintf(out, "\n");
   } else {
-    std::fprintf(out, "winner: none (no config ran correctly; the default config is used)\n");
+    const auto cancelled = stats.failed_by_reason.find("cancelled");
+    const bool budget = cancelled != stats.failed_by_reason.end() && stats.benchmarked == 0 &&
+                        cancelled->second == stats.failed;
+    std::fprintf(out, "winner: none (%s; the default config is used)\n",
+                 budget ? "the budget ran out before any config was measured: raise --budget-s"
+                        : "no config ran correctly");
   }
   if (source == "disk") {
     std::fprintf(out,
