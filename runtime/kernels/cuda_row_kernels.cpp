@@ -1,0 +1,222 @@
+#include "cuda_row_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "host_reference.hpp"
+#include "kiln/error.hpp"
+#include "kiln/templates.hpp"
+
+namespace kiln::internal {
+
+namespace {
+
+std::int64_t dim(const ShapeDims& dims, const char* name) {
+  auto it = dims.find(name);
+  return it == dims.end() ? 0 : it->second;
+}
+
+const char* cuda_type(DType dtype) {
+  return dtype == DType::kBF16 ? "__nv_bfloat16" : "__half";
+}
+
+KernelTemplate row_template(const std::string& kernel, DType dtype, std::string description) {
+  KernelTemplate t;
+  t.name = kernel + "_" + dtype_name(dtype);
+  t.description = std::move(description);
+  t.source = std::string(embedded_template_file("cuda/" + kernel + ".cu"));
+  t.headers = {{"kiln_row_common.cuh", std::string(embedded_template_file("cuda/row_common.cuh"))}};
+  t.entry = "kiln::" + kernel + "<" + cuda_type(dtype) + ",{THREADS},{VEC},{ROWS}>";
+  t.options = {"-std=c++17"};
+  t.space.param("THREADS", {32, 64, 128, 256, 512, 1024})
+      .param("VEC", {1, 2, 4, 8})
+      .param("ROWS", {1, 2, 4});
+  // A block is THREADS x ROWS threads: CUDA's limit is 1024.
+  t.space.constraint("block<=1024", [](const Config& c) {
+    return c.get_int("THREADS") * c.get_int("ROWS") <= 1024;
+  });
+  // 256 threads of 16-byte loads cover a 4096-wide fp16 row in two passes:
+  // a good start for the hidden sizes of current models.
+  t.space.default_config(
+      Config{{"THREADS", std::int64_t{256}}, {"VEC", std::int64_t{8}}, {"ROWS", std::int64_t{1}}});
+  (void)t.check();
+  return t;
+}
+
+// grid = ceil(rows / ROWS), block = THREADS x ROWS; `width` (hidden or
+// cols) must split into whole VEC-element vectors.
+LaunchRule row_launch(const char* width) {
+  return [width](const Config& c, const ArgList& args) {
+    const std::int64_t rows = int_scalar(args, "rows"), w = int_scalar(args, width);
+    if (w % c.get_int("VEC") != 0) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  std::string(width) + "=" + std::to_string(w) +
+                      " is not a multiple of VEC=" + std::to_string(c.get_int("VEC")));
+    }
+    LaunchGeometry g;
+    g.grid = {static_cast<std::uint32_t>((rows + c.get_int("ROWS") - 1) / c.get_int("ROWS")), 1, 1};
+    g.block = {static_cast<std::uint32_t>(c.get_int("THREADS")),
+               static_cast<std::uint32_t>(c.get_int("ROWS")), 1};
+    return g;
+  };
+}
+
+Result<std::vector<double>> read(Device& device, const Arg& arg) {
+  std::vector<std::uint8_t> bytes(arg.storage_bytes());
+  Status st = device.copy_to_host(bytes.data(), arg.data, bytes.size());
+  if (!st.ok()) return st.error();
+  return to_double(arg.tensor.dtype, bytes.data(), static_cast<std::size_t>(arg.tensor.numel()));
+}
+
+double round_to(DType dtype, double v) {
+  const float f = static_cast<float>(v);
+  return dtype == DType::kBF16 ? bf16_to_float(float_to_bf16(f)) : half_to_float(float_to_half(f));
+}
+
+Status write(Device& device, const Arg& arg, const std::vector<double>& values) {
+  std::vector<std::uint16_t> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const float f = static_cast<float>(values[i]);
+    out[i] = arg.tensor.dtype == DType::kBF16 ? float_to_bf16(f) : float_to_half(f);
+  }
+  Status st = device.copy_to_device(arg.data, out.data(), out.size() * sizeof(std::uint16_t));
+  if (st.ok()) st = device.synchronize();
+  return st;
+}
+
+ShippedKernel row_entry(std::string name, std::string family, DType dtype) {
+  ShippedKernel k;
+  k.name = std::move(name);
+  k.family = std::move(family);
+  k.backend = BackendKind::kCuda;
+  k.dtypes = {dtype};
+  k.check_shape = [](const ShapeDims&) { return std::string(); };
+  k.tolerance = [dtype](const ShapeDims&) { return Tolerance::for_dtype(dtype); };
+  return k;
+}
+
+ShippedKernel rmsnorm_entry(DType dtype) {
+  ShippedKernel k =
+      row_entry(std::string("fused_add_rmsnorm_") + dtype_name(dtype), "fused_add_rmsnorm", dtype);
+  k.description = cuda_rmsnorm_template(dtype).description;
+  k.dims = {"rows", "hidden"};
+  k.in_place = true;
+  k.kernel = [dtype] {
+    TunableKernel t;
+    t.tmpl = cuda_rmsnorm_template(dtype);
+    t.launch = row_launch("hidden");
+    t.outputs = {"x", "residual"};
+    t.restore_value = {"x", "residual"};  // in place: every run starts from the caller's
+    return t;
+  };
+  k.args = [dtype](DType) {
+    return std::vector<ArgSpec>{
+        ArgSpec::tensor("x", dtype, {"rows", "hidden"}, ArgRole::kInOut),
+        ArgSpec::tensor("residual", dtype, {"rows", "hidden"}, ArgRole::kInOut),
+        ArgSpec::tensor("weight", dtype, {"hidden"}, ArgRole::kInput),
+        ArgSpec::scalar("rows", ArgType::kI32, "rows"),
+        ArgSpec::scalar("hidden", ArgType::kI32, "hidden"),
+        ArgSpec::literal("eps", ArgType::kF32, 1e-6)};
+  };
+  k.reference = half_rmsnorm_reference;
+  k.flops = [](const ShapeDims& d) {
+    return 4.0 * static_cast<double>(dim(d, "rows")) * static_cast<double>(dim(d, "hidden"));
+  };
+  k.bytes = [](const ShapeDims& d) {
+    const double n = static_cast<double>(dim(d, "rows")) * static_cast<double>(dim(d, "hidden"));
+    return 2.0 * (4.0 * n + static_cast<double>(dim(d, "hidden")));
+  };
+  return k;
+}
+
+ShippedKernel softmax_entry(DType dtype) {
+  ShippedKernel k = row_entry(std::string("softmax_") + dtype_name(dtype), "softmax", dtype);
+  k.description = cuda_softmax_template(dtype).description;
+  k.dims = {"rows", "cols"};
+  k.kernel = [dtype] {
+    TunableKernel t;
+    t.tmpl = cuda_softmax_template(dtype);
+    t.launch = row_launch("cols");
+    t.outputs = {"y"};
+    return t;
+  };
+  k.args = [dtype](DType) {
+    return std::vector<ArgSpec>{
+        ArgSpec::tensor("x", dtype, {"rows", "cols"}, ArgRole::kInput),
+        ArgSpec::tensor("y", dtype, {"rows", "cols"}, ArgRole::kOutput, ArgInit::kZeros),
+        ArgSpec::scalar("rows", ArgType::kI32, "rows"),
+        ArgSpec::scalar("cols", ArgType::kI32, "cols")};
+  };
+  k.reference = half_softmax_reference;
+  k.flops = [](const ShapeDims& d) {
+    return 5.0 * static_cast<double>(dim(d, "rows")) * static_cast<double>(dim(d, "cols"));
+  };
+  k.bytes = [](const ShapeDims& d) {
+    return 4.0 * static_cast<double>(dim(d, "rows")) * static_cast<double>(dim(d, "cols"));
+  };
+  return k;
+}
+
+}  // namespace
+
+KernelTemplate cuda_rmsnorm_template(DType dtype) {
+  return row_template("fused_add_rmsnorm", dtype,
+                      std::string("in-place fused residual add + RMSNorm, ") + dtype_name(dtype) +
+                          " storage, fp32 accumulation (row per THREADS threads)");
+}
+
+KernelTemplate cuda_softmax_template(DType dtype) {
+  return row_template("softmax", dtype,
+                      std::string("row softmax, ") + dtype_name(dtype) +
+                          " storage, fp32 math (row per THREADS threads)");
+}
+
+std::vector<ShippedKernel> cuda_row_kernels() {
+  return {rmsnorm_entry(DType::kF16), rmsnorm_entry(DType::kBF16), softmax_entry(DType::kF16),
+          softmax_entry(DType::kBF16)};
+}
+
+Status half_rmsnorm_reference(Device& device, const ArgList& args) {
+  const std::int64_t rows = int_scalar(args, "rows"), hidden = int_scalar(args, "hidden");
+  const double eps = std::get<float>(find_arg(args, "eps").scalar);
+  const DType dtype = find_arg(args, "x").tensor.dtype;
+  auto x = read(device, find_arg(args, "x"));
+  if (!x.ok()) return x.error();
+  auto res = read(device, find_arg(args, "residual"));
+  if (!res.ok()) return res.error();
+  auto w = read(device, find_arg(args, "weight"));
+  if (!w.ok()) return w.error();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    const auto row = static_cast<std::size_t>(r * hidden);
+    for (std::size_t j = 0; j < static_cast<std::size_t>(hidden); ++j) {
+      // The kernel stores the sum in the storage type and squares that.
+      (*res)[row + j] = round_to(dtype, (*x)[row + j] + (*res)[row + j]);
+      sum += (*res)[row + j] * (*res)[row + j];
+    }
+    const double scale = 1.0 / std::sqrt(sum / static_cast<double>(hidden) + eps);
+    for (std::size_t j = 0; j < static_cast<std::size_t>(hidden); ++j)
+      (*x)[row + j] = (*res)[row + j] * scale * (*w)[j];
+  }
+  Status st = write(device, find_arg(args, "residual"), *res);
+  if (st.ok()) st = write(device, find_arg(args, "x"), *x);
+  return st;
+}
+
+Status half_softmax_reference(Device& device, const ArgList& args) {
+  const std::int64_t rows = int_scalar(args, "rows"), cols = int_scalar(args, "cols");
+  auto x = read(device, find_arg(args, "x"));
+  if (!x.ok()) return x.error();
+  std::vector<double> y(x->size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const auto row = static_cast<std::size_t>(r * cols), n = static_cast<std::size_t>(cols);
+    const double m = *std::max_element(x->begin() + row, x->begin() + row + n);
+    double sum = 0;
+    for (std::size_t j = 0; j < n; ++j) sum += y[row + j] = std::exp((*x)[row + j] - m);
+    for (std::size_t j = 0; j < n; ++j) y[row + j] /= sum;
+  }
+  return write(device, find_arg(args, "y"), y);
+}
+
+}  // namespace kiln::internal
