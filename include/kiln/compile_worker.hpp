@@ -10,10 +10,9 @@
 // where the backend has no flow callback. A child that dies is reported as
 // that program's error, never as a crash of the caller.
 //
-// Wire format, both directions: frames of [u64 little-endian length][bytes];
-// every message is a JSON frame followed by one raw-bytes frame (the source
-// travels inside the JSON, a binary in the raw frame). kWireVersion must be
-// bumped on any change.
+// Wire format, both directions: kiln/worker_process.hpp's messages (a JSON
+// frame, then one raw-bytes frame); the source travels inside the JSON, a
+// binary in the raw frame. kWireVersion must be bumped on any change.
 #pragma once
 
 #include <sys/types.h>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "kiln/compile.hpp"
+#include "kiln/worker_process.hpp"
 
 namespace kiln {
 
@@ -63,8 +63,7 @@ class WorkerProcessCompiler final : public Compiler {
 
   std::vector<std::string> argv_;
   mutable std::mutex mutex_;
-  mutable pid_t pid_ = -1;
-  mutable int fd_ = -1;
+  mutable WorkerProcess child_;
   mutable int starts_ = 0;
   mutable Hello hello_;
   mutable bool have_hello_ = false;

@@ -4,77 +4,16 @@
 #include "kiln/compile_worker.hpp"
 
 #include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "kiln/log.hpp"
 
-extern char** environ;
-
 namespace kiln {
 
 namespace {
-
-// ---- framing ---------------------------------------------------------------
-
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    // MSG_NOSIGNAL: a dead peer is an error value here, not a SIGPIPE.
-    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-bool read_all(int fd, char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::recv(fd, data, size, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-bool write_frame(int fd, std::string_view bytes) {
-  unsigned char header[8];
-  std::uint64_t n = bytes.size();
-  for (int i = 0; i < 8; ++i) header[i] = static_cast<unsigned char>(n >> (8 * i));
-  return write_all(fd, reinterpret_cast<const char*>(header), 8) &&
-         write_all(fd, bytes.data(), bytes.size());
-}
-
-bool read_frame(int fd, std::string* out) {
-  unsigned char header[8];
-  if (!read_all(fd, reinterpret_cast<char*>(header), 8)) return false;
-  std::uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(header[i]) << (8 * i);
-  if (n > (std::uint64_t{1} << 32)) return false;  // garbage, not a message
-  out->resize(n);
-  return read_all(fd, out->data(), n);
-}
-
-bool send_message(int fd, const nlohmann::json& json, std::string_view raw = {}) {
-  return write_frame(fd, json.dump()) && write_frame(fd, raw);
-}
-
-bool receive_message(int fd, nlohmann::json* json, std::string* raw) {
-  std::string text;
-  if (!read_frame(fd, &text) || !read_frame(fd, raw)) return false;
-  *json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return !json->is_discarded();
-}
 
 // ---- values on the wire ----------------------------------------------------
 
@@ -88,12 +27,6 @@ ErrorInfo error_from_json(const nlohmann::json& j) {
   e.message = j.value("message", std::string("(no message)"));
   if (j.contains("details")) e.details = j["details"].get<std::map<std::string, std::string>>();
   return e;
-}
-
-std::string describe_status(int status) {
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  return "stopped";
 }
 
 }  // namespace
@@ -115,53 +48,26 @@ WorkerProcessCompiler::~WorkerProcessCompiler() {
 }
 
 void WorkerProcessCompiler::stop_child() const {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-  if (pid_ > 0) {
-    // Closing the socket ends a healthy child; a busy one is killed (its
-    // compile is abandoned).
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  pid_ = -1;
+  // Closing the socket ends a healthy child; a busy one is killed (its
+  // compile is abandoned).
+  child_.kill();
 }
 
 Result<bool> WorkerProcessCompiler::ensure_started() const {
-  if (pid_ > 0 && fd_ >= 0) return true;
+  if (child_.running()) return true;
   stop_child();
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
-    return make_error(
-        ErrorCode::kUnavailable,
-        std::string("cannot create a socket for a compile worker: ") + std::strerror(errno));
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  // The child's end becomes its stdin and stdout (dup2 clears CLOEXEC).
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  std::vector<char*> args;
-  for (const auto& a : argv_) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, argv_[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
+  auto spawned = WorkerProcess::spawn(argv_);
+  if (!spawned.ok()) {
     return make_error(ErrorCode::kUnavailable,
-                      "cannot start compile worker '" + argv_[0] + "': " + std::strerror(rc),
+                      "cannot start compile worker: " + spawned.error().message,
                       {{"fix", "give WorkerProcessCompiler the path of a kiln executable"}});
   }
-  pid_ = pid;
-  fd_ = fds[0];
+  child_ = std::move(*spawned);
   ++starts_;
   nlohmann::json reply;
   std::string raw;
-  if (!send_message(fd_, {{"op", "hello"}, {"wire", kWireVersion}}) ||
-      !receive_message(fd_, &reply, &raw) || reply.value("wire", 0) != kWireVersion) {
+  if (!child_.send({{"op", "hello"}, {"wire", kWireVersion}}) ||
+      !wire::receive(child_.fd(), &reply, &raw) || reply.value("wire", 0) != kWireVersion) {
     stop_child();
     return make_error(ErrorCode::kUnavailable, "compile worker '" + argv_[0] +
                                                    "' did not answer the hello (wrong program, " +
@@ -194,7 +100,7 @@ std::vector<std::string> WorkerProcessCompiler::code_options() const {
 
 pid_t WorkerProcessCompiler::child_pid() const {
   std::lock_guard lock(mutex_);
-  return pid_;
+  return child_.pid();
 }
 
 int WorkerProcessCompiler::starts() const {
@@ -210,8 +116,8 @@ Result<CompiledProgram> WorkerProcessCompiler::compile(const CompileUnit& unit,
   }
   auto started = ensure_started();
   if (!started.ok()) return started.error();
-  const pid_t child = pid_;
-  if (!send_message(fd_, {{"op", "compile"}, {"unit", unit.to_json()}})) {
+  const pid_t child = child_.pid();
+  if (!child_.send({{"op", "compile"}, {"unit", unit.to_json()}})) {
     stop_child();
     return make_error(ErrorCode::kCompileFailed,
                       "compile worker " + std::to_string(child) + " closed its socket",
@@ -219,7 +125,7 @@ Result<CompiledProgram> WorkerProcessCompiler::compile(const CompileUnit& unit,
   }
   // Wait for the reply, watching the token; a cancel kills the child.
   for (;;) {
-    pollfd p{fd_, POLLIN, 0};
+    pollfd p{child_.fd(), POLLIN, 0};
     const int ready = ::poll(&p, 1, 20);
     if (ready > 0) break;
     if (ready < 0 && errno != EINTR) break;
@@ -232,15 +138,10 @@ Result<CompiledProgram> WorkerProcessCompiler::compile(const CompileUnit& unit,
   }
   nlohmann::json reply;
   std::string raw;
-  if (!receive_message(fd_, &reply, &raw)) {
+  if (!wire::receive(child_.fd(), &reply, &raw)) {
     // The child died mid-compile (a compiler crash on this program): an error
     // of this program, which failure isolation can split like any other.
-    int status = 0;
-    std::string how = "closed its socket";
-    if (::waitpid(pid_, &status, 0) == pid_) {
-      how = describe_status(status);
-      pid_ = -1;
-    }
+    const std::string how = child_.reap_closed();
     stop_child();
     return make_error(ErrorCode::kCompileFailed,
                       "compile worker " + std::to_string(child) + " " + how + " while compiling " +
@@ -267,8 +168,8 @@ std::vector<std::size_t> WorkerProcessCompiler::blame(const CompileUnit& unit,
   if (!ensure_started().ok()) return {};
   nlohmann::json reply;
   std::string raw;
-  if (!send_message(fd_, {{"op", "blame"}, {"unit", unit.to_json()}, {"log", log}}) ||
-      !receive_message(fd_, &reply, &raw)) {
+  if (!child_.send({{"op", "blame"}, {"unit", unit.to_json()}, {"log", log}}) ||
+      !wire::receive(child_.fd(), &reply, &raw)) {
     stop_child();
     return {};  // the engine falls back to splitting
   }
@@ -281,20 +182,20 @@ int serve_compile_worker(Compiler& compiler, int fd) {
   for (;;) {
     nlohmann::json request;
     std::string raw;
-    if (!receive_message(fd, &request, &raw)) return 0;  // parent closed: done
+    if (!wire::receive(fd, &request, &raw)) return 0;  // parent closed: done
     const std::string op = request.value("op", std::string());
     bool sent = false;
     if (op == "hello") {
-      sent = send_message(fd, {{"wire", WorkerProcessCompiler::kWireVersion},
-                               {"name", compiler.name()},
-                               {"version", compiler.version()},
-                               {"code_options", compiler.code_options()}});
+      sent = wire::send(fd, {{"wire", WorkerProcessCompiler::kWireVersion},
+                             {"name", compiler.name()},
+                             {"version", compiler.version()},
+                             {"code_options", compiler.code_options()}});
     } else if (op == "compile" || op == "blame") {
       CompileUnit unit;
       try {
         unit = CompileUnit::from_json(request.at("unit"));
       } catch (const std::exception& e) {
-        sent = send_message(
+        sent = wire::send(
             fd, {{"ok", false},
                  {"error", error_to_json(make_error(ErrorCode::kInternal,
                                                     std::string("bad request: ") + e.what()))}});
@@ -302,7 +203,7 @@ int serve_compile_worker(Compiler& compiler, int fd) {
         continue;
       }
       if (op == "blame") {
-        sent = send_message(fd, {{"indices", compiler.blame(unit, request.value("log", ""))}});
+        sent = wire::send(fd, {{"indices", compiler.blame(unit, request.value("log", ""))}});
       } else {
         // Cancellation reaches a worker as SIGKILL from the parent.
         auto program = compiler.compile(unit, CancelToken());
@@ -313,17 +214,16 @@ int serve_compile_worker(Compiler& compiler, int fd) {
                                {"log", program->log},
                                {"options", program->options},
                                {"seconds", program->seconds}};
-          sent = send_message(fd, {{"ok", true}, {"program", pj}},
-                              program->binary ? std::string_view(*program->binary) : "");
+          sent = wire::send(fd, {{"ok", true}, {"program", pj}},
+                            program->binary ? std::string_view(*program->binary) : "");
         } else {
-          sent = send_message(fd, {{"ok", false}, {"error", error_to_json(program.error())}});
+          sent = wire::send(fd, {{"ok", false}, {"error", error_to_json(program.error())}});
         }
       }
     } else {
-      sent = send_message(
-          fd, {{"ok", false},
-               {"error",
-                error_to_json(make_error(ErrorCode::kInternal, "unknown request '" + op + "'"))}});
+      sent = wire::send(fd, {{"ok", false},
+                             {"error", error_to_json(make_error(ErrorCode::kInternal,
+                                                                "unknown request '" + op + "'"))}});
     }
     if (!sent) return 1;
   }
