@@ -280,17 +280,24 @@ void add_bench_tune_command(CLI::App& bench, int& exit_code) {
       "tune",
       "Tuner benchmark: pipeline on vs off vs the ideal, and the warm start in a new "
       "process, from a cold cache");
-  cmd->add_option("--backend", setup->backend, "Backend to measure (cpu)")
+  cmd->add_option("--backend", setup->backend, "Backend to measure: cpu (cuda: not written yet)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--max-configs", setup->max_configs, "Configs tuned (default 32)");
-  cmd->add_option("--size", setup->size, "M = N = K of the GEMM (default 96)");
-  cmd->add_option("--group-size", setup->group_size, "Configs per compile unit (default 1)");
-  cmd->add_option("--compile-threads", setup->compile_threads, "Compile pool threads (default 1)");
+  cmd->add_option("--max-configs", setup->max_configs, "Configs tuned (default 32)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--size", setup->size, "M = N = K of the GEMM (default 96)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--group-size", setup->group_size, "Configs per compile unit (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--compile-threads", setup->compile_threads, "Compile pool threads (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--bench-threads", setup->bench_threads,
-                  "Threads of the benchmark worker's CPU device (default 1)");
+                  "Threads of the benchmark worker's CPU device (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--bench-ms", setup->bench_ms,
-                  "Kernel time per config in ms (default: 0.8x one config's compile time)");
-  cmd->add_option("--rounds", setup->rounds, "Pipelined/serial pairs measured (default 1)");
+                  "Kernel time per config in ms (default: calibrated to about one config's "
+                  "compile time)");
+  cmd->add_option("--rounds", setup->rounds, "Pipelined/serial pairs measured (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--isolation", setup->isolation,
                   "Benchmark worker: thread (default), process or auto")
       ->check(CLI::IsMember({"thread", "process", "auto"}));
