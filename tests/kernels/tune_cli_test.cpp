@@ -2,16 +2,7 @@
 // processes, a fresh cache directory per test, real Clang compiles and real
 // timings on the CPU backend. Assertions are on behaviour (statuses, where
 // a result came from, what was compiled), never on times.
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
-
+#include "cli_runner.hpp"
 #include "kiln/cpu.hpp"
 #include "kiln/tuning_target.hpp"
 
@@ -19,60 +10,13 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::CliRun;
+using testing::count_status;
+using testing::read_file;
+using TuneCli = testing::CliTest;
 
 const std::string kExample = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
 const std::string kGemm = "tune --kernel gemm_f32 --shape M=48,N=40,K=24 --max-configs 4";
-
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-  nlohmann::json json() const { return nlohmann::json::parse(out); }  // throws when not JSON
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class TuneCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("kiln_tune_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Runs `kiln ARGS` over this test's cache directory: stdout and stderr apart.
-  CliRun kiln(const std::string& args) const {
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string cmd = "env KILN_CACHE_DIR=" + (dir_ / "cache").string() +
-                            " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING= " KILN_CLI_PATH " " + args +
-                            " 2>" + err.string();
-    CliRun run;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    if (!pipe) return run;
-    char buffer[4096];
-    std::size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-    const int status = ::pclose(pipe);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.err = read_file(err);
-    return run;
-  }
-
-  fs::path dir_;
-};
-
-std::size_t count_status(const nlohmann::json& report, const std::string& status) {
-  std::size_t n = 0;
-  for (const auto& c : report["configs"]) n += c["status"] == status;
-  return n;
-}
 
 TEST_F(TuneCli, GemmTunesThenStartsWarmInASecondProcess) {
   CliRun cold = kiln(kGemm + " --json");

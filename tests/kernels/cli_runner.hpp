@@ -1,0 +1,72 @@
+// Runs the real `kiln` executable (KILN_CLI_PATH) in a child process over
+// a fresh cache directory per test, with stdout and stderr kept apart.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace kiln::testing {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+  nlohmann::json json() const { return nlohmann::json::parse(out); }  // throws when not JSON
+};
+
+inline std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("kiln_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `kiln ARGS` over this test's cache directory: stdout and stderr apart.
+  CliRun kiln(const std::string& args) const {
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string cmd = "env KILN_CACHE_DIR=" + (dir_ / "cache").string() +
+                            " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING= " KILN_CLI_PATH " " + args +
+                            " 2>" + err.string();
+    CliRun run;
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    if (!pipe) return run;
+    char buffer[4096];
+    std::size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+    const int status = ::pclose(pipe);
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.err = read_file(err);
+    return run;
+  }
+
+  fs::path dir_;
+};
+
+// Configs of a `kiln tune --json` report with this status.
+inline std::size_t count_status(const nlohmann::json& report, const std::string& status) {
+  std::size_t n = 0;
+  for (const auto& c : report["configs"]) n += c["status"] == status;
+  return n;
+}
+
+}  // namespace kiln::testing

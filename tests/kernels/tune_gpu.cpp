@@ -1,0 +1,39 @@
+// `kiln tune` on a real GPU (ctest label `gpu`): the shipped tensor-core
+// GEMMs tuned end to end through the CLI, checked against host code, then
+// served warm from disk in a second process. Skipped without a device.
+#include "cli_runner.hpp"
+#include "kiln/tuning_target.hpp"
+
+namespace kiln {
+namespace {
+
+using testing::CliRun;
+using testing::count_status;
+using TuneGpu = testing::CliTest;
+
+TEST_F(TuneGpu, ShippedGemmsTuneAndStartWarm) {
+  if (!cuda_device_count().ok()) GTEST_SKIP() << cuda_device_count().error().message;
+  for (const char* kernel : {"gemm_f16", "gemm_bf16"}) {
+    const std::string args = std::string("tune --kernel ") + kernel +
+                             " --shape M=256,N=384,K=512 --max-configs 6 --json";
+    CliRun cold = kiln(args);
+    ASSERT_EQ(cold.exit_code, 0) << cold.err;
+    const auto r = cold.json();
+    EXPECT_EQ(r["backend"], "cuda");
+    EXPECT_EQ(r["source"], "tuned");
+    EXPECT_EQ(r["reference"], "host code (double precision)");
+    EXPECT_EQ(count_status(r, "ok"), 6u) << r.dump(2);
+    EXPECT_GT(r["winner"]["gflops"].get<double>(), 0);
+    CliRun warm = kiln(args);
+    ASSERT_EQ(warm.exit_code, 0) << warm.err;
+    EXPECT_EQ(warm.json()["source"], "disk");
+    EXPECT_EQ(warm.json()["stats"]["compiled"], 0);
+  }
+  // A shape the kernel cannot take is bad input.
+  CliRun odd = kiln("tune --kernel gemm_f16 --shape M=64,N=60,K=64");
+  EXPECT_EQ(odd.exit_code, 2);
+  EXPECT_NE(odd.err.find("multiples of 8"), std::string::npos) << odd.err;
+}
+
+}  // namespace
+}  // namespace kiln
