@@ -81,7 +81,10 @@ PipelineOutput anneal(const ProblemKey& problem, PipelineInputs in, ProgressBar*
       }
     }
     first = false;
-    if (round.empty()) break;
+    if (round.empty()) {
+      if (proposed == 0) break;  // the search is over
+      continue;                  // every proposal was pruned: ask again
+    }
 
     // (2) One pipelined run of the round (a spent budget cancels it there,
     // so every proposal is accounted for).

@@ -137,6 +137,25 @@ TEST(AutotuneSearch, AnnealingStartsFromTheSeedsDraw) {
   EXPECT_NE(a, c);
 }
 
+TEST(AutotuneSearch, AnnealingMeasuresOnlyWhatTheEarlyPruneKeeps) {
+  TunableKernel k = sleep_kernel(8, 4, 5);
+  const Config def = k.tmpl.space.default_config();
+  k.early_prune = [def](const Config& c, const ProblemKey&) {
+    return c.get_int("P") == 0 || c == def;  // the default is measured anyway
+  };
+  SleepCall call(20);
+  Session s("anneal_prune");
+  auto r = s.tuner.tune(k, call.args, **s.device, quick(SearchKind::kAnnealing, 12, 2));
+  ASSERT_TRUE(r.ok()) << r.error().describe();
+  expect_distinct_and_within(*r, k, 12);
+  EXPECT_GT(r->measurements.size(), 1u);
+  for (const auto& m : r->measurements) {
+    if (m.config != def) {
+      EXPECT_EQ(m.config.get_int("P"), 0) << m.config.to_string();
+    }
+  }
+}
+
 TEST(AutotuneSearch, OneShotSearchesMeasureMaxConfigsWithTheDefault) {
   // The default config (the slowest corner) is last in enumeration order
   // and unlikely among 5 random draws: it takes a candidate's place.
