@@ -155,7 +155,14 @@ int run_bench_tune(const TuneBenchSetup& setup) {
   // (2) Cold runs, the order alternating by round so drift in the
   // machine's load favours neither.
   std::vector<TuneRun> runs;
-  std::filesystem::path warm_dir;
+  std::filesystem::path warm_dir;  // the first pipelined run's cache, removed on every way out
+  struct RemoveOnExit {
+    const std::filesystem::path& dir;
+    ~RemoveOnExit() {
+      std::error_code ec;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{warm_dir};
   for (int round = 0; round < std::max(1, setup.rounds); ++round) {
     for (bool pipeline : {round % 2 == 0, round % 2 != 0}) {
       std::fprintf(stderr, "kiln bench tune: round %d, %s...\n", round + 1,
@@ -182,7 +189,6 @@ int run_bench_tune(const TuneBenchSetup& setup) {
                                    "--bench-threads",
                                    std::to_string(setup.bench_threads)};
   auto child = run_child(argv);
-  std::filesystem::remove_all(warm_dir);
   if (!child.ok()) return fail("warm process", child.error());
   nlohmann::json warm = nlohmann::json::parse(child->out, nullptr, false);
   if (child->status != 0 || warm.is_discarded()) {
