@@ -5,6 +5,8 @@
 // starts, which only the other worker can do.
 #include <mutex>
 
+#include "kiln/devices.hpp"
+
 #include "reliability_util.hpp"
 
 namespace kiln {
@@ -207,6 +209,22 @@ TEST(MultiDevice, ProcessWorkersOnePerDevice) {
   EXPECT_NE(trace.find("bench 0 (cpu, process)"), std::string::npos);
   EXPECT_NE(trace.find("bench 1 (cpu, process)"), std::string::npos);
   s.expect_caches_clean(1);
+}
+
+TEST(MultiDevice, DeviceListsAndOpeningByReference) {
+  auto refs = parse_device_list("cuda:0,cuda:3,cpu,cpu:1,2");
+  ASSERT_EQ(refs.size(), 5u);
+  EXPECT_EQ(refs[1], (DeviceRef{DeviceKind::kCuda, 3}));
+  EXPECT_EQ(refs[2], (DeviceRef{DeviceKind::kCpu, 0}));
+  EXPECT_EQ(refs[3], (DeviceRef{DeviceKind::kCpu, 1}));
+  EXPECT_EQ(refs[4], (DeviceRef{DeviceKind::kCuda, 2}));
+  EXPECT_EQ(parse_device_list("1", DeviceKind::kCpu)[0], (DeviceRef{DeviceKind::kCpu, 1}));
+  for (const char* bad : {"gpu0", "cuda:x", "cuda:-1", "0,,1", "cpu1"}) {
+    EXPECT_THROW(parse_device_list(bad), Error) << bad;
+  }
+  auto cpu = open_device(DeviceRef{DeviceKind::kCpu, 1}, 2);
+  ASSERT_TRUE(cpu.ok()) << cpu.error().describe();
+  EXPECT_EQ((*cpu)->properties().sm_count, 2);
 }
 
 }  // namespace
