@@ -62,6 +62,33 @@ class CliTest : public ::testing::Test {
   fs::path dir_;
 };
 
+// A small CUDA user kernel (y = a * x, ITEMS elements a thread) and its
+// spec, written into `dir`: the CUDA side of `kiln tune --template`.
+inline std::string write_cuda_user_kernel(const fs::path& dir) {
+  std::ofstream(dir / "scale.cu") << R"cu(
+template <int BLOCK, int ITEMS>
+__global__ void scale(const float* x, float* y, float a, int n) {
+  const int first = (blockIdx.x * BLOCK * ITEMS) + threadIdx.x;
+  for (int k = 0; k < ITEMS; ++k) {
+    const int i = first + k * BLOCK;
+    if (i < n) y[i] = a * x[i];
+  }
+}
+)cu";
+  std::ofstream(dir / "scale.json") << R"json({
+  "backend": "cuda",
+  "space": {"parameters": [{"name": "BLOCK", "values": [64, 128, 256]},
+                           {"name": "ITEMS", "values": [1, 4]}]},
+  "launch": {"grid": ["ceil_div(N, BLOCK * ITEMS)"], "block": ["BLOCK"]},
+  "args": [{"name": "x", "dtype": "f32", "shape": ["N"]},
+           {"name": "y", "dtype": "f32", "shape": ["N"], "role": "output"},
+           {"name": "a", "type": "f32", "value": 2.0},
+           {"name": "n", "type": "i32", "value": "N"}]
+})json";
+  return "tune --template " + (dir / "scale.cu").string() + " --space " +
+         (dir / "scale.json").string() + " --entry 'scale<{BLOCK},{ITEMS}>' --shape N=100000";
+}
+
 // Configs of a `kiln tune --json` report with this status.
 inline std::size_t count_status(const nlohmann::json& report, const std::string& status) {
   std::size_t n = 0;

@@ -169,6 +169,11 @@ TEST_F(TuneCli, CudaKernelsWithoutADeviceFailCleanly) {
     EXPECT_NE(run.err.find("--backend cpu"), std::string::npos) << run.err;
     EXPECT_TRUE(run.out.empty());
   }
+  // A user's CUDA kernel: the fix named is the spec's backend.
+  CliRun user = kiln(testing::write_cuda_user_kernel(dir_));
+  EXPECT_EQ(user.exit_code, 1) << user.err;
+  EXPECT_NE(user.err.find("no CUDA device"), std::string::npos) << user.err;
+  EXPECT_NE(user.err.find("\"backend\": \"cpu\""), std::string::npos) << user.err;
   // auto picks the CPU when there is no device.
   CliRun run = kiln("tune --kernel gemm --shape M=16,N=16,K=16 --max-configs 2 --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;

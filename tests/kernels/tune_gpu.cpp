@@ -29,6 +29,10 @@ TEST_F(TuneGpu, ShippedGemmsTuneAndStartWarm) {
     EXPECT_EQ(warm.json()["source"], "disk");
     EXPECT_EQ(warm.json()["stats"]["compiled"], 0);
   }
+  // A user's CUDA kernel, checked against its default config.
+  CliRun user = kiln(testing::write_cuda_user_kernel(dir_) + " --json");
+  ASSERT_EQ(user.exit_code, 0) << user.err;
+  EXPECT_EQ(count_status(user.json(), "ok"), 6u) << user.out;
   // A shape the kernel cannot take is bad input.
   CliRun odd = kiln("tune --kernel gemm_f16 --shape M=64,N=60,K=64");
   EXPECT_EQ(odd.exit_code, 2);
