@@ -7,16 +7,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <random>
 
 #include "kiln/artifact_cache.hpp"
+#include "kiln/devices.hpp"
 #include "kiln/error.hpp"
 #include "kiln/options.hpp"
+#include "kiln/shipped_kernels.hpp"
 #include "kiln/toolchain.hpp"
 #include "kiln/tuning_cache.hpp"
-#if defined(KILN_BACKEND_CPU)
-#include "kiln/cpu.hpp"
-#endif
 
 extern char** environ;
 
@@ -30,30 +28,11 @@ double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// C = A * B, fp32, square, with inputs that make every config's rounding
-// the same (small integers: exact sums), so correctness checks compare
-// exactly what they should.
-struct GemmCall {
-  std::vector<float> a, b, c;
-  ArgList args;
-  explicit GemmCall(int n) : a(std::size_t(n) * n), b(std::size_t(n) * n), c(std::size_t(n) * n) {
-    std::mt19937 rng(7);
-    std::uniform_int_distribution<int> small(-3, 3);
-    for (auto& x : a) x = static_cast<float>(small(rng));
-    for (auto& x : b) x = static_cast<float>(small(rng));
-    args = {Arg::of_tensor("A", a.data(), TensorArg::contiguous(DType::kF32, {n, n})),
-            Arg::of_tensor("B", b.data(), TensorArg::contiguous(DType::kF32, {n, n})),
-            Arg::of_tensor("C", c.data(), TensorArg::contiguous(DType::kF32, {n, n})),
-            Arg::of_scalar("M", n),
-            Arg::of_scalar("N", n),
-            Arg::of_scalar("K", n)};
-  }
-};
-
 }  // namespace
 
 nlohmann::json TuneRun::to_json() const {
   return {{"pipeline", pipeline},
+          {"kernel", kernel},
           {"tune_seconds", tune_seconds},
           {"compiler_calls", compiler_calls},
           {"source", source},
@@ -62,48 +41,49 @@ nlohmann::json TuneRun::to_json() const {
           {"stats", stats.to_json()}};
 }
 
-std::string bench_kernel_name(const TuneBenchSetup& setup) {
-  return setup.backend == "cpu" ? "gemm_f32_cpu" : "";
-}
-
 Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem::path& cache_dir,
                              bool pipeline, std::size_t max_configs, double target_seconds) {
-  if (setup.backend != "cpu") {
-    return make_error(ErrorCode::kUnavailable,
-                      "kiln bench tune measures the CPU backend only so far (--backend cpu); "
-                      "the CUDA variant is not written yet");
+  // (1) The shipped kernel (a name, or a family resolved by backend) and
+  // the backend it runs on, from the registry `kiln tune` uses.
+  const std::optional<BackendKind> kind = parse_backend_kind(setup.backend);
+  if (!kind) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--backend " + setup.backend + ": choose cpu or cuda");
   }
-#if defined(KILN_BACKEND_CPU)
-  Options opts = Options::global();
-  opts.cache_dir = cache_dir;
-  ArtifactCache artifacts(opts);
-  TuningCache tunings(opts);
-  auto counting =
-      std::make_shared<CountingCompiler>(std::shared_ptr<Compiler>(cpu::make_compiler()));
-  Backend backend;
+  auto resolved = resolve_shipped_kernel(setup.kernel, kind, std::nullopt);
+  if (!resolved.ok()) return resolved.error();
+  const ShippedKernel& shipped = **resolved;
+  auto target = open_tuning_target(*kind, current_toolchain());
+  if (!target.ok()) return target.error();
+
+  // (2) Counted compiles, one benchmark worker, and on the CPU a device
+  // with the requested number of block runners (not one per core).
+  auto counting = std::make_shared<CountingCompiler>(target->backend.compiler);
+  Backend backend = target->backend;
   backend.compiler = counting;
-  backend.toolchain = current_toolchain();
-  backend.arch = "host";
-  backend.format = BinaryFormat::kCpuObject;
-  const int bench_threads = setup.bench_threads;
-  backend.open_device = [bench_threads](int) { return cpu::open_device(bench_threads); };
+  backend.compiler_factory = nullptr;  // every compile goes through the counter
   backend.bench_workers = 1;
+  backend.devices.clear();
+  if (*kind == BackendKind::kCpu) {
+    const int threads = setup.bench_threads;
+    backend.open_device = [threads](int) {
+      return open_device(DeviceRef{DeviceKind::kCpu, 0}, threads);
+    };
+  }
   backend.isolation = setup.isolation == "process" ? Isolation::kProcess
                       : setup.isolation == "auto"  ? Isolation::kAuto
                                                    : Isolation::kThread;
-  auto home = cpu::open_device(1);
-  if (!home.ok()) return home.error();
 
-  TunableKernel kernel;
-  kernel.tmpl = cpu::gemm_f32_template();
-  kernel.launch = [](const Config& config, const ArgList& args) {
-    LaunchGeometry g;
-    g.grid = cpu::gemm_f32_grid(config, std::get<std::int32_t>(find_arg(args, "M").scalar),
-                                std::get<std::int32_t>(find_arg(args, "N").scalar));
-    return g;
-  };
-  kernel.outputs = {"C"};
-  GemmCall call(setup.size);
+  // (3) A square problem: every dimension of the kernel set to --size.
+  ShapeDims shape;
+  for (const auto& d : shipped.dims) shape[d] = setup.size;
+  if (shipped.check_shape) {
+    if (std::string problem = shipped.check_shape(shape); !problem.empty()) {
+      return make_error(ErrorCode::kInvalidArgument, "--size: " + shipped.name + ": " + problem);
+    }
+  }
+  auto call = make_call(*target->device, shipped.args(shipped.dtypes.front()), shape, 7);
+  if (!call.ok()) return call.error();
 
   TuneOptions to;
   to.pipeline = pipeline;
@@ -113,25 +93,26 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   to.target_seconds = target_seconds;
   to.max_reps = 100000;  // the kernel time per config is set by target_seconds alone
   to.progress = false;
+  if (shipped.tolerance) to.tolerance = shipped.tolerance(shape);
 
+  Options opts = Options::global();
+  opts.cache_dir = cache_dir;
+  ArtifactCache artifacts(opts);
+  TuningCache tunings(opts);
   Autotuner tuner(backend, &artifacts, &tunings);
   auto start = Clock::now();
-  auto r = tuner.tune(kernel, call.args, **home, to);
+  auto r = tuner.tune(shipped.kernel(), call->args, *target->device, to);
   TuneRun run;
   run.tune_seconds = since(start);
   if (!r.ok()) return r.error();
   run.pipeline = pipeline;
+  run.kernel = shipped.name;
   run.compiler_calls = counting->calls();
   run.source = r->source;
   run.best = r->config.to_string();
   run.configs = r->measurements.size();
   run.stats = r->stats;
   return run;
-#else
-  (void)cache_dir, (void)pipeline, (void)max_configs, (void)target_seconds;
-  return make_error(ErrorCode::kUnavailable,
-                    "the CPU backend is not built (configured with KILN_WITH_LLVM=OFF)");
-#endif
 }
 
 Result<ChildRun> run_child(const std::vector<std::string>& argv) {

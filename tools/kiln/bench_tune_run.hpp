@@ -16,6 +16,7 @@
 namespace kiln::tool {
 
 struct TuneBenchSetup {
+  std::string kernel = "gemm";  // a shipped kernel, or a family resolved by backend
   std::string backend = "cpu";
   std::size_t max_configs = 32;
   int size = 96;               // M = N = K
@@ -53,6 +54,7 @@ class CountingCompiler final : public Compiler {
 // One tune() call of the benchmark problem against `cache_dir`.
 struct TuneRun {
   bool pipeline = true;
+  std::string kernel;       // the shipped kernel tuned
   double tune_seconds = 0;  // the whole call: lookups, reference, pipeline, pick
   std::size_t compiler_calls = 0;
   std::string source;  // "tuned", "disk", ...
@@ -62,11 +64,10 @@ struct TuneRun {
   nlohmann::json to_json() const;
 };
 
-// The kernel the benchmark tunes, by backend ("gemm_f32_cpu").
-std::string bench_kernel_name(const TuneBenchSetup& setup);
-
-// Tunes the problem once; an error when the backend is not built or the run
-// fails as a whole. `target_seconds` sets the kernel time of each config.
+// Tunes the problem once (a shipped kernel, kiln/shipped_kernels.hpp, every
+// dimension set to setup.size); an error when the backend or its device is
+// missing or the run fails as a whole. `target_seconds` sets the kernel
+// time of each config.
 Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem::path& cache_dir,
                              bool pipeline, std::size_t max_configs, double target_seconds);
 

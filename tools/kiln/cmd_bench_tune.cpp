@@ -1,5 +1,5 @@
 // kiln bench tune [--backend cpu] [--max-configs N] [--size N] [--group-size G]
-//                 [--compile-threads T] [--bench-threads T] [--bench-ms MS]
+//                 [--compile-threads T] [--bench-threads T] [--bench-ms MS] [--kernel K]
 //                 [--isolation thread|process|auto] [--rounds R] [--json]
 // The tuner benchmark, each run from a cold cache (a fresh temporary cache
 // directory): the pipeline on against off (compile everything, then
@@ -82,16 +82,18 @@ Result<TuneRun> cold_run(const TuneBenchSetup& setup, bool pipeline, std::size_t
 void print_table(const nlohmann::json& report) {
   const auto& s = report["setup"];
   const auto& pc = report["per_config"];
-  std::printf("kiln bench tune: %s, %zu configs, M=N=K=%d, %s backend, %u cores (load %.1f)\n",
+  std::printf("kiln bench tune: %s, %zu configs, every dim %d, %s backend, %u cores (load %.1f)\n",
               report["kernel"].get<std::string>().c_str(), report["configs"].get<std::size_t>(),
               s["size"].get<int>(), s["backend"].get<std::string>().c_str(),
               s["cores"].get<unsigned>(), s["load_average"].get<double>());
+  const std::string device =
+      s["backend"] == "cpu" ? std::to_string(s["bench_threads"].get<int>()) + "-thread CPU device"
+                            : "CUDA device";
   std::printf(
-      "setup: %d compile thread(s), 1 benchmark worker (%s) on a %d-thread CPU device, "
-      "group size %zu, %.1f ms of kernel time per config\n",
-      s["compile_threads"].get<int>(), s["isolation"].get<std::string>().c_str(),
-      s["bench_threads"].get<int>(), s["group_size"].get<std::size_t>(),
-      s["target_seconds"].get<double>() * 1e3);
+      "setup: %d compile thread(s), 1 benchmark worker (%s) on a %s, group size %zu, "
+      "%.1f ms of kernel time per config\n",
+      s["compile_threads"].get<int>(), s["isolation"].get<std::string>().c_str(), device.c_str(),
+      s["group_size"].get<std::size_t>(), s["target_seconds"].get<double>() * 1e3);
   std::printf("per config: compile %.3f s, benchmark %.3f s (compile/benchmark %.2f%s)\n\n",
               pc["compile_seconds"].get<double>(), pc["benchmark_seconds"].get<double>(),
               pc["compile_over_benchmark"].get<double>(),
@@ -180,6 +182,8 @@ int run_bench_tune(const TuneBenchSetup& setup) {
                                    "tune",
                                    "--warm-child",
                                    warm_dir.string(),
+                                   "--kernel",
+                                   setup.kernel,
                                    "--backend",
                                    setup.backend,
                                    "--size",
@@ -233,8 +237,8 @@ int run_bench_tune(const TuneBenchSetup& setup) {
 
   nlohmann::json report;
   report["benchmark"] = "tune";
-  report["kernel"] = bench_kernel_name(setup);
-  report["configs"] = setup.max_configs;
+  report["kernel"] = runs.front().kernel;
+  report["configs"] = runs.front().configs;
   report["setup"] = {{"backend", setup.backend},
                      {"size", setup.size},
                      {"compile_threads", setup.compile_threads},
@@ -286,7 +290,10 @@ void add_bench_tune_command(CLI::App& bench, int& exit_code) {
       "tune",
       "Tuner benchmark: pipeline on vs off vs the ideal, and the warm start in a new "
       "process, from a cold cache");
-  cmd->add_option("--backend", setup->backend, "Backend to measure: cpu (cuda: not written yet)")
+  cmd->add_option("--kernel", setup->kernel,
+                  "Shipped kernel, or family resolved by backend (default gemm: gemm_f32 on the "
+                  "CPU, gemm_f16 on CUDA; `kiln kernels` lists them)");
+  cmd->add_option("--backend", setup->backend, "Backend to measure: cpu (default) or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--max-configs", setup->max_configs, "Configs tuned (default 32)")
       ->check(CLI::Range(1, 1 << 20));
