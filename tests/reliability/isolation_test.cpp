@@ -102,7 +102,7 @@ class Killer {
   std::thread thread_;
 };
 
-TEST(Isolation, WorkerExecutableIsFound) {
+TEST(ProcessIsolation, WorkerExecutableIsFound) {
   auto exe = find_bench_worker();
   ASSERT_TRUE(exe.ok()) << exe.error().describe();
   EXPECT_NE(exe->find("kiln-bench-worker"), std::string::npos);
@@ -111,7 +111,7 @@ TEST(Isolation, WorkerExecutableIsFound) {
   EXPECT_NE(missing.error().message.find("/nonexistent/kiln-bench-worker"), std::string::npos);
 }
 
-TEST(Isolation, EveryFaultIsRecordedAndTuningGoesOn) {
+TEST(ProcessIsolation, EveryFaultIsRecordedAndTuningGoesOn) {
   Scratch s("faults");
   Autotuner tuner(cpu_backend(Isolation::kProcess), &s.artifacts, &s.tunings);
   AxCall call(4096);
@@ -175,7 +175,7 @@ TEST(Isolation, EveryFaultIsRecordedAndTuningGoesOn) {
   s.expect_caches_clean(1);
 }
 
-TEST(Isolation, RawPointerArgumentsAreMisuseForProcesses) {
+TEST(ProcessIsolation, RawPointerArgumentsAreMisuseForProcesses) {
   Scratch s("rawptr");
   Autotuner tuner(cpu_backend(Isolation::kProcess), &s.artifacts, &s.tunings);
   AxCall call(64);
@@ -190,7 +190,7 @@ TEST(Isolation, RawPointerArgumentsAreMisuseForProcesses) {
   }
 }
 
-TEST(Isolation, AutoFallsBackToThreadsWithoutAWorker) {
+TEST(ProcessIsolation, AutoFallsBackToThreadsWithoutAWorker) {
   Scratch s("auto");
   Backend b = cpu_backend(Isolation::kAuto);
   b.worker_path = "/nonexistent/kiln-bench-worker";
@@ -219,7 +219,7 @@ std::set<int> worker_pids(const std::filesystem::path& trace) {
   return pids;
 }
 
-TEST(Isolation, AnIdleWorkerServesTheNextRun) {
+TEST(ProcessIsolation, AnIdleWorkerServesTheNextRun) {
   Scratch s("reuse");
   Autotuner tuner(cpu_backend(Isolation::kProcess), &s.artifacts, &s.tunings);
   TunableKernel k = faulty_kernel(s.dir);
@@ -241,7 +241,7 @@ TEST(Isolation, AnIdleWorkerServesTheNextRun) {
   EXPECT_EQ(runs[0].count(::getpid()), 0u);
 }
 
-TEST(Isolation, ResultsMatchThreadBenchmarking) {
+TEST(ProcessIsolation, ResultsMatchThreadBenchmarking) {
   // The same healthy space, once per isolation: the same configs pass, and
   // an in-place kernel's tensors end as one clean run in both.
   for (Isolation iso : {Isolation::kThread, Isolation::kProcess}) {
