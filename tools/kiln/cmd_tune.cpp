@@ -139,7 +139,10 @@ int run_tune(const TuneArgs& args) {
       report.rows = rows_from(*record);
   }
   const Config def = job->kernel.tmpl.space.default_config();
-  finish_report(report, result->source == "default" ? Config() : result->config, def);
+  // "default" after measuring means nothing ran correctly (no winner);
+  // without measuring, tuning is off (KILN_TUNING=0) and the default is the answer.
+  const bool failed = result->source == "default" && !result->measurements.empty();
+  finish_report(report, failed ? Config() : result->config, def);
 
   if (args.json) {
     std::cout << report.to_json().dump(2) << "\n";

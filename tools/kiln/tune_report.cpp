@@ -179,8 +179,11 @@ void TuneReport::print(std::FILE* out) const {
                  "source: disk (the tuning cache; nothing compiled or measured, the table is the "
                  "stored record; --retune measures again)\n");
   } else {
-    std::fprintf(out, "source: %s%s\n", source.c_str(),
-                 source == "tuned" ? " (saved: the same command starts warm next time)" : "");
+    const char* note = source == "tuned" ? " (saved: the same command starts warm next time)"
+                       : source == "default" && rows.empty()
+                           ? " (tuning is off: KILN_TUNING=0; nothing measured)"
+                           : "";
+    std::fprintf(out, "source: %s%s\n", source.c_str(), note);
   }
   if (!reference.empty()) std::fprintf(out, "checked against: %s\n", reference.c_str());
   std::string failed;
