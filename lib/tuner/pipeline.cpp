@@ -56,7 +56,8 @@ struct WorkerState {
   std::optional<CallState> state;         // bound to `replica`
   std::unique_ptr<ProcessBench> process;  // process workers: times itself
   int track = 0;
-  bool abandoned = false;  // guarded by Shared::mutex
+  bool abandoned = false;  // no longer a worker (hung, or never started); guarded by Shared::mutex
+  bool detached = false;   // its thread was let go (coordinator only)
   bool busy = false;
   Clock::time_point started;
   Config current;
@@ -301,6 +302,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
         // the child); only a thread is abandoned from here.
         if (w->process || w->abandoned || !w->busy || now - w->started < bench_deadline) continue;
         w->abandoned = true;
+        w->detached = true;
         w->thread.detach();
         record_locked(*s, not_run(w->current, Outcome::kTimeout,
                                   "benchmark passed its deadline of " +
@@ -353,7 +355,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   }  // the pool joins its workers here
 
   for (auto& w : workers) {
-    if (!w->abandoned && w->thread.joinable()) w->thread.join();
+    if (!w->detached && w->thread.joinable()) w->thread.join();
   }
 
   PipelineOutput out;

@@ -209,6 +209,34 @@ TEST(ProcessIsolation, AutoFallsBackToThreadsWithoutAWorker) {
   EXPECT_EQ(trace.find("cpu, process"), std::string::npos) << trace;
 }
 
+TEST(ProcessIsolation, AWorkerThatDoesNotStartIsReported) {
+  // /bin/true exits at once: no hello. kAuto then benchmarks in threads;
+  // kProcess measures nothing and says why for every config.
+  for (Isolation iso : {Isolation::kAuto, Isolation::kProcess}) {
+    Scratch s(iso == Isolation::kAuto ? "broken_auto" : "broken_process");
+    Backend b = cpu_backend(iso);
+    b.worker_path = "/bin/true";
+    Autotuner tuner(b, &s.artifacts, &s.tunings);
+    AxCall call(256);
+    TunableKernel k = faulty_kernel(s.dir);
+    k.tmpl.space = ConfigSpace();
+    k.tmpl.space.param("UNROLL", {1, 4}).param("MODE", {0});
+    auto r = tuner.tune(k, call.args, *s.device);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    ASSERT_EQ(r->measurements.size(), 2u);
+    if (iso == Isolation::kAuto) {
+      EXPECT_EQ(r->stats.benchmarked, 2u);
+      continue;
+    }
+    EXPECT_EQ(r->stats.benchmarked, 0u);
+    EXPECT_EQ(r->source, "default");
+    for (const auto& m : r->measurements) {
+      EXPECT_EQ(m.outcome, Outcome::kCancelled);
+      EXPECT_NE(m.reason.find("/bin/true"), std::string::npos) << m.reason;
+    }
+  }
+}
+
 // The worker pids that benchmark spans of a trace name.
 std::set<int> worker_pids(const std::filesystem::path& trace) {
   std::set<int> pids;
