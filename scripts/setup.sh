@@ -10,7 +10,7 @@ packages=(
   nlohmann-json3-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev
-  llvm-19-dev libclang-19-dev libclang-cpp19-dev clang-19
+  llvm-19-dev libclang-19-dev libclang-cpp19-dev clang-19 libclang-rt-19-dev
   clang-format
 )
 
