@@ -8,6 +8,8 @@
 // tested without timings, in tests/tuner/annealing_test.cpp.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tune_session.hpp"
@@ -154,6 +156,38 @@ TEST(AutotuneSearch, AnnealingMeasuresOnlyWhatTheEarlyPruneKeeps) {
       EXPECT_EQ(m.config.get_int("P"), 0) << m.config.to_string();
     }
   }
+}
+
+TEST(AutotuneSearch, AnnealingRoundsShareOneTrace) {
+  // Several rounds, each a pipeline run: one timeline with one track per
+  // worker (not one per round), holding every round's spans.
+  TunableKernel k = sleep_kernel(8, 4, 5);
+  SleepCall call(20);
+  Session s("anneal_trace");
+  TuneOptions o = quick(SearchKind::kAnnealing, 10, 4);
+  o.annealing.random_start = 3;
+  o.search_batch = 2;  // rounds of 4, 2, 2, 2 configs
+  o.trace_path = (s.dir / "trace.json").string();
+  auto r = s.tuner.tune(k, call.args, **s.device, o);
+  ASSERT_TRUE(r.ok()) << r.error().describe();
+  EXPECT_EQ(r->measurements.size(), 10u);
+  std::ifstream in(o.trace_path);
+  nlohmann::json trace = nlohmann::json::parse(in);
+  std::set<std::string> tracks;
+  std::size_t track_events = 0, compiles = 0, benchmarks = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["name"] == "thread_name") {
+      ++track_events;
+      tracks.insert(e["args"]["name"].get<std::string>());
+    }
+    if (e.value("cat", "") == "compile") ++compiles;
+    if (e.value("cat", "") == "benchmark") ++benchmarks;
+  }
+  EXPECT_EQ(tracks.size(), track_events) << "a worker's track repeated per round";
+  EXPECT_GE(compiles, 4u) << "every round's compiles";
+  EXPECT_GE(benchmarks, r->stats.benchmarked);
+  EXPECT_GT(r->stats.compile_seconds, 0.0);
+  EXPECT_GT(r->stats.benchmark_seconds, 0.0);
 }
 
 TEST(AutotuneSearch, OneShotSearchesMeasureMaxConfigsWithTheDefault) {
