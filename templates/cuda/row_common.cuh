@@ -8,12 +8,18 @@
 
 namespace kiln::rowk {
 
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_f(__half v) {
+  return __half2float(v);
+}
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
 template <class T>
 __device__ __forceinline__ T from_f(float v);
 template <>
-__device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
+__device__ __forceinline__ __half from_f<__half>(float v) {
+  return __float2half_rn(v);
+}
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
