@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "cuda_row_kernels.hpp"
 #include "host_reference.hpp"
 #include "kiln/error.hpp"
 #include "kiln/templates.hpp"
@@ -175,6 +176,7 @@ std::vector<ShippedKernel> build_registry() {
 #endif
   out.push_back(cuda_gemm("gemm_f16", DType::kF16));
   out.push_back(cuda_gemm("gemm_bf16", DType::kBF16));
+  for (ShippedKernel& k : internal::cuda_row_kernels()) out.push_back(std::move(k));
   return out;
 }
 

@@ -1,6 +1,7 @@
 // kiln kernels [--json]
 // The shipped tunable kernels: backend, shape parameters, dtypes, config
 // parameters with their values, and the size of the config space.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -39,6 +40,10 @@ int run_kernels(bool json) {
     std::cout << nlohmann::json{{"kernels", all}}.dump(2) << "\n";
     return 0;
   }
+  int name_width = 4;  // the longest name sets the first column
+  for (const auto& k : all) {
+    name_width = std::max(name_width, static_cast<int>(k["name"].get<std::string>().size()));
+  }
   for (const auto& k : all) {
     std::string dims, params;
     for (const auto& d : k["dims"]) dims += (dims.empty() ? "" : ",") + d.get<std::string>();
@@ -47,7 +52,7 @@ int run_kernels(bool json) {
       for (const auto& v : p["values"]) values += (values.empty() ? "" : ",") + v.dump();
       params += (params.empty() ? "" : " ") + p["name"].get<std::string>() + "=" + values;
     }
-    std::printf("%-18s %-4s dims %-12s dtypes %-5s %4llu configs  %s\n",
+    std::printf("%-*s %-4s dims %-12s dtypes %-5s %4llu configs  %s\n", name_width,
                 k["name"].get<std::string>().c_str(), k["backend"].get<std::string>().c_str(),
                 dims.c_str(), k["dtypes"][0].get<std::string>().c_str(),
                 static_cast<unsigned long long>(k["space_size"].get<std::uint64_t>()),

@@ -160,7 +160,8 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       "tune", "Tune a shipped kernel (--kernel) or your own (--template/--space) for a shape");
   cmd->add_option("--kernel", a->kernel,
                   "Shipped kernel or family: gemm_f32, fused_add_rmsnorm, gemm_f16, gemm_bf16, "
-                  "gemm (`kiln kernels` lists them)");
+                  "fused_add_rmsnorm_f16, fused_add_rmsnorm_bf16, softmax_f16, softmax_bf16, "
+                  "gemm, softmax (`kiln kernels` lists them)");
   cmd->add_option("--template", a->template_file, "Your kernel's template source (C++ or CUDA)");
   cmd->add_option("--space", a->space_file,
                   "Your kernel's spec: config space, launch rule, arguments "
