@@ -45,6 +45,8 @@ struct TuningTarget {
 // one, or on the CPU backend".
 Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerprint& toolchain,
                                         const std::vector<int>& devices = {});
+// The same with this build's toolchain (kiln::current_toolchain()).
+Result<TuningTarget> open_tuning_target(BackendKind kind);
 
 // The identity tuning records carry for `device` (as the tuner computes it).
 DeviceIdentity device_identity(const Device& device);

@@ -3,6 +3,8 @@
 // backends this build has (runtime/kernels/CMakeLists.txt).
 #include "kiln/tuning_target.hpp"
 
+#include "kiln/bench_worker.hpp"
+
 #if KILN_KERNELS_CPU
 #include "kiln/cpu.hpp"
 #endif
@@ -10,6 +12,7 @@
 #include "kiln/cuda.hpp"
 #include "kiln/nvrtc.hpp"
 #include "kiln/options.hpp"
+#include "kiln/toolchain.hpp"
 #endif
 
 namespace kiln {
@@ -61,6 +64,12 @@ Result<TuningTarget> open_cpu(const ToolchainFingerprint& toolchain,
   t.kind = BackendKind::kCpu;
   t.device = std::move(*device);
   t.backend.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
+  // Clang in this process cannot be interrupted; a compile worker process
+  // is killed at its compile deadline, so a hung compile never holds the
+  // run (docs/reliability.md). In process when no worker executable is found.
+  if (auto factory = process_compilers("cpu"); factory.ok()) {
+    t.backend.compiler_factory = std::move(*factory);
+  }
   t.backend.toolchain = toolchain;
   t.backend.arch = "host";
   t.backend.format = BinaryFormat::kCpuObject;
@@ -130,6 +139,10 @@ Result<TuningTarget> open_cuda(const ToolchainFingerprint& toolchain,
 Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerprint& toolchain,
                                         const std::vector<int>& devices) {
   return kind == BackendKind::kCuda ? open_cuda(toolchain, devices) : open_cpu(toolchain, devices);
+}
+
+Result<TuningTarget> open_tuning_target(BackendKind kind) {
+  return open_tuning_target(kind, current_toolchain());
 }
 
 }  // namespace kiln
