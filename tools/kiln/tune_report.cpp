@@ -192,13 +192,15 @@ void TuneReport::print(std::FILE* out) const {
   if (!failed.empty()) failed += ")";
   std::fprintf(
       out,
-      "stats: cache %llu hit(s), %llu miss(es); %llu configs, %llu compiled (%llu from the "
-      "artifact cache), %llu benchmarked, %llu failed%s\n"
+      "stats: cache %llu hit(s), %llu miss(es); %llu configs, %llu compiled, %llu from the "
+      "artifact cache, %llu benchmarked, %llu failed%s\n"
       "       compile %.2f s, benchmark %.2f s, overlap %.2f s, wall %.2f s\n",
       static_cast<unsigned long long>(stats.cache_hits),
       static_cast<unsigned long long>(stats.cache_misses),
       static_cast<unsigned long long>(stats.configs),
-      static_cast<unsigned long long>(stats.compiled),
+      // `compiled` counts every config that got an artifact, cached ones too.
+      static_cast<unsigned long long>(stats.compiled -
+                                      std::min(stats.compiled, stats.artifact_hits)),
       static_cast<unsigned long long>(stats.artifact_hits),
       static_cast<unsigned long long>(stats.benchmarked),
       static_cast<unsigned long long>(stats.failed), failed.c_str(), stats.compile_seconds,
