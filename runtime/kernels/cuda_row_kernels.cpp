@@ -62,29 +62,6 @@ LaunchRule row_launch(const char* width) {
   };
 }
 
-Result<std::vector<double>> read(Device& device, const Arg& arg) {
-  std::vector<std::uint8_t> bytes(arg.storage_bytes());
-  Status st = device.copy_to_host(bytes.data(), arg.data, bytes.size());
-  if (!st.ok()) return st.error();
-  return to_double(arg.tensor.dtype, bytes.data(), static_cast<std::size_t>(arg.tensor.numel()));
-}
-
-double round_to(DType dtype, double v) {
-  const float f = static_cast<float>(v);
-  return dtype == DType::kBF16 ? bf16_to_float(float_to_bf16(f)) : half_to_float(float_to_half(f));
-}
-
-Status write(Device& device, const Arg& arg, const std::vector<double>& values) {
-  std::vector<std::uint16_t> out(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const float f = static_cast<float>(values[i]);
-    out[i] = arg.tensor.dtype == DType::kBF16 ? float_to_bf16(f) : float_to_half(f);
-  }
-  Status st = device.copy_to_device(arg.data, out.data(), out.size() * sizeof(std::uint16_t));
-  if (st.ok()) st = device.synchronize();
-  return st;
-}
-
 ShippedKernel row_entry(std::string name, std::string family, DType dtype) {
   ShippedKernel k;
   k.name = std::move(name);
@@ -119,7 +96,7 @@ ShippedKernel rmsnorm_entry(DType dtype) {
         ArgSpec::scalar("hidden", ArgType::kI32, "hidden"),
         ArgSpec::literal("eps", ArgType::kF32, 1e-6)};
   };
-  k.reference = half_rmsnorm_reference;
+  k.reference = fused_add_rmsnorm_reference;
   k.flops = [](const ShapeDims& d) {
     return 4.0 * static_cast<double>(dim(d, "rows")) * static_cast<double>(dim(d, "hidden"));
   };
@@ -177,36 +154,9 @@ std::vector<ShippedKernel> cuda_row_kernels() {
           softmax_entry(DType::kBF16)};
 }
 
-Status half_rmsnorm_reference(Device& device, const ArgList& args) {
-  const std::int64_t rows = int_scalar(args, "rows"), hidden = int_scalar(args, "hidden");
-  const double eps = std::get<float>(find_arg(args, "eps").scalar);
-  const DType dtype = find_arg(args, "x").tensor.dtype;
-  auto x = read(device, find_arg(args, "x"));
-  if (!x.ok()) return x.error();
-  auto res = read(device, find_arg(args, "residual"));
-  if (!res.ok()) return res.error();
-  auto w = read(device, find_arg(args, "weight"));
-  if (!w.ok()) return w.error();
-  for (std::int64_t r = 0; r < rows; ++r) {
-    double sum = 0;
-    const auto row = static_cast<std::size_t>(r * hidden);
-    for (std::size_t j = 0; j < static_cast<std::size_t>(hidden); ++j) {
-      // The kernel stores the sum in the storage type and squares that.
-      (*res)[row + j] = round_to(dtype, (*x)[row + j] + (*res)[row + j]);
-      sum += (*res)[row + j] * (*res)[row + j];
-    }
-    const double scale = 1.0 / std::sqrt(sum / static_cast<double>(hidden) + eps);
-    for (std::size_t j = 0; j < static_cast<std::size_t>(hidden); ++j)
-      (*x)[row + j] = (*res)[row + j] * scale * (*w)[j];
-  }
-  Status st = write(device, find_arg(args, "residual"), *res);
-  if (st.ok()) st = write(device, find_arg(args, "x"), *x);
-  return st;
-}
-
 Status half_softmax_reference(Device& device, const ArgList& args) {
   const std::int64_t rows = int_scalar(args, "rows"), cols = int_scalar(args, "cols");
-  auto x = read(device, find_arg(args, "x"));
+  auto x = read_tensor(device, find_arg(args, "x"));
   if (!x.ok()) return x.error();
   std::vector<double> y(x->size());
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -216,7 +166,7 @@ Status half_softmax_reference(Device& device, const ArgList& args) {
     for (std::size_t j = 0; j < n; ++j) sum += y[row + j] = std::exp((*x)[row + j] - m);
     for (std::size_t j = 0; j < n; ++j) y[row + j] /= sum;
   }
-  return write(device, find_arg(args, "y"), y);
+  return write_tensor(device, find_arg(args, "y"), y);
 }
 
 }  // namespace kiln::internal

@@ -18,10 +18,6 @@ KernelTemplate cuda_softmax_template(DType dtype);
 // fused_add_rmsnorm_f16/_bf16 and softmax_f16/_bf16, for build_registry().
 std::vector<ShippedKernel> cuda_row_kernels();
 
-// residual = round(x + residual); x = residual * rsqrt(mean(residual^2) + eps)
-// * weight, rounded to the storage type (args x, residual, weight, rows,
-// hidden, eps; f16 or bf16).
-Status half_rmsnorm_reference(Device& device, const ArgList& args);
 // y = softmax(x) per row (args x, y, rows, cols; f16 or bf16).
 Status half_softmax_reference(Device& device, const ArgList& args);
 
