@@ -7,7 +7,12 @@
 //   (3) grouped: 8 specializations in one program, per specialization
 //   (4) two threads compiling at once, throughput against one thread
 //   (5) a cached object: linked by LLJIT in a fresh device, no compile
+//   (6) ready to call: in process, compile + LLJIT link; as a subprocess,
+//       what a tool without an in-process JIT does (Kernel Tuner's C++
+//       backend, for one): compile and link a shared object, then dlopen
+//       and dlsym it
 // Medians over REPS (default 5) rounds of 8 distinct configs.
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,10 +104,49 @@ double subprocess_ms(const kiln::cpu::ClangCompiler& compiler, const kiln::Compi
   return ms;
 }
 
+// (6) as a subprocess: the same compile linked into a shared object
+// (-shared: the driver runs the system linker too), then dlopen + dlsym.
+double subprocess_so_ms(const kiln::cpu::ClangCompiler& compiler, const kiln::CompileUnit& unit,
+                        const fs::path& dir) {
+  static int serial = 0;
+  const fs::path so = dir / ("unit" + std::to_string(serial++) + ".so");
+  std::vector<std::string> args = compiler.driver_args(unit);
+  for (auto& a : args) {
+    if (a.rfind("-I/kiln-unit", 0) == 0) a = "-I" + (dir / "include").string();
+    if (a == "/kiln-unit/unit.cpp") a = (dir / "unit.cpp").string();
+    if (a == "/kiln-unit/unit.o") a = so.string();
+    if (a == "-c") a = "-shared";
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  auto start = Clock::now();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  void* handle = WIFEXITED(status) && WEXITSTATUS(status) == 0
+                     ? ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL)
+                     : nullptr;
+  void* entry = handle ? ::dlsym(handle, kiln::cpu::entry_symbol(0).c_str()) : nullptr;
+  double ms = ms_since(start);
+  if (!entry) {
+    std::fprintf(stderr, "shared-object compile or load failed (status %d): %s\n", status,
+                 handle ? ::dlerror() : "no library");
+    std::exit(1);
+  }
+  ::dlclose(handle);
+  fs::remove(so);
+  return ms;
+}
+
 }  // namespace
 
 struct Row {
-  std::vector<double> plain, pch, subprocess;
+  std::vector<double> plain, pch, subprocess, ready, ready_sub;
 };
 
 int main(int argc, char** argv) {
@@ -136,6 +180,8 @@ int main(int argc, char** argv) {
   (void)compile(with_pch, unit_of({spec(4, 4, 4)}, with_std));
   const double pch_build_ms = ms_since(pch_start);
 
+  // (6) one LLJIT for the whole run: creating it is a once-per-process cost.
+  auto jit = kiln::cpu::open_device(1).value();
   Row rows[2];
   std::vector<double> grouped, two_threads, one_thread, load;
   const fs::path dir = fs::temp_directory_path() / ("kiln_bench_" + std::to_string(::getpid()));
@@ -154,6 +200,18 @@ int main(int argc, char** argv) {
         (void)compile(with_pch, u);
         rows[which].pch.push_back(ms_since(start));
         rows[which].subprocess.push_back(subprocess_ms(plain, u, dir));
+        // (6) Kiln's path (the PCH where it applies), compile to callable.
+        start = Clock::now();
+        auto program = compile(with_pch, u);
+        kiln::Artifact a;
+        a.entry = s.entry;
+        a.lowered_name = program.lowered_names[0];
+        a.format = kiln::BinaryFormat::kCpuObject;
+        a.binary = program.binary;
+        auto loaded = jit->load(a);
+        rows[which].ready.push_back(ms_since(start));
+        if (!loaded) return 1;
+        rows[which].ready_sub.push_back(subprocess_so_ms(plain, u, dir));
       }
     }
     // (3)
@@ -200,6 +258,14 @@ int main(int argc, char** argv) {
                  sub = median(rows[which].subprocess);
     std::printf("%-34s %8.2f ms %8.2f ms %10.2f ms %10.2f %10.2f\n", names[which], p, h, sub,
                 p / sub, h / sub);
+  }
+  std::printf(
+      "\nready to call: compile + load, in process (LLJIT, PCH where it applies) "
+      "against a subprocess (shared object + dlopen)\n");
+  std::printf("%-34s %10s %12s %10s\n", "template", "in-proc", "subprocess", "in/sub");
+  for (int which = 0; which < 2; ++which) {
+    const double in = median(rows[which].ready), sub = median(rows[which].ready_sub);
+    std::printf("%-34s %8.2f ms %10.2f ms %10.2f\n", names[which], in, sub, in / sub);
   }
   const double inproc = median(rows[0].plain), cached = median(load);
   std::printf("first PCH compile, building the PCH (once per process and option set): %.0f ms\n",
