@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Builds Kiln under a sanitizer and runs the unit and integration tests there.
-#   bash scripts/sanitize.sh asan   # AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
-#   bash scripts/sanitize.sh tsan   # ThreadSanitizer (build-tsan/)
-# Extra arguments go to ctest (e.g. -R Cache). GPU-labelled tests are left
-# out: they skip without a device anyway, and the driver is not instrumented.
+# Builds Kiln under a sanitizer and runs the tests there (scripts/test.sh,
+# and so CI, runs both):
+#   bash scripts/sanitize.sh asan   # ASan + UBSan, -O0, everything incl. examples (build-asan/)
+#   bash scripts/sanitize.sh tsan   # TSan, -O1, library, tools and tests (build-tsan/)
+# Both are unity builds with warnings as errors (CMakePresets.json): a unity
+# batch instantiates the JSON and gtest templates once instead of once per
+# file, which halves the build. Extra arguments go to ctest (e.g. -R Cache).
+# GPU-labelled tests are left out: they skip without a device anyway, and the
+# driver is not instrumented.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:?usage: scripts/sanitize.sh asan|tsan [ctest args]}
@@ -18,5 +22,5 @@ cmake --build --preset "$kind"
 # halt_on_error: the first report fails the test that caused it.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:second_deadlock_stack=1}
 ctest --preset "$kind" -j "$(nproc)" -LE gpu "$@"

@@ -194,7 +194,14 @@ TEST(TuningCache, DamagedFilesAndRecordsAreNeverServed) {
 // a new golden file (kiln_cache_worker write-golden DIR).
 TEST(TuningCache, GoldenFilePinsVersion1) {
   ASSERT_EQ(kTuningFormatVersion, 1);
-  const auto path = std::filesystem::path(KILN_CACHE_GOLDEN_DIR) / "tuning_v1.json";
+  // A private copy: the cache refuses a file that group or others can write,
+  // and a checkout made with umask 002 leaves the source tree's copy so.
+  TempDir dir;
+  const auto path = dir.path() / "tuning_v1.json";
+  std::filesystem::copy_file(std::filesystem::path(KILN_CACHE_GOLDEN_DIR) / "tuning_v1.json", path);
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                std::filesystem::perms::group_read | std::filesystem::perms::others_read);
   Result<cache::TuningFile> golden = cache::load_tuning_file(path);
   ASSERT_TRUE(golden.ok()) << golden.error().describe();
   ASSERT_EQ(golden->records.size(), 1u);

@@ -11,7 +11,7 @@
 namespace kiln {
 namespace {
 
-const std::string kExample = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
+const std::string kUserKernelDir = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
 
 nlohmann::json minimal_spec() {
   return nlohmann::json::parse(R"json({
@@ -34,7 +34,7 @@ std::string error_of(const nlohmann::json& spec, const std::string& entry = "k<{
 }
 
 TEST(UserSpec, TheExampleReadsBackWithItsRules) {
-  UserKernel k = load_user_kernel(kExample + "transpose.cpp", kExample + "space.json",
+  UserKernel k = load_user_kernel(kUserKernelDir + "transpose.cpp", kUserKernelDir + "space.json",
                                   "example::transpose<{TILE},{STAGED}>");
   EXPECT_EQ(k.tmpl.name, "example_transpose");
   EXPECT_EQ(k.backend, BackendKind::kCpu);
@@ -102,13 +102,15 @@ TEST(UserSpec, MistakesNameTheirField) {
 
 TEST(UserSpec, MissingFilesAndBadJsonNameThePath) {
   try {
-    (void)load_user_kernel(kExample + "transpose.cpp", "/nonexistent/space.json", "e<{TILE}>");
+    (void)load_user_kernel(kUserKernelDir + "transpose.cpp", "/nonexistent/space.json",
+                           "e<{TILE}>");
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/space.json"), std::string::npos);
   }
   try {
-    (void)load_user_kernel(kExample + "transpose.cpp", kExample + "transpose.cpp", "e<{TILE}>");
+    (void)load_user_kernel(kUserKernelDir + "transpose.cpp", kUserKernelDir + "transpose.cpp",
+                           "e<{TILE}>");
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
