@@ -96,7 +96,11 @@ struct TuneOptions {
   std::string trace_path;        // Chrome/Perfetto trace of the run
   std::optional<bool> progress;  // nullopt: on a terminal
   bool tune = true;              // false: cached or default config only
-  bool save = true;              // write the winner to the tuning cache
+  // Tune even when a result is cached (in this process or on disk); the new
+  // winner replaces it. For a changed machine, driver or kernel version the
+  // cache keys do not see.
+  bool retune = false;
+  bool save = true;  // write the winner to the tuning cache
 };
 
 struct TuneResult {

@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,8 +64,15 @@ class TuningCache {
   // same problem made elsewhere are a miss and logged once with what differs.
   std::optional<TuningRecord> lookup(const ProblemKey& problem,
                                      const TuningIdentity& present) const;
-  // Adds a record in memory (served at once); save() writes it.
-  void put(TuningRecord record);
+  // What put() does with a record already held for the same problem and
+  // identity: keep the faster of the two (tuners racing on one problem), or
+  // replace it (a retune: the old time was measured under other conditions).
+  enum class PutMode { kKeepFaster, kReplace };
+  // Adds a record in memory (served at once); save() writes it. A replacing
+  // record replaces the held one in memory and in the file save() writes (a
+  // record for the same problem in another rank's file still competes on
+  // time when the directory is read).
+  void put(TuningRecord record, PutMode mode = PutMode::kKeepFaster);
   // Merges the records put since the last save into this process's file.
   Result<StoreOutcome> save();
   // Rereads every file (records put and not yet saved are kept).
@@ -102,6 +110,7 @@ class TuningCache {
   std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
   std::map<Hash128, TuningRecord> records_;    // everything known
   std::map<Hash128, TuningRecord> pending_;    // put, not yet saved
+  std::set<Hash128> replacing_;                // pending records put with kReplace
   std::vector<std::filesystem::path> tables_;  // added with add_table
   std::vector<TuningFileStatus> files_;
 };

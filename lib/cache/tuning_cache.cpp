@@ -92,7 +92,12 @@ void TuningCache::reload() {
   std::vector<std::filesystem::path> paths = tuning_files(dir_, write_path_);
   for (const auto& p : tables_) paths.push_back(p);
   for (const auto& p : paths) load_file_locked(p);
-  for (const auto& [id, record] : pending_) cache::merge_record(records_, record);
+  for (const auto& [id, record] : pending_) {
+    if (replacing_.count(id) != 0)
+      records_[id] = record;
+    else
+      cache::merge_record(records_, record);
+  }
 }
 
 Result<std::size_t> TuningCache::add_table(const std::filesystem::path& file) {
@@ -127,10 +132,17 @@ std::optional<TuningRecord> TuningCache::lookup(const ProblemKey& problem,
   return std::nullopt;
 }
 
-void TuningCache::put(TuningRecord record) {
+void TuningCache::put(TuningRecord record, PutMode mode) {
   if (record.created.empty()) record.created = utc_timestamp();
   std::lock_guard<std::mutex> lock(*mutex_);
   if (state_ == CacheState::kDisabled || state_ == CacheState::kRefused) return;
+  if (mode == PutMode::kReplace) {
+    const Hash128 id = record.id();
+    records_[id] = record;
+    pending_[id] = std::move(record);
+    replacing_.insert(id);
+    return;
+  }
   cache::merge_record(records_, record);
   cache::merge_record(pending_, record);
 }
@@ -161,15 +173,23 @@ Result<StoreOutcome> TuningCache::save() {
   } else if (current.error().code != ErrorCode::kNotFound) {
     return current.error();
   }
-  for (const auto& [id, record] : pending_) cache::merge_record(file.records, record);
+  for (const auto& [id, record] : pending_) {
+    if (replacing_.count(id) != 0)
+      file.records[id] = record;
+    else
+      cache::merge_record(file.records, record);
+  }
   const DeviceIdentity& device = pending_.begin()->second.device;
   file.header["device_name"] = device.name;
   file.header["compute_capability"] = device.compute_capability();
   if (auto error = cache::atomic_write(write_path_, cache::serialize_tuning_file(file))) {
     return *error;
   }
-  for (const auto& [id, record] : file.records) cache::merge_record(records_, record);
+  for (const auto& [id, record] : file.records) {
+    if (replacing_.count(id) == 0) cache::merge_record(records_, record);
+  }
   pending_.clear();
+  replacing_.clear();
   return StoreOutcome::kWritten;
 }
 
@@ -224,6 +244,7 @@ Result<std::size_t> TuningCache::clear() {
   for (const auto& p : paths) removed += ::unlink(p.c_str()) == 0 ? 1 : 0;
   records_.clear();
   pending_.clear();
+  replacing_.clear();
   files_.clear();
   return removed;
 }

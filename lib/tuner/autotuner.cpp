@@ -122,8 +122,12 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
     return std::move(result);
   };
 
+  // A retune measures again what was decided before, in memory or on disk,
+  // and its winner replaces that decision; without tuning it means nothing.
+  const bool tuning = opt.tune && Options::global().tuning;
+  const bool reuse = !(opt.retune && tuning);
   // (1) This process has decided before.
-  {
+  if (reuse) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = table_.find(key); it != table_.end()) {
       result.stats.cache_hits = 1;
@@ -133,7 +137,7 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   }
   // (2) The tuning cache on disk (records of another device, toolchain or
   // environment are misses there and never served).
-  if (tunings_) {
+  if (tunings_ && reuse) {
     if (auto record =
             tunings_->lookup(problem, TuningIdentity{identity, backend_.toolchain, context.env})) {
       if (kernel.tmpl.space.contains(record->best)) {
@@ -149,7 +153,7 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   }
   result.stats.cache_misses = 1;
   // (3) No tuning: the heuristic default, one compile at most.
-  if (!opt.tune || !Options::global().tuning) {
+  if (!tuning) {
     return finish(kernel.tmpl.space.default_config(), "default");
   }
 
@@ -224,7 +228,8 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
     table_[key] = best;
   }
   if (tunings_ && opt.save) {
-    tunings_->put(record);
+    tunings_->put(record,
+                  opt.retune ? TuningCache::PutMode::kReplace : TuningCache::PutMode::kKeepFaster);
     auto saved = tunings_->save();
     if (!saved.ok())
       KILN_LOG(kWarn) << name << ": the tuning result was not saved: " << saved.error().describe();

@@ -170,6 +170,40 @@ TEST(AutotuneCpu, WarmStartServesFromDiskWithoutCompiling) {
   EXPECT_EQ(miss->source, "tuned");
 }
 
+// retune: a problem decided in memory and on disk is measured again, its
+// configs come from the artifact cache, and the new record replaces the old.
+TEST(AutotuneCpu, RetuneMeasuresAgainAndReplacesTheRecord) {
+  auto dir = fresh_dir("retune");
+  Options opts = options_for(dir);
+  TunableKernel kernel = scale_kernel({0});
+  ScaleCall call(2048);
+  ArtifactCache artifacts(opts);
+  TuningCache tunings(opts);
+  auto device = cpu::open_device(1);
+  Autotuner tuner(cpu_backend(), &artifacts, &tunings);
+  auto first = tuner.tune(kernel, call.args, **device);
+  ASSERT_TRUE(first.ok()) << first.error().describe();
+  TuneOptions retune;
+  retune.retune = true;
+  auto again = tuner.tune(kernel, call.args, **device, retune);
+  ASSERT_TRUE(again.ok()) << again.error().describe();
+  EXPECT_EQ(again->source, "tuned") << "neither the in-memory table nor the disk is served";
+  EXPECT_EQ(again->measurements.size(), 2u);
+  // Every config's artifact, and the winner's load after, from the cache.
+  EXPECT_GE(again->stats.artifact_hits, again->stats.compiled)
+      << "the retune compiled afresh what the artifact cache held";
+  ASSERT_TRUE(again->best.has_value());
+  const std::vector<TuningRecord> records = TuningCache(opts).records();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_DOUBLE_EQ(records[0].best_time_ms, again->best->stats.median * 1e3)
+      << "the retune's record replaced the first one, whichever was faster";
+  // Without tuning a retune means nothing: the cached decision is served.
+  retune.tune = false;
+  auto off = tuner.tune(kernel, call.args, **device, retune);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->source, "memory");
+}
+
 TEST(AutotuneCpu, PipelineOffMeasuresTheSameConfigs) {
   Session session("nopipe");
   auto [dir, artifacts, tunings, device, tuner] = session.parts();

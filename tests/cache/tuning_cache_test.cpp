@@ -43,6 +43,38 @@ TEST(TuningCache, SaveReloadLookup) {
   EXPECT_EQ(again.write_path(), dir.path() / "tuning" / "tuning.json");
 }
 
+// Two tuners of one problem keep the faster record; a retune's record
+// replaces the held one even when slower, in memory, in the file and for a
+// process that reads the directory afterwards.
+TEST(TuningCache, ReplacingPutWinsOverAFasterRecord) {
+  TempDir dir;
+  {
+    TuningCache cache(options_for(dir.path()));
+    cache.put(test_record("gemm", 128, 0.5));
+    ASSERT_TRUE(cache.save().ok());
+    cache.put(test_record("gemm", 128, 0.9));
+    EXPECT_DOUBLE_EQ(cache.lookup(problem("gemm", 128), test_identity())->best_time_ms, 0.5)
+        << "a slower record does not replace a faster one by default";
+    cache.put(test_record("gemm", 128, 0.9), TuningCache::PutMode::kReplace);
+    EXPECT_DOUBLE_EQ(cache.lookup(problem("gemm", 128), test_identity())->best_time_ms, 0.9);
+    ASSERT_TRUE(cache.save().ok());
+    EXPECT_DOUBLE_EQ(cache.lookup(problem("gemm", 128), test_identity())->best_time_ms, 0.9)
+        << "saving does not bring the faster record back";
+    cache.reload();
+    EXPECT_DOUBLE_EQ(cache.lookup(problem("gemm", 128), test_identity())->best_time_ms, 0.9);
+  }
+  TuningCache reader(options_for(dir.path()));
+  ASSERT_EQ(reader.records().size(), 1u);
+  EXPECT_DOUBLE_EQ(reader.lookup(problem("gemm", 128), test_identity())->best_time_ms, 0.9);
+  // After the save, puts keep the faster record again.
+  reader.put(test_record("gemm", 128, 0.7));
+  ASSERT_TRUE(reader.save().ok());
+  EXPECT_DOUBLE_EQ(TuningCache(options_for(dir.path()))
+                       .lookup(problem("gemm", 128), test_identity())
+                       ->best_time_ms,
+                   0.7);
+}
+
 TEST(TuningCache, AnotherDeviceToolchainOrEnvironmentIsAMiss) {
   TempDir dir;
   TuningCache cache(options_for(dir.path()));

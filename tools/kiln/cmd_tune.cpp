@@ -8,7 +8,6 @@
 // same command again is served from the tuning cache on disk.
 // Exit codes: 0 a winner; 1 nothing ran correctly, or the backend or device
 // is missing; 2 bad input (docs/user-kernels.md, `kiln kernels`).
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -45,6 +44,7 @@ TuneOptions tune_options(const TuneArgs& a, const TuneJob& job) {
   o.reference = job.reference;
   o.reference_fn = job.reference_fn;
   o.tolerance = job.tolerance;
+  o.retune = a.retune;
   return o;
 }
 
@@ -55,19 +55,6 @@ nlohmann::json settings_json(const TuneArgs& a, const TuningTarget& target) {
           {"budget_s", a.budget_s},     {"check", !a.no_check},         {"retune", a.retune},
           {"devices", target.devices}};
 }
-
-// A tuning cache in a private temporary file: --retune tunes against it
-// (so nothing cached is served) and imports its record into the real one.
-struct ScratchTuning {
-  std::filesystem::path file = std::filesystem::temp_directory_path() /
-                               ("kiln-retune-" + std::to_string(::getpid()) + ".json");
-  TuningCache cache = TuningCache::open_file(file, false);
-  ~ScratchTuning() {
-    std::error_code ec;
-    std::filesystem::remove(file, ec);
-    std::filesystem::remove(file.string() + ".lock", ec);
-  }
-};
 
 int run_tune(const TuneArgs& args) {
   auto job = make_tune_job(args);
@@ -95,22 +82,13 @@ int run_tune(const TuneArgs& args) {
   }
   TuningCache tunings(Options::global());
   ArtifactCache artifacts(Options::global());
-  std::optional<ScratchTuning> scratch;
-  if (args.retune) scratch.emplace();
-  Autotuner tuner(target->backend, &artifacts, scratch ? &scratch->cache : &tunings);
+  Autotuner tuner(target->backend, &artifacts, &tunings);
   const TuneOptions options = tune_options(args, *job);
   auto result = tuner.tune(job->kernel, call->args, *target->device, options);
   if (!result.ok()) {
     std::fprintf(stderr, "kiln tune: %s\n", result.error().describe().c_str());
     return 1;
   }
-  if (scratch && result->source == "tuned") {
-    auto imported = tunings.import_table(scratch->file);
-    if (!imported.ok())
-      std::fprintf(stderr, "kiln tune: the new result was not saved: %s\n",
-                   imported.error().message.c_str());
-  }
-
   TuneReport report;
   report.kernel = job->name;
   report.template_name = job->kernel.tmpl.name;
