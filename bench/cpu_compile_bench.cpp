@@ -71,10 +71,12 @@ kiln::CompileUnit unit_of(std::vector<kiln::Specialization> specs, const std::st
   return u;
 }
 
-// The same compile as a child process: the unit's files written to `dir`,
-// the in-process driver's arguments with real paths, fork + exec + wait.
-double subprocess_ms(const kiln::cpu::ClangCompiler& compiler, const kiln::CompileUnit& unit,
-                     const fs::path& dir) {
+// The unit's files written to `dir` and the in-process driver's arguments
+// with their real paths, compiling to `output`: an object, or with `shared`
+// a shared object (-shared for -c: the driver then runs the linker too).
+std::vector<std::string> unit_on_disk(const kiln::cpu::ClangCompiler& compiler,
+                                      const kiln::CompileUnit& unit, const fs::path& dir,
+                                      const fs::path& output, bool shared) {
   fs::create_directories(dir / "include" / "kiln");
   std::ofstream(dir / "include" / kiln::cpu::kPreludeHeader) << kiln::cpu::prelude_source();
   std::ofstream(dir / "gemm_f32.cpp") << unit.source;
@@ -83,12 +85,17 @@ double subprocess_ms(const kiln::cpu::ClangCompiler& compiler, const kiln::Compi
   for (auto& a : args) {
     if (a.rfind("-I/kiln-unit", 0) == 0) a = "-I" + (dir / "include").string();
     if (a == "/kiln-unit/unit.cpp") a = (dir / "unit.cpp").string();
-    if (a == "/kiln-unit/unit.o") a = (dir / "unit.o").string();
+    if (a == "/kiln-unit/unit.o") a = output.string();
+    if (a == "-c" && shared) a = "-shared";
   }
+  return args;
+}
+
+// fork + exec + wait: the child's wait status.
+int run_child(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  auto start = Clock::now();
   pid_t pid = ::fork();
   if (pid == 0) {
     ::execv(argv[0], argv.data());
@@ -96,43 +103,38 @@ double subprocess_ms(const kiln::cpu::ClangCompiler& compiler, const kiln::Compi
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
-  double ms = ms_since(start);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  return status;
+}
+
+bool succeeded(int status) {
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// (2) The same compile to an object as a child process.
+double subprocess_ms(const kiln::cpu::ClangCompiler& compiler, const kiln::CompileUnit& unit,
+                     const fs::path& dir) {
+  std::vector<std::string> args = unit_on_disk(compiler, unit, dir, dir / "unit.o", false);
+  auto start = Clock::now();
+  const int status = run_child(std::move(args));
+  const double ms = ms_since(start);
+  if (!succeeded(status)) {
     std::fprintf(stderr, "subprocess compile failed (status %d)\n", status);
     std::exit(1);
   }
   return ms;
 }
 
-// (6) as a subprocess: the same compile linked into a shared object
-// (-shared: the driver runs the system linker too), then dlopen + dlsym.
+// (6) As a subprocess: compile and link a shared object, dlopen, dlsym.
 double subprocess_so_ms(const kiln::cpu::ClangCompiler& compiler, const kiln::CompileUnit& unit,
                         const fs::path& dir) {
-  static int serial = 0;
+  static int serial = 0;  // a new name each time: dlopen would reuse a loaded path
   const fs::path so = dir / ("unit" + std::to_string(serial++) + ".so");
-  std::vector<std::string> args = compiler.driver_args(unit);
-  for (auto& a : args) {
-    if (a.rfind("-I/kiln-unit", 0) == 0) a = "-I" + (dir / "include").string();
-    if (a == "/kiln-unit/unit.cpp") a = (dir / "unit.cpp").string();
-    if (a == "/kiln-unit/unit.o") a = so.string();
-    if (a == "-c") a = "-shared";
-  }
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<std::string> args = unit_on_disk(compiler, unit, dir, so, true);
   auto start = Clock::now();
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  void* handle = WIFEXITED(status) && WEXITSTATUS(status) == 0
-                     ? ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL)
-                     : nullptr;
+  const int status = run_child(std::move(args));
+  void* handle = succeeded(status) ? ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
   void* entry = handle ? ::dlsym(handle, kiln::cpu::entry_symbol(0).c_str()) : nullptr;
-  double ms = ms_since(start);
+  const double ms = ms_since(start);
   if (!entry) {
     std::fprintf(stderr, "shared-object compile or load failed (status %d): %s\n", status,
                  handle ? ::dlerror() : "no library");
