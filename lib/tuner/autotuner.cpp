@@ -107,9 +107,14 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   Hash128 key = tuning_key(problem, identity.arch, backend_.toolchain, context.env);
 
   TuneResult result;
-  auto finish = [&](Config config, std::string source) -> Result<TuneResult> {
+  // `made`: the artifact this run already has (the tuned winner's, from the
+  // pipeline): loading it is neither a compile nor a cache hit.
+  auto finish = [&](Config config, std::string source,
+                    const Artifact* made = nullptr) -> Result<TuneResult> {
     bool hit = false;
-    auto artifact = internal::compile_config(kernel, config, backend_, context, artifacts_, &hit);
+    Result<Artifact> artifact =
+        made ? Result<Artifact>(*made)
+             : internal::compile_config(kernel, config, backend_, context, artifacts_, &hit);
     if (!artifact.ok()) return artifact.error();
     auto loaded = device.load(*artifact);
     if (!loaded.ok()) return loaded.error();
@@ -235,7 +240,8 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
       KILN_LOG(kWarn) << name << ": the tuning result was not saved: " << saved.error().describe();
   }
   // The winner's artifact is in the pipeline's output (compiled or cached).
-  return finish(best, "tuned");
+  auto made = out.artifacts.find(best.to_string());
+  return finish(best, "tuned", made != out.artifacts.end() ? &made->second : nullptr);
 }
 
 Result<TuneResult> Autotuner::run(const TunableKernel& kernel, const ArgList& args, Device& device,
