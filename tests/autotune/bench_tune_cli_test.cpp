@@ -3,30 +3,19 @@
 // re-runs itself over the cache its pipelined run filled) that is served
 // from disk with no compile. Behaviour only: the timings are not judged.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "run_command.hpp"
+
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string out;
-};
+using CliRun = kiln::testing::CommandRun;
 
 // stdout only: the command's progress lines go to stderr.
 CliRun run_kiln(const std::string& args) {
-  std::string cmd = std::string(KILN_CLI_PATH) + " " + args;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return kiln::testing::run_command(std::string(KILN_CLI_PATH) + " " + args);
 }
 
 TEST(BenchTuneCli, JsonReportAndAWarmProcessThatCompilesNothing) {

@@ -1,13 +1,12 @@
 // `kiln cache` end to end: the real executable, run on a cache directory
 // the library populated, its --json output parsed and checked.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <fstream>
 
 #include "cache_test_util.hpp"
 #include "kiln/tuning_cache.hpp"
+#include "run_command.hpp"
 
 namespace kiln {
 namespace {
@@ -15,24 +14,11 @@ namespace {
 using testing::options_for;
 using testing::TempDir;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  nlohmann::json json() const { return nlohmann::json::parse(out); }
-};
+using CliRun = testing::CommandRun;
 
 // Runs `kiln cache ARGS` with the environment prefix `env` (stdout only).
 CliRun kiln_cache(const std::string& env, const std::string& args) {
-  std::string cmd = env + " " KILN_CLI_PATH " cache " + args + " 2>/dev/null";
-  CliRun run;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) return run;
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  return testing::run_command(env + " " KILN_CLI_PATH " cache " + args + " 2>/dev/null");
 }
 
 class CacheCli : public ::testing::Test {

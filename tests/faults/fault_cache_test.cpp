@@ -4,17 +4,16 @@
 // tuning finished, the healthy configs were measured, the winner is right,
 // the failures carry their reasons and the cache holds nothing corrupt.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "run_command.hpp"
 
 namespace {
 
@@ -30,12 +29,10 @@ struct TunerRun {
 TunerRun run_tuner(const fs::path& cache, const std::string& fs_mode) {
   std::string cmd = std::string(KILN_FAULT_TUNER) + " --cache " + cache.string() + " --fs " +
                     fs_mode + " 2>" + (cache.parent_path() / "stderr.txt").string();
+  kiln::testing::CommandRun ran = kiln::testing::run_command(cmd);
   TunerRun run;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return run;
-  std::array<char, 4096> buf;
-  while (std::size_t got = fread(buf.data(), 1, buf.size(), pipe)) run.text.append(buf.data(), got);
-  run.status = pclose(pipe);
+  run.status = ran.exit_code;
+  run.text = std::move(ran.out);
   run.out = json::parse(run.text, nullptr, false);
   return run;
 }

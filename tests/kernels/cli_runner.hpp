@@ -3,15 +3,15 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+
+#include "run_command.hpp"
 
 namespace kiln::testing {
 
@@ -47,14 +47,10 @@ class CliTest : public ::testing::Test {
     const std::string cmd = "env KILN_CACHE_DIR=" + (dir_ / "cache").string() +
                             " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING= " KILN_CLI_PATH " " + args +
                             " 2>" + err.string();
+    CommandRun ran = run_command(cmd);
     CliRun run;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    if (!pipe) return run;
-    char buffer[4096];
-    std::size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-    const int status = ::pclose(pipe);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.exit_code = ran.exit_code;
+    run.out = std::move(ran.out);
     run.err = read_file(err);
     return run;
   }

@@ -1,28 +1,18 @@
 // The `kiln` executable, run as a user would: `kiln info --json` and usage errors.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "run_command.hpp"
+
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string out;
-};
+using CliRun = kiln::testing::CommandRun;
 
+// `kiln ARGS` after the environment prefix `env`, stdout and stderr together.
 CliRun run_kiln(const std::string& args, const std::string& env = "") {
-  std::string cmd = env + std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return kiln::testing::run_command(env + std::string(KILN_CLI_PATH) + " " + args + " 2>&1");
 }
 
 TEST(CliInfo, JsonHasEveryField) {
