@@ -18,19 +18,19 @@ class LogTest : public ::testing::Test {
 
 TEST_F(LogTest, LevelFiltersMessages) {
   set_log_level(LogLevel::kWarn);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   KILN_LOG(kWarn) << "shown " << 42;
   KILN_LOG(kDebug) << "hidden";
-  std::string out = testing::internal::GetCapturedStderr();
+  std::string out = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(out.find("[kiln warn] shown 42\n"), std::string::npos) << out;
   EXPECT_EQ(out.find("hidden"), std::string::npos) << out;
 }
 
 TEST_F(LogTest, OffSilencesEverything) {
   set_log_level(LogLevel::kOff);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   KILN_LOG(kError) << "nothing";
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
 TEST_F(LogTest, DisabledLevelDoesNotEvaluateTheStream) {
@@ -43,16 +43,16 @@ TEST_F(LogTest, DisabledLevelDoesNotEvaluateTheStream) {
 
 TEST_F(LogTest, OnceLogsOncePerKey) {
   set_log_level(LogLevel::kInfo);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   for (int i = 0; i < 3; ++i) log_once(LogLevel::kInfo, "log_test.once", "stale record");
   log_once(LogLevel::kInfo, "log_test.other", "another");
-  std::string out = testing::internal::GetCapturedStderr();
+  std::string out = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(out, "[kiln info] stale record\n[kiln info] another\n");
 }
 
 TEST_F(LogTest, LinesFromThreadsDoNotInterleave) {
   set_log_level(LogLevel::kInfo);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([t] {
@@ -60,7 +60,7 @@ TEST_F(LogTest, LinesFromThreadsDoNotInterleave) {
     });
   }
   for (auto& th : threads) th.join();
-  std::string out = testing::internal::GetCapturedStderr();
+  std::string out = ::testing::internal::GetCapturedStderr();
   std::size_t lines = 0, start = 0;
   while (start < out.size()) {
     std::size_t nl = out.find('\n', start);
