@@ -53,6 +53,15 @@ CUdeviceptr dptr(const void* p) {
   return reinterpret_cast<CUdeviceptr>(p);
 }
 
+// The capture this thread has open (begin_capture .. end_capture). A launch
+// on the default (legacy) stream meanwhile is not captured: it would run at
+// once and leave the graph empty, so launch() refuses it (see there).
+struct OpenCapture {
+  const void* device = nullptr;
+  CUstream stream = nullptr;
+};
+thread_local OpenCapture open_capture;
+
 }  // namespace
 
 CudaDevice::CudaDevice(const DriverApi& api, CUdevice device, CUcontext context,
@@ -115,6 +124,10 @@ Result<std::unique_ptr<Device>> CudaDevice::open(const DriverApi& api, int index
   api.DeviceTotalMem(&total, dev);
   p.total_memory = total;
   return std::unique_ptr<Device>(new CudaDevice(api, dev, ctx, std::move(p)));
+}
+
+CUstream CudaDevice::capturing_stream() const {
+  return open_capture.device == this ? open_capture.stream : nullptr;
 }
 
 Status CudaDevice::bind() const {
@@ -232,11 +245,17 @@ Status CudaDevice::begin_capture(Stream& stream) {
   if (auto s = bind(); !s) return s;
   // Thread-local mode: other threads' unsafe calls (a benchmark worker on
   // another device) do not invalidate this capture.
-  return check(api_->StreamBeginCapture(raw_stream(&stream), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-               "cuStreamBeginCapture");
+  CUstream raw = raw_stream(&stream);
+  Status st = check(api_->StreamBeginCapture(raw, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                    "cuStreamBeginCapture");
+  if (st) open_capture = {this, raw};
+  return st;
 }
 
 Result<Graph> CudaDevice::end_capture(Stream& stream) {
+  if (open_capture.device == this && open_capture.stream == raw_stream(&stream)) {
+    open_capture = {};
+  }
   if (auto s = bind(); !s) return s.error();
   auto state = std::make_unique<GraphState>();
   state->owner = this;

@@ -32,8 +32,10 @@ struct CudaKernelState : detail::HandleState {
   CUfunction function = nullptr;
   std::string symbol;
   // The dynamic shared memory the function is currently allowed (the
-  // attribute is raised on first need, never lowered).
+  // attribute is raised on first need, never lowered). Starts at the
+  // driver's default, 48 KiB minus the function's static shared memory.
   std::atomic<std::size_t> shared_allowed{0};
+  std::size_t shared_static = 0;  // __shared__ arrays: count against the opt-in limit too
   std::mutex attribute_mutex;
 };
 
@@ -80,6 +82,8 @@ class CudaDevice final : public Device {
   // tuner call in from anywhere).
   Status bind() const;
   Status check(CUresult result, const std::string& what) const;
+  // The stream this thread is capturing on this device, or nullptr.
+  CUstream capturing_stream() const;
   Result<std::shared_ptr<CudaModule>> module_for(const Artifact& artifact);
 
   const DriverApi* api_;

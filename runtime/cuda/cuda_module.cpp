@@ -1,5 +1,6 @@
 // CudaDevice: loading CUBINs and launching their functions, and the public
 // factory (include/kiln/cuda.hpp).
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -71,7 +72,22 @@ Result<LoadedKernel> CudaDevice::load(const Artifact& artifact) {
             "' in its module: " + api_->describe(r),
         {{"kernel", artifact.entry}, {"config", config}, {"symbol", artifact.lowered_name}});
   }
-  state->shared_allowed = props_.shared_per_block;
+  // The driver's own starting allowance: 48 KiB minus the function's static
+  // __shared__ bytes (cuda.h, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
+  // so a kernel with both kinds gets the opt-in attribute when their sum
+  // passes 48 KiB, not only when the dynamic part does.
+  int dynamic_max = 0, static_bytes = 0;
+  if (CUresult r = api_->FuncGetAttribute(
+          &dynamic_max, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, state->function);
+      r != CUDA_SUCCESS) {
+    return make_error(ErrorCode::kLaunchFailed,
+                      "kernel " + artifact.entry + " [" + config + "]: cannot query function '" +
+                          artifact.lowered_name + "': " + api_->describe(r),
+                      {{"kernel", artifact.entry}, {"config", config}});
+  }
+  api_->FuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, state->function);
+  state->shared_allowed = static_cast<std::size_t>(std::max(dynamic_max, 0));
+  state->shared_static = static_cast<std::size_t>(std::max(static_bytes, 0));
   return LoadedKernel(std::move(state), artifact.entry, config);
 }
 
@@ -82,11 +98,21 @@ CUfunction CudaDevice::raw_function(const LoadedKernel& kernel) const {
 Status CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config,
                           const KernelArgs& args) {
   auto& k = kernel.state_for<CudaKernelState>(*this, "kernel");
-  if (config.shared_bytes > props_.shared_per_block_optin) {
+  if (config.shared_bytes + k.shared_static > props_.shared_per_block_optin) {
     return launch_error(kernel, config,
-                        "asks for more dynamic shared memory than " + props_.ref.to_string() +
+                        "asks for more shared memory (" + std::to_string(k.shared_static) +
+                            " bytes static + the dynamic) than " + props_.ref.to_string() +
                             " allows a block (" + std::to_string(props_.shared_per_block_optin) +
                             " bytes)",
+                        ErrorCode::kInvalidArgument);
+  }
+  if (config.stream == nullptr && capturing_stream() != nullptr) {
+    // The legacy default stream is not part of the capture (the captured
+    // stream is non-blocking): the launch would run now and the graph would
+    // be empty, timing nothing.
+    return launch_error(kernel, config,
+                        "launched on the default stream while this thread captures a stream: "
+                        "set LaunchConfig::stream to the captured stream",
                         ErrorCode::kInvalidArgument);
   }
   if (auto s = bind(); !s) return launch_error(kernel, config, s.error().message);
