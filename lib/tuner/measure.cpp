@@ -119,7 +119,11 @@ Measurement measure(Device& device, const Artifact& artifact, const LaunchGeomet
   if (opt.graphs) {
     auto s = device.create_stream();
     if (s.ok() && device.begin_capture(*s).ok()) {
-      Status launched = device.launch(*loaded, launch_config(geometry), packed);
+      // Only work on the capturing stream is recorded: a launch on the
+      // default stream would run at once and leave the graph empty.
+      LaunchConfig captured = launch_config(geometry);
+      captured.stream = &*s;
+      Status launched = device.launch(*loaded, captured, packed);
       auto g = device.end_capture(*s);
       if (launched.ok() && g.ok()) {
         graph = std::move(*g);
