@@ -73,6 +73,23 @@ TEST_F(TuneCli, GemmTunesThenStartsWarmInASecondProcess) {
   EXPECT_EQ(kiln(kGemm + " --json").json()["source"], "disk");
 }
 
+// The timing switches reach the measurement: on the CPU device a captured
+// graph replays, the L2 flush and the delay run before each timed launch,
+// and every config is still measured and checked.
+TEST_F(TuneCli, TimingSwitchesColdL2GraphsAndDelay) {
+  CliRun run = kiln(kGemm + " --cold-l2 --graphs --delay-us 20 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json r = run.json();
+  EXPECT_EQ(r["settings"]["cold_l2"], true);
+  EXPECT_EQ(r["settings"]["graphs"], true);
+  EXPECT_DOUBLE_EQ(r["settings"]["delay_us"].get<double>(), 20.0);
+  EXPECT_EQ(r["source"], "tuned");
+  EXPECT_EQ(count_status(r, "ok"), 4u) << r["configs"].dump(2);
+  for (const auto& c : r["configs"]) EXPECT_GT(c["median_s"].get<double>(), 0.0) << c.dump();
+  CliRun bad = kiln(kGemm + " --delay-us -1");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+}
+
 TEST_F(TuneCli, PipelineOffCompilesFirstThenBenchmarks) {
   CliRun run = kiln(kGemm + " --no-pipeline --group-size 1 --threads 2 --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;

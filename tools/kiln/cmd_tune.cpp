@@ -45,6 +45,9 @@ TuneOptions tune_options(const TuneArgs& a, const TuneJob& job) {
   o.reference_fn = job.reference_fn;
   o.tolerance = job.tolerance;
   o.retune = a.retune;
+  o.cold_l2 = a.cold_l2;
+  o.graphs = a.graphs;
+  o.delay_us = a.delay_us;
   return o;
 }
 
@@ -53,6 +56,7 @@ nlohmann::json settings_json(const TuneArgs& a, const TuningTarget& target) {
   return {{"pipeline", !a.no_pipeline}, {"group_size", a.group_size},   {"threads", a.threads},
           {"search", a.search},         {"max_configs", a.max_configs}, {"seed", a.seed},
           {"budget_s", a.budget_s},     {"check", !a.no_check},         {"retune", a.retune},
+          {"cold_l2", a.cold_l2},       {"graphs", a.graphs},           {"delay_us", a.delay_us},
           {"devices", target.devices}};
 }
 
@@ -172,6 +176,14 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-check", a->no_check, "Do not check outputs against a reference");
   cmd->add_flag("--retune,--force", a->retune,
                 "Tune even when the tuning cache has a result (and replace it)");
+  cmd->add_flag("--cold-l2", a->cold_l2,
+                "Flush the L2 cache before every timed repetition (memory-bound kernels)");
+  cmd->add_flag("--graphs", a->graphs,
+                "Time a replayed captured graph of the launch (strips launch overhead)");
+  cmd->add_option("--delay-us", a->delay_us,
+                  "Occupy the stream this long before each timed launch, so host launch "
+                  "overhead stays out of the timing")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace of the run to FILE");
   cmd->add_flag("--json", a->json, "Print one JSON document (and nothing else) on stdout");
   cmd->callback([a, &exit_code] { exit_code = run_tune(*a); });

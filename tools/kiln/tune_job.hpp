@@ -28,6 +28,8 @@ struct TuneArgs {
   std::string reference = "auto";
   bool no_check = false;
   bool retune = false;
+  bool cold_l2 = false, graphs = false;  // timing: TuneOptions::cold_l2, graphs, delay_us
+  double delay_us = 0;
   std::string trace;
   bool json = false;
 };
