@@ -10,7 +10,6 @@
 // is missing; 2 bad input (docs/user-kernels.md, `kiln kernels`).
 
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
