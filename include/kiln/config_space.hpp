@@ -59,6 +59,11 @@ class ConfigSpace {
   std::uint64_t size() const;
   // enumerate() filtered by a further predicate.
   std::vector<Config> filter(const std::function<bool(const Config&)>& keep) const;
+  // The first config in enumerate() order that satisfies every constraint
+  // and `keep` (null: any), looking at no more than `max_scan` candidates of
+  // the unconstrained order: a huge space is never enumerated to find it.
+  std::optional<Config> first_where(const std::function<bool(const Config&)>& keep,
+                                    std::uint64_t max_scan) const;
   // The config at position `index` of the unconstrained odometer order
   // (0 <= index < cartesian_size()); used by samplers of huge spaces.
   Config config_at(std::uint64_t index) const;
@@ -70,8 +75,10 @@ class ConfigSpace {
   std::vector<std::string> violated(const Config& config) const;
   bool contains(const Config& config) const;
 
-  // The explicit default if one was set, else the first enumerated config.
-  // Throws when the space has no valid config at all.
+  // The explicit default if one was set, else the first enumerated config
+  // (found among the first kDefaultScanLimit candidates). Throws when there
+  // is none.
+  static constexpr std::uint64_t kDefaultScanLimit = 1u << 20;
   Config default_config() const;
   bool has_explicit_default() const { return default_.has_value(); }
 
@@ -82,6 +89,9 @@ class ConfigSpace {
 
  private:
   bool satisfies(const Config& config) const;
+  // Calls `each` on every config of the unconstrained odometer order until
+  // it returns false.
+  void visit(const std::function<bool(const Config&)>& each) const;
 
   std::vector<Parameter> params_;
   std::vector<Constraint> constraints_;

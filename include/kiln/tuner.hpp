@@ -103,16 +103,37 @@ struct TuneOptions {
   bool save = true;  // write the winner to the tuning cache
 };
 
+// What a tuning run's outputs were checked against. The default config is
+// measured like any other config; when it gives no reference (crash, hang,
+// compile error, pruned), the largest group of configs whose outputs agree
+// is the reference, and when no group stands out nothing was checked.
+struct ReferenceReport {
+  enum class Kind { kDefault, kUser, kConsensus, kNone };
+  Kind kind = Kind::kNone;
+  std::size_t agreeing = 0;  // kConsensus: the configs that agree
+  std::string detail;        // which config or code, or why the default could not serve
+  // "default", "user", "consensus of 5 configs" or "none".
+  std::string name() const;
+  bool checked() const { return kind != Kind::kNone; }
+};
+
 struct TuneResult {
   Config config;
   LoadedKernel kernel;  // loaded on the device given to tune()
   LaunchGeometry geometry;
-  std::string source;                     // "memory", "disk", "tuned" or "default"
+  // "memory", "disk", "tuned", "default", or "failed" (no config ran and the
+  // default cannot be built: `kernel` is empty and launch() is an error).
+  std::string source;
   std::vector<Measurement> measurements;  // every config tried (tuned only)
   std::optional<Measurement> best;
   std::optional<double> default_seconds;  // the default config's median, when measured
   KernelStats stats;                      // this call's statistics
-  double speedup_over_default() const;    // 1 when unknown
+  ReferenceReport reference;              // tuned only: what outputs were checked against
+  // Tuned only: whether the winner was written to the tuning cache, and why
+  // not when it was not (read-only, disabled, refused directory, full disk).
+  bool saved = false;
+  std::string not_saved_reason;
+  double speedup_over_default() const;  // 1 when unknown
 
   // Zeroes reset_to_zero args, then launches (kernel needed for its lists).
   Status launch(Device& device, const TunableKernel& kernel, const ArgList& args) const;

@@ -57,6 +57,9 @@ struct TuningRecord {
   double best_time_ms = 0;
   std::vector<MeasuredConfig> measured;  // optional: every config tried
   std::string created;                   // UTC, ISO 8601; filled by put() when empty
+  // What the winner's outputs were checked against when it was tuned:
+  // "default", "user", "consensus of N configs", or "none" (saved unchecked).
+  std::string reference;
 
   const std::string& kernel() const { return problem.kernel(); }
   // tuning_key(problem, arch, toolchain, env) with the device name folded

@@ -77,6 +77,7 @@ nlohmann::json TuningRecord::to_json() const {
                       {"best", {{"config", best.to_json()}, {"time_ms", best_time_ms}}},
                       {"created", created}};
   if (!measured.empty()) j["measured"] = std::move(measured_json);
+  if (!reference.empty()) j["reference"] = reference;
   return j;
 }
 
@@ -105,6 +106,7 @@ TuningRecord TuningRecord::from_json(const nlohmann::json& json) {
       }
     }
     r.created = string_member(json, "created");
+    r.reference = json.value("reference", std::string());
   } catch (const nlohmann::json::exception& e) {
     bad(e.what());
   }

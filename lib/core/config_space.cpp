@@ -132,14 +132,13 @@ bool ConfigSpace::satisfies(const Config& config) const {
                      [&](const Constraint& c) { return c.predicate(config); });
 }
 
-std::vector<Config> ConfigSpace::filter(const std::function<bool(const Config&)>& keep) const {
-  std::vector<Config> out;
-  if (params_.empty()) return out;
+void ConfigSpace::visit(const std::function<bool(const Config&)>& each) const {
+  if (params_.empty()) return;
   std::vector<std::size_t> digits(params_.size(), 0);
   Config config;
   for (const auto& p : params_) config.set(p.name, p.values[0]);
   while (true) {
-    if (satisfies(config) && (!keep || keep(config))) out.push_back(config);
+    if (!each(config)) return;
     // Odometer increment, last parameter fastest.
     std::size_t i = params_.size();
     while (i > 0) {
@@ -150,9 +149,29 @@ std::vector<Config> ConfigSpace::filter(const std::function<bool(const Config&)>
       }
       digits[i] = 0;
       config.set(params_[i].name, params_[i].values[0]);
-      if (i == 0) return out;
+      if (i == 0) return;
     }
   }
+}
+
+std::vector<Config> ConfigSpace::filter(const std::function<bool(const Config&)>& keep) const {
+  std::vector<Config> out;
+  visit([&](const Config& c) {
+    if (satisfies(c) && (!keep || keep(c))) out.push_back(c);
+    return true;
+  });
+  return out;
+}
+
+std::optional<Config> ConfigSpace::first_where(const std::function<bool(const Config&)>& keep,
+                                               std::uint64_t max_scan) const {
+  std::optional<Config> found;
+  std::uint64_t seen = 0;
+  visit([&](const Config& c) {
+    if (satisfies(c) && (!keep || keep(c))) found = c;
+    return !found && ++seen < max_scan;
+  });
+  return found;
 }
 
 std::vector<Config> ConfigSpace::enumerate() const {
@@ -204,12 +223,18 @@ bool ConfigSpace::contains(const Config& config) const {
 
 Config ConfigSpace::default_config() const {
   if (default_) return *default_;
-  auto all = enumerate();
-  if (all.empty()) {
-    misuse("the config space has no config that satisfies every constraint (" +
-           std::to_string(cartesian_size()) + " candidates): relax a constraint or add values");
+  // NOTES: the first valid config in odometer order, found by scanning, not
+  // by enumerating: a space of 10^18 configs has its default at once.
+  if (auto first = first_where(nullptr, kDefaultScanLimit)) return *first;
+  const std::uint64_t total = cartesian_size();
+  if (total > kDefaultScanLimit) {
+    misuse("none of the first " + std::to_string(kDefaultScanLimit) + " of " +
+           std::to_string(total) +
+           " configs satisfies every constraint, so there is no heuristic default: set one "
+           "explicitly (ConfigSpace::default_config, or \"default\" in a spec file)");
   }
-  return all.front();
+  misuse("the config space has no config that satisfies every constraint (" +
+         std::to_string(total) + " candidates): relax a constraint or add values");
 }
 
 }  // namespace kiln

@@ -12,6 +12,7 @@
 #include "kiln/tuner.hpp"
 #include "kiln/tuning_cache.hpp"
 #include "measure.hpp"
+#include "output_judge.hpp"
 #include "pipeline.hpp"
 #include "search_run.hpp"
 
@@ -20,12 +21,32 @@ namespace kiln {
 using internal::CallState;
 using internal::Reference;
 
+std::string ReferenceReport::name() const {
+  switch (kind) {
+    case Kind::kDefault:
+      return "default";
+    case Kind::kUser:
+      return "user";
+    case Kind::kConsensus:
+      return "consensus of " + std::to_string(agreeing) + " configs";
+    case Kind::kNone:
+      break;
+  }
+  return "none";
+}
+
 double TuneResult::speedup_over_default() const {
   if (!best || !default_seconds || best->stats.median <= 0) return 1.0;
   return *default_seconds / best->stats.median;
 }
 
 Status TuneResult::launch(Device& device, const TunableKernel& tunable, const ArgList& args) const {
+  if (!kernel.valid()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "nothing to launch for " + tunable.tmpl.name + " (source '" + source +
+                          "'): no config ran correctly and the default {" + config.to_string() +
+                          "} could not be built; see the measurements for why");
+  }
   for (const auto& name : tunable.reset_to_zero) {
     const Arg& a = find_arg(args, name);
     if (a.storage_bytes() == 0) continue;
@@ -55,41 +76,64 @@ DeviceIdentity identity_of(const Device& device) {
   return DeviceIdentity{p.arch, p.name, p.cc_major, p.cc_minor};
 }
 
-// Runs the reference (the default config or the user's function) once on
-// restored inputs and reads the outputs. Absent when nothing is checked.
-Reference make_reference(const TunableKernel& kernel, const ArgList& args, Device& device,
-                         const CallState& state, const TuneOptions& opt, const Backend& backend,
-                         const CompileContext& context, ArtifactCache* artifacts) {
-  if (!opt.check || opt.reference == ReferenceKind::kNone || kernel.outputs.empty()) return {};
-  Status ran = ok_status();
+// How a tuning run checks outputs: against the user's reference, computed
+// here before the run (the caller's own code, trusted); or afterwards by a
+// judge, from the outputs every config's checked run captured (the default
+// config's, else the consensus); or not at all, and why.
+struct Checking {
+  Reference reference;
+  std::shared_ptr<internal::OutputJudge> judge;
+  ReferenceReport report;  // when there is no judge
+};
+
+Checking plan_checking(const TunableKernel& kernel, const ArgList& args, Device& device,
+                       const CallState& state, const TuneOptions& opt, const ProblemKey& problem) {
+  Checking c;
+  if (!opt.check) {
+    c.report.detail = "checking is off (TuneOptions::check is false: --no-check)";
+    return c;
+  }
+  if (opt.reference == ReferenceKind::kNone) {
+    c.report.detail = "the kernel asks for no reference (ReferenceKind::kNone)";
+    return c;
+  }
+  if (kernel.outputs.empty()) {
+    c.report.detail = "the kernel names no outputs to compare";
+    return c;
+  }
   if (opt.reference == ReferenceKind::kUser) {
     if (!opt.reference_fn) {
       throw Error(ErrorCode::kInvalidArgument,
                   "ReferenceKind::kUser needs TuneOptions::reference_fn");
     }
-    ran = state.prepare(device);
+    Status ran = state.prepare(device);
     if (ran.ok()) ran = opt.reference_fn(device, args);
     if (ran.ok()) ran = device.synchronize();
-  } else {
-    Config def = kernel.tmpl.space.default_config();
-    auto artifact = internal::compile_config(kernel, def, backend, context, artifacts);
-    if (!artifact.ok()) {
-      KILN_LOG(kWarn) << kernel.tmpl.name << ": the default config does not compile, so outputs "
-                      << "are not checked: " << artifact.error().message;
-      return {};
+    if (ran.ok()) {
+      auto outputs = state.read_outputs(device);
+      if (outputs.ok()) {
+        c.reference = std::move(*outputs);
+        c.report.kind = ReferenceReport::Kind::kUser;
+        c.report.detail = "the caller's reference function";
+        return c;
+      }
+      ran = outputs.error();
     }
-    auto loaded = device.load(*artifact);
-    if (!loaded.ok()) return {};
-    ran = internal::run_once(device, *loaded, kernel.launch(def, args), pack(args), state);
+    KILN_LOG(kWarn) << kernel.tmpl.name << ": the reference function failed, so outputs are "
+                    << "checked against the default config instead: " << ran.error().message;
   }
-  if (!ran.ok()) {
-    KILN_LOG(kWarn) << kernel.tmpl.name << ": the reference did not run, so outputs are not "
-                    << "checked: " << ran.error().message;
-    return {};
+  std::map<std::string, Tolerance> tolerances;
+  for (const auto& name : kernel.outputs) {
+    tolerances[name] = opt.tolerance.value_or(Tolerance::for_dtype(state.output_dtype(name)));
   }
-  auto outputs = state.read_outputs(device);
-  if (!outputs.ok()) return {};
-  return std::move(*outputs);
+  const Config def = kernel.tmpl.space.default_config();
+  std::optional<std::string> unavailable;
+  if (!internal::prune_keeps(kernel, problem, def)) {
+    unavailable = "the default config {" + def.to_string() +
+                  "} is pruned for this problem by the kernel's early prune";
+  }
+  c.judge = std::make_shared<internal::OutputJudge>(def, std::move(tolerances), unavailable);
+  return c;
 }
 
 }  // namespace
@@ -122,7 +166,9 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
     result.kernel = std::move(*loaded);
     result.geometry = kernel.launch(result.config, args);
     result.source = std::move(source);
-    if (hit) ++result.stats.artifact_hits;
+    // A winner served from memory or disk still needs its artifact: one
+    // from the artifact cache, or one rebuilt here, is counted like any.
+    if (!made) ++(hit ? result.stats.artifact_hits : result.stats.compiled);
     stats_.add(name, result.stats);
     return std::move(result);
   };
@@ -159,7 +205,7 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   result.stats.cache_misses = 1;
   // (3) No tuning: the heuristic default, one compile at most.
   if (!tuning) {
-    return finish(kernel.tmpl.space.default_config(), "default");
+    return finish(internal::heuristic_config(kernel, problem), "default");
   }
 
   // (4) Tune.
@@ -170,7 +216,9 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   in.kernel = kernel;
   in.args = args;
   in.state = *state;
-  in.reference = make_reference(kernel, args, device, *state, opt, backend_, context, artifacts_);
+  Checking checking = plan_checking(kernel, args, device, *state, opt, problem);
+  in.reference = checking.reference;
+  in.judge = checking.judge;
   in.options = opt;
   in.backend = backend_;
   in.context = context;
@@ -190,10 +238,18 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
     if (!written.ok()) KILN_LOG(kWarn) << written.error().describe();
   }
   // The caller's tensors end as they began: tuning ran on them.
-  Status restored = state->prepare(device);
+  Status restored = state->prepare(device, nullptr, /*fresh_outputs=*/true);
   if (restored.ok()) restored = device.synchronize();
   if (!restored.ok()) return restored.error();
 
+  // Outputs judged after the run: the verdicts the default's outputs did not
+  // settle during it come from the consensus now.
+  if (checking.judge) {
+    result.reference = checking.judge->finish();
+    internal::apply_verdicts(checking.judge->wrong(), out.measurements, out.stats);
+  } else {
+    result.reference = checking.report;
+  }
   result.measurements = out.measurements;
   result.stats.merge(out.stats);
   Config def = kernel.tmpl.space.default_config();
@@ -210,8 +266,19 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
         reasons += "\n  {" + m.config.to_string() + "}: " + outcome_name(m.outcome) + ": " +
                    m.reason.substr(0, 300);
     }
-    KILN_LOG(kWarn) << name << ": no config ran correctly; using the default config" << reasons;
-    return finish(def, "default");
+    Config fallback = internal::heuristic_config(kernel, problem);
+    KILN_LOG(kWarn) << name << ": no config ran correctly; using the heuristic default {"
+                    << fallback.to_string() << "}, unsaved" << reasons;
+    auto served = finish(fallback, "default");
+    if (served.ok()) return served;
+    // Not even the fallback builds: the measurements still say why each
+    // config failed, and the result cannot be launched (launch() says so).
+    KILN_LOG(kWarn) << name << ": the heuristic default {" << fallback.to_string()
+                    << "} cannot be loaded either: " << served.error().message;
+    result.config = std::move(fallback);
+    result.source = "failed";
+    stats_.add(name, result.stats);
+    return result;
   }
   result.best = out.measurements[chosen->winner];
   Config best = result.best->config;
@@ -223,6 +290,7 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   record.env = context.env;
   record.best = best;
   record.best_time_ms = result.best->stats.median * 1e3;
+  record.reference = result.reference.name();
   for (const auto& m : out.measurements) {
     record.measured.push_back(
         MeasuredConfig{m.config, m.ok() ? m.stats.median * 1e3 : 0, m.ok(),
@@ -232,12 +300,28 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
     std::lock_guard<std::mutex> lock(mutex_);
     table_[key] = best;
   }
-  if (tunings_ && opt.save) {
+  if (!result.reference.checked()) {
+    KILN_LOG(kWarn) << name << ": the winner {" << best.to_string()
+                    << "} is saved unchecked: " << result.reference.detail;
+  }
+  if (!tunings_) {
+    result.not_saved_reason = "this tuner has no tuning cache";
+  } else if (!opt.save) {
+    result.not_saved_reason = "saving is off (TuneOptions::save is false)";
+  } else {
     tunings_->put(record,
                   opt.retune ? TuningCache::PutMode::kReplace : TuningCache::PutMode::kKeepFaster);
     auto saved = tunings_->save();
-    if (!saved.ok())
-      KILN_LOG(kWarn) << name << ": the tuning result was not saved: " << saved.error().describe();
+    if (!saved.ok()) {
+      result.not_saved_reason = saved.error().describe();
+      KILN_LOG(kWarn) << name << ": the tuning result was not saved: " << result.not_saved_reason;
+    } else if (*saved == StoreOutcome::kWritten) {
+      result.saved = true;
+    } else {
+      result.not_saved_reason = std::string("the tuning cache is ") +
+                                cache_state_name(tunings_->state()) + " (" +
+                                tunings_->state_reason() + ")";
+    }
   }
   // The winner's artifact is in the pipeline's output (compiled or cached).
   auto made = out.artifacts.find(best.to_string());

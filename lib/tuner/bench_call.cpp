@@ -61,7 +61,8 @@ Message BenchCall::to_message() const {
       {"options", timing_json(options)},
       {"device",
        {{"kind", device.kind == DeviceKind::kCuda ? "cuda" : "cpu"}, {"index", device.index}}},
-      {"threads", threads}};
+      {"threads", threads},
+      {"capture_outputs", capture_outputs}};
   if (reference) {
     nlohmann::json ref = nlohmann::json::object();
     for (const auto& [name, values] : *reference) append_doubles(values, &m.raw, &ref[name]);
@@ -86,6 +87,7 @@ BenchCall BenchCall::from_message(const nlohmann::json& json, std::string_view r
         d.at("kind").get<std::string>() == "cuda" ? DeviceKind::kCuda : DeviceKind::kCpu;
     c.device.index = d.at("index").get<int>();
     c.threads = json.at("threads").get<int>();
+    c.capture_outputs = json.at("capture_outputs").get<bool>();
     if (json.contains("reference")) {
       c.reference.emplace();
       for (const auto& [name, where] : json["reference"].items()) {
@@ -119,6 +121,32 @@ std::pair<Artifact, LaunchGeometry> parse_measure_request(const nlohmann::json& 
     return {Artifact::from_json(json.at("artifact"), std::move(raw)), g};
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorCode::kCorrupt, std::string("measure request: ") + e.what());
+  }
+}
+
+Message measure_reply(const Measurement& m, const Outputs& outputs) {
+  Message reply;
+  reply.json = {{"ok", true}, {"measurement", m.to_json()}};
+  if (!outputs.empty()) {
+    nlohmann::json where = nlohmann::json::object();
+    for (const auto& [name, values] : outputs) append_doubles(values, &reply.raw, &where[name]);
+    reply.json["outputs"] = std::move(where);
+  }
+  return reply;
+}
+
+Measurement parse_measure_reply(const nlohmann::json& json, std::string_view raw,
+                                Outputs* outputs) {
+  try {
+    Measurement m = Measurement::from_json(json.at("measurement"));
+    if (outputs && json.contains("outputs")) {
+      for (const auto& [name, where] : json["outputs"].items()) {
+        (*outputs)[name] = read_doubles(where, raw);
+      }
+    }
+    return m;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::kCorrupt, std::string("measure reply: ") + e.what());
   }
 }
 

@@ -22,7 +22,7 @@
 
 namespace kiln::internal {
 
-inline constexpr int kBenchWireVersion = 1;
+inline constexpr int kBenchWireVersion = 2;
 
 // One message ready to send: shared, unchanged, by every worker of a run.
 struct Message {
@@ -34,6 +34,8 @@ struct BenchCall {
   HostArgs args;
   std::vector<std::string> outputs, restore_value, reset_to_zero;
   Reference reference;
+  // No reference: each measure reply carries the checked run's outputs.
+  bool capture_outputs = false;
   TuneOptions options;  // only the timing and checking fields travel
   DeviceRef device;
   int threads = 0;  // CPU: threads that run blocks (0: one per core)
@@ -47,5 +49,11 @@ Message measure_request(const Artifact& artifact, const LaunchGeometry& geometry
 // Throws kiln::Error (kCorrupt) for a malformed request.
 std::pair<Artifact, LaunchGeometry> parse_measure_request(const nlohmann::json& json,
                                                           std::string raw);
+
+// A measure reply: the measurement and, when captured, the outputs.
+Message measure_reply(const Measurement& m, const Outputs& outputs);
+// Throws kiln::Error (kCorrupt) for a malformed reply.
+Measurement parse_measure_reply(const nlohmann::json& json, std::string_view raw,
+                                Outputs* outputs);
 
 }  // namespace kiln::internal

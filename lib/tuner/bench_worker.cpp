@@ -83,8 +83,10 @@ int serve_bench_worker(int fd, const WorkerDeviceOpener& open) {
         reply = {{"ok", true}};
       } else if (op == "measure" && current && device) {
         auto [artifact, geometry] = internal::parse_measure_request(request, std::move(raw));
+        internal::Outputs captured;
         internal::MeasureInputs in{&current->replica.args, &*current->state,
-                                   &current->call.reference, &current->call.options};
+                                   &current->call.reference, &current->call.options,
+                                   current->call.capture_outputs ? &captured : nullptr};
         Measurement m = internal::measure(*device, artifact, geometry, in);
         if (!m.ok() && m.outcome != Outcome::kWrongResult) {
           // A fault that poisons the device fails every later config here:
@@ -96,7 +98,10 @@ int serve_bench_worker(int fd, const WorkerDeviceOpener& open) {
             unusable = true;
           }
         }
-        reply = {{"ok", true}, {"measurement", m.to_json()}};
+        internal::Message answer = internal::measure_reply(m, captured);
+        if (!wire::send(fd, answer.json, answer.raw)) return 1;
+        if (unusable) return 3;
+        continue;
       } else {
         reply = error_json(make_error(ErrorCode::kInvalidArgument,
                                       "unexpected request '" + op + "' (a call comes first)"));

@@ -24,8 +24,9 @@ class CallState {
   // (same names and addresses), so the copy's owner can outlive the original.
   void rebind(const ArgList* args) { args_ = args; }
 
-  // Before a run: restore snapshots, zero reset_to_zero arguments.
-  Status prepare(Device& device, Stream* stream = nullptr) const;
+  // Before a run: restore snapshots, zero reset_to_zero arguments; with
+  // `fresh_outputs` (a checked run) the outputs get their first contents too.
+  Status prepare(Device& device, Stream* stream = nullptr, bool fresh_outputs = false) const;
   // Zeroes reset_to_zero arguments only (the real call).
   Status reset(Device& device, Stream* stream = nullptr) const;
   // The outputs, widened to double, by name.
@@ -37,6 +38,7 @@ class CallState {
  private:
   const ArgList* args_ = nullptr;
   std::map<std::string, std::string> snapshots_;  // name -> bytes of its storage span
+  std::map<std::string, std::string> output_snapshots_;  // outputs not in snapshots_
   std::vector<std::string> reset_;
   std::vector<std::string> outputs_;
 };

@@ -42,8 +42,8 @@ std::optional<std::string> check(const std::map<std::string, std::vector<double>
 }  // namespace
 
 Status run_once(Device& device, const LoadedKernel& kernel, const LaunchGeometry& geometry,
-                const KernelArgs& packed, const CallState& state) {
-  Status st = state.prepare(device);
+                const KernelArgs& packed, const CallState& state, bool checked) {
+  Status st = state.prepare(device, nullptr, checked);
   if (!st.ok()) return st;
   st = device.launch(kernel, launch_config(geometry), packed);
   if (!st.ok()) return st;
@@ -84,13 +84,15 @@ Measurement measure(Device& device, const Artifact& artifact, const LaunchGeomet
 
   // (1) One checked run; its host-clock time sizes the repetitions.
   auto t0 = std::chrono::steady_clock::now();
-  Status st = run_once(device, *loaded, geometry, packed, *in.state);
+  Status st = run_once(device, *loaded, geometry, packed, *in.state, /*checked=*/true);
   double first = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error().describe());
-  if (opt.check && in.reference->has_value()) {
+  if (opt.check && (in.reference->has_value() || in.captured)) {
     auto got = in.state->read_outputs(device);
     if (!got.ok()) return failure(artifact, Outcome::kLaunchFailed, got.error().describe());
-    if (auto bad = check(*got, *in.reference, *in.state, opt)) {
+    if (!in.reference->has_value()) {
+      *in.captured = std::move(*got);
+    } else if (auto bad = check(*got, *in.reference, *in.state, opt)) {
       return failure(artifact, Outcome::kWrongResult, *bad);
     }
   }

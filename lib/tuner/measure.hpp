@@ -13,8 +13,11 @@
 
 namespace kiln::internal {
 
-// Expected outputs by name; absent when correctness is not checked.
-using Reference = std::optional<std::map<std::string, std::vector<double>>>;
+// Outputs by name, widened to double.
+using Outputs = std::map<std::string, std::vector<double>>;
+// Expected outputs; absent when they are not known before the run (not
+// checked, or judged afterwards by an OutputJudge from captured outputs).
+using Reference = std::optional<Outputs>;
 
 // The same code measures in the tuner's threads and in a benchmark worker
 // process (lib/tuner/bench_worker.cpp), which has no TunableKernel: the
@@ -24,6 +27,9 @@ struct MeasureInputs {
   const CallState* state;
   const Reference* reference;
   const TuneOptions* options;
+  // When set and there is no reference: the checked run's outputs go here,
+  // for the tuner to judge against the default config or the consensus.
+  Outputs* captured = nullptr;
 };
 
 // The failure of `artifact`'s config, with its compile time kept.
@@ -43,8 +49,9 @@ Result<LaunchGeometry> launch_geometry(const TunableKernel& kernel, const Config
 // poisons the context: every later call fails). An error when it does not.
 Status probe_device(Device& device);
 
-// One run of a loaded kernel as the real call makes it: prepare, launch, sync.
+// One run of a loaded kernel as the real call makes it: prepare, launch,
+// sync. A `checked` run starts from the outputs' first contents.
 Status run_once(Device& device, const LoadedKernel& kernel, const LaunchGeometry& geometry,
-                const KernelArgs& packed, const CallState& state);
+                const KernelArgs& packed, const CallState& state, bool checked = false);
 
 }  // namespace kiln::internal

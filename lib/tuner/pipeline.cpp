@@ -72,8 +72,10 @@ Measurement not_run(const Config& config, Outcome outcome, std::string reason) {
   return m;
 }
 
-// Records a finished measurement; the caller holds the lock.
-void record_locked(Shared& s, Measurement m) {
+// Records a finished measurement (with the outputs of its checked run, when
+// they are judged afterwards); the caller holds the lock.
+void record_locked(Shared& s, Measurement m, Outputs* outputs = nullptr) {
+  if (s.in.judge) s.in.judge->observe(m, outputs);
   if (s.in.progress) {
     if (m.ok())
       s.in.progress->benchmarked();
@@ -86,18 +88,20 @@ void record_locked(Shared& s, Measurement m) {
 
 // One config on one worker: geometry from the caller's call (a LaunchRule
 // cannot travel), then measured in this thread or by the worker process.
-Measurement measure_on(Shared& s, WorkerState& w, const Artifact& artifact, nlohmann::json* args) {
+Measurement measure_on(Shared& s, WorkerState& w, const Artifact& artifact, nlohmann::json* args,
+                       Outputs* captured) {
   auto geometry = launch_geometry(s.in.kernel, artifact.config, s.in.args);
   if (!geometry.ok()) {
     return failure(artifact, Outcome::kLaunchFailed, geometry.error().message);
   }
   if (w.process) {
-    Measurement m = w.process->measure(artifact, *geometry, s.in.options.bench_deadline_seconds);
+    Measurement m =
+        w.process->measure(artifact, *geometry, s.in.options.bench_deadline_seconds, captured);
     (*args)["pid"] = w.process->last_pid();
     return m;
   }
   MeasureInputs in{w.replica ? &w.replica->args : &s.in.args, w.state ? &*w.state : &s.state,
-                   &s.in.reference, &s.in.options};
+                   &s.in.reference, &s.in.options, captured};
   return measure(*w.device, artifact, *geometry, in);
 }
 
@@ -130,12 +134,13 @@ void bench_loop(std::shared_ptr<Shared> s, std::shared_ptr<WorkerState> w) {
     }
     TraceRecorder::Scope span(s->in.trace.get(), w->track, artifact.config.to_string(),
                               "benchmark");
-    Measurement m = measure_on(*s, *w, artifact, &span.args);
+    Outputs outputs;
+    Measurement m = measure_on(*s, *w, artifact, &span.args, s->in.judge ? &outputs : nullptr);
     span.args["outcome"] = outcome_name(m.outcome);
     std::lock_guard<std::mutex> lock(s->mutex);
     if (w->abandoned) return;  // the watchdog recorded a timeout for it already
     w->busy = false;
-    record_locked(*s, std::move(m));
+    record_locked(*s, std::move(m), s->in.judge && !outputs.empty() ? &outputs : nullptr);
   }
 }
 
@@ -184,6 +189,7 @@ Status prepare_replicas(Shared& s) {
   call.restore_value = s.in.kernel.restore_value;
   call.reset_to_zero = s.in.kernel.reset_to_zero;
   call.reference = s.in.reference;
+  call.capture_outputs = s.in.judge != nullptr;
   call.options = s.in.options;
   call.options.reference_fn = nullptr;
   call.threads = s.plan.cpu_threads;
@@ -361,9 +367,16 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   PipelineOutput out;
   std::lock_guard<std::mutex> lock(s->mutex);
   out.measurements = s->results;
+  // Verdicts known by now (the default's outputs landed); the rest, when
+  // consensus decides, come when the whole search is over.
+  if (s->in.judge) {
+    KernelStats unused;
+    apply_verdicts(s->in.judge->wrong(), out.measurements, unused);
+  }
   out.artifacts = s->artifacts;
   out.stats.configs = configs.size();
-  out.stats.compiled = s->artifacts.size();
+  // Compiled in this run; artifacts the cache held are counted apart.
+  out.stats.compiled = s->artifacts.size() - std::min(s->artifacts.size(), s->artifact_hits);
   out.stats.artifact_hits = s->artifact_hits;
   for (const auto& m : out.measurements) {
     if (m.ok()) {

@@ -16,6 +16,7 @@
 #include "kiln/trace.hpp"
 #include "kiln/tuner.hpp"
 #include "measure.hpp"
+#include "output_judge.hpp"
 
 namespace kiln::internal {
 
@@ -25,6 +26,10 @@ struct PipelineInputs {
   // Captured before anything ran (the reference run changes in-place args).
   CallState state;
   Reference reference;
+  // Set when outputs are judged after the run (the reference is the default
+  // config's outputs, or the consensus): every measurement's outputs go to
+  // it. Shared by the rounds of one search.
+  std::shared_ptr<OutputJudge> judge;
   TuneOptions options;
   Backend backend;
   CompileContext context;

@@ -130,7 +130,7 @@ Status ProcessBench::start(double timeout_s) {
 }
 
 Measurement ProcessBench::measure(const Artifact& artifact, const LaunchGeometry& geometry,
-                                  double deadline_s) {
+                                  double deadline_s, Outputs* captured) {
   if (Status st = start(start_timeout_s_); !st.ok()) {
     return failure(artifact, Outcome::kCrashed,
                    "no benchmark worker could be started: " + st.error().message);
@@ -163,7 +163,7 @@ Measurement ProcessBench::measure(const Artifact& artifact, const LaunchGeometry
   }
   Measurement m;
   try {
-    m = Measurement::from_json(json.at("measurement"));
+    m = parse_measure_reply(json, raw, captured);
   } catch (const std::exception& e) {
     process_.kill();
     return failure(artifact, Outcome::kCrashed,

@@ -38,7 +38,10 @@ class ProcessBench {
   // kTimeout, one whose device became unusable gives kCrashed with the
   // device's error. In each case the worker is gone; the next call starts
   // a fresh one.
-  Measurement measure(const Artifact& artifact, const LaunchGeometry& geometry, double deadline_s);
+  // `captured`: where the outputs of the checked run go, when the call
+  // asked the worker for them (BenchCall::capture_outputs).
+  Measurement measure(const Artifact& artifact, const LaunchGeometry& geometry, double deadline_s,
+                      Outputs* captured = nullptr);
 
   pid_t pid() const { return process_.pid(); }
   // The worker that measured (or died on) the last config, for the trace.

@@ -15,20 +15,15 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kSampledBudget = 64;  // random and annealing, when max_configs is 0
 constexpr std::size_t kDefaultRound = 4;    // annealing proposals per round
 
-// `configs` with the default among them and at most `limit` (0: no limit)
-// in all: the default is the baseline of the speedup and wins ties, so it is
-// always measured, and it takes the place of the last candidate when full.
+// `configs` with the default first and at most `limit` (0: no limit) in
+// all: the default is the reference and the baseline of the speedup and
+// wins ties, so it is always measured, and first, so that its outputs are
+// known early.
 std::vector<Config> with_default(std::vector<Config> configs, const Config& def,
                                  std::size_t limit) {
-  auto at = std::find(configs.begin(), configs.end(), def);
-  const auto index = static_cast<std::size_t>(at - configs.begin());
-  if (limit == 0 || index < limit) {
-    if (limit > 0 && configs.size() > limit) configs.resize(limit);
-    if (index >= configs.size()) configs.push_back(def);
-    return configs;
-  }
-  configs.resize(limit - 1);
-  configs.push_back(def);
+  std::erase(configs, def);
+  configs.insert(configs.begin(), def);
+  if (limit > 0 && configs.size() > limit) configs.resize(limit);
   return configs;
 }
 
@@ -39,9 +34,12 @@ PipelineOutput anneal(const ProblemKey& problem, PipelineInputs in, ProgressBar*
   const ConfigSpace& space = in.kernel.tmpl.space;
   const std::size_t limit = opt.max_configs ? opt.max_configs : kSampledBudget;
   const Config def = space.default_config();
+  const bool measure_default = prune_keeps(in.kernel, problem, def);
 
   AnnealingOptions ao = opt.annealing;
-  ao.budget = limit - 1;  // the default is measured besides the proposals
+  // The default is measured besides the proposals (never proposed: it is
+  // the start, or pruned for this problem).
+  ao.budget = measure_default ? limit - 1 : limit;
   ao.seed = opt.seed;
   ao.start = def;
   auto search = make_annealing_search(space, ao);
@@ -66,7 +64,7 @@ PipelineOutput anneal(const ProblemKey& problem, PipelineInputs in, ProgressBar*
     // neighbours of the walk's current config. A proposal the early prune
     // rejects is reported as failed; it still counts against the budget.
     std::vector<Config> round;
-    if (first) round.push_back(def);
+    if (first && measure_default) round.push_back(def);
     const std::size_t want = first ? std::max(round_size, ao.random_start) : round_size;
     std::size_t proposed = 0;
     while (proposed < want) {
@@ -74,7 +72,7 @@ PipelineOutput anneal(const ProblemKey& problem, PipelineInputs in, ProgressBar*
       if (next.empty()) break;
       proposed += next.size();
       for (auto& c : next) {
-        if (!in.kernel.early_prune || in.kernel.early_prune(c, problem))
+        if (prune_keeps(in.kernel, problem, c))
           round.push_back(std::move(c));
         else
           search->report(c, std::nullopt);
@@ -123,6 +121,19 @@ PipelineOutput anneal(const ProblemKey& problem, PipelineInputs in, ProgressBar*
 
 }  // namespace
 
+bool prune_keeps(const TunableKernel& kernel, const ProblemKey& problem, const Config& config) {
+  return !kernel.early_prune || kernel.early_prune(config, problem);
+}
+
+Config heuristic_config(const TunableKernel& kernel, const ProblemKey& problem) {
+  const ConfigSpace& space = kernel.tmpl.space;
+  Config def = space.default_config();
+  if (prune_keeps(kernel, problem, def)) return def;
+  auto kept = space.first_where([&](const Config& c) { return prune_keeps(kernel, problem, c); },
+                                ConfigSpace::kDefaultScanLimit);
+  return kept ? *kept : def;
+}
+
 std::vector<Config> candidate_configs(const TunableKernel& kernel, const ProblemKey& problem,
                                       const TuneOptions& opt) {
   const ConfigSpace& space = kernel.tmpl.space;
@@ -138,7 +149,12 @@ std::vector<Config> candidate_configs(const TunableKernel& kernel, const Problem
   if (kernel.perf_model && kernel.top_k > 0) {
     configs = prune_top_k(std::move(configs), problem, kernel.perf_model, kernel.top_k);
   }
-  return with_default(std::move(configs), space.default_config(), limit);
+  const Config def = space.default_config();
+  if (!prune_keeps(kernel, problem, def)) {
+    if (limit > 0 && configs.size() > limit) configs.resize(limit);
+    return configs;
+  }
+  return with_default(std::move(configs), def, limit);
 }
 
 PipelineOutput run_search(const ProblemKey& problem, PipelineInputs inputs, ProgressBar* progress) {

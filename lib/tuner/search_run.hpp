@@ -13,9 +13,19 @@
 
 namespace kiln::internal {
 
+// Whether the kernel's early prune keeps `config` for this problem.
+bool prune_keeps(const TunableKernel& kernel, const ProblemKey& problem, const Config& config);
+
+// The config used without tuning: the space's default, unless the kernel's
+// early prune rejects it for this problem, then the first config the prune
+// keeps (scanning, never enumerating a huge space); the default when the
+// prune keeps none.
+Config heuristic_config(const TunableKernel& kernel, const ProblemKey& problem);
+
 // The configs of a one-shot search (exhaustive or random), after the early
-// prune and the performance model, the default config always among them and
-// never more than max_configs in all.
+// prune and the performance model, never more than max_configs in all. The
+// default config comes first (it is the reference and the baseline, so it
+// compiles and runs first), unless the early prune rejects it.
 std::vector<Config> candidate_configs(const TunableKernel& kernel, const ProblemKey& problem,
                                       const TuneOptions& options);
 

@@ -27,7 +27,8 @@ TEST_F(TuneCli, GemmTunesThenStartsWarmInASecondProcess) {
   EXPECT_EQ(r["source"], "tuned");
   EXPECT_EQ(r["dtype"], "f32");
   EXPECT_EQ(r["shape"]["K"], 24);
-  EXPECT_EQ(r["reference"], "host code (double precision)");
+  EXPECT_EQ(r["reference"], "user");
+  EXPECT_EQ(r["reference_detail"], "host code (double precision)");
   ASSERT_EQ(r["configs"].size(), 4u);
   EXPECT_EQ(count_status(r, "ok"), 4u) << r.dump(2);
   for (const auto& c : r["configs"]) {
@@ -122,7 +123,7 @@ TEST_F(TuneCli, TheUserKernelExampleTunes) {
   const nlohmann::json r = run.json();
   EXPECT_EQ(r["kernel"], "example_transpose");
   EXPECT_EQ(r["source"], "tuned");
-  EXPECT_EQ(r["reference"], "the default config");
+  EXPECT_EQ(r["reference"], "default");
   ASSERT_EQ(r["configs"].size(), 6u);
   EXPECT_EQ(count_status(r, "ok"), 6u) << r.dump(2);
   for (const auto& c : r["configs"]) EXPECT_LE(c["config"]["TILE"].get<int>(), 64);

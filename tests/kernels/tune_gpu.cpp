@@ -21,7 +21,8 @@ TEST_F(TuneGpu, ShippedGemmsTuneAndStartWarm) {
     const auto r = cold.json();
     EXPECT_EQ(r["backend"], "cuda");
     EXPECT_EQ(r["source"], "tuned");
-    EXPECT_EQ(r["reference"], "host code (double precision)");
+    EXPECT_EQ(r["reference"], "user");
+    EXPECT_EQ(r["reference_detail"], "host code (double precision)");
     EXPECT_EQ(count_status(r, "ok"), 6u) << r.dump(2);
     EXPECT_GT(r["winner"]["gflops"].get<double>(), 0);
     CliRun warm = kiln(args);

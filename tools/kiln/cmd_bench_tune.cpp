@@ -38,10 +38,9 @@ double load_average() {
   return load;
 }
 
-// Seconds the pool spent per compiled config (the default config was
-// compiled before the pool started, for the correctness reference).
+// Seconds the pool spent per config it compiled.
 double compile_per_config(const TuneRun& r) {
-  const auto pooled = r.stats.compiled - r.stats.artifact_hits;
+  const auto pooled = r.stats.compiled;
   return pooled ? r.stats.compile_seconds / static_cast<double>(pooled) : 0;
 }
 

@@ -102,27 +102,38 @@ int run_tune(const TuneArgs& args) {
   report.dims = job->dims;
   report.dtype = job->dtype;
   report.source = result->source;
-  // A cached winner was checked when it was tuned, not now.
-  if (result->source == "tuned")
-    report.reference = options.check ? job->reference_text : "nothing (--no-check)";
+  // A cached winner was checked when it was tuned, not now (its record says
+  // against what, below).
+  if (!result->measurements.empty()) {
+    report.reference = result->reference.name();
+    report.reference_detail = result->reference.kind == ReferenceReport::Kind::kUser
+                                  ? job->reference_text
+                                  : result->reference.detail;
+    report.saved = result->saved;
+    report.not_saved_reason = result->not_saved_reason;
+  }
   report.settings = settings_json(args, *target);
   report.stats = result->stats;
   report.flops = job->flops;
   report.bytes = job->bytes;
-  if (result->source == "tuned" || result->source == "default") {
+  if (result->source == "tuned" || result->source == "default" || result->source == "failed") {
     report.rows = rows_from(result->measurements);
     if (!args.trace.empty()) report.trace_path = args.trace;
   } else {
     // Served from the cache: the stored record has the table.
     const TuningIdentity identity{device_identity(*target->device), target->backend.toolchain,
                                   CacheEnvRegistry::global().snapshot()};
-    if (auto record = tunings.lookup(problem_key(job->kernel.tmpl.name, call->args), identity))
+    if (auto record = tunings.lookup(problem_key(job->kernel.tmpl.name, call->args), identity)) {
       report.rows = rows_from(*record);
+      report.reference = record->reference;
+      if (!record->reference.empty()) report.reference_detail = "when it was tuned";
+    }
   }
   const Config def = job->kernel.tmpl.space.default_config();
   // "default" after measuring means nothing ran correctly (no winner);
   // without measuring, tuning is off (KILN_TUNING=0) and the default is the answer.
-  const bool failed = result->source == "default" && !result->measurements.empty();
+  const bool failed =
+      result->source == "failed" || (result->source == "default" && !result->measurements.empty());
   finish_report(report, failed ? Config() : result->config, def);
 
   if (args.json) {

@@ -113,6 +113,8 @@ nlohmann::json TuneReport::to_json() const {
       {"shape", shape},
       {"source", source},
       {"reference", reference.empty() ? nlohmann::json() : nlohmann::json(reference)},
+      {"reference_detail",
+       reference_detail.empty() ? nlohmann::json() : nlohmann::json(reference_detail)},
       {"settings", settings},
       {"configs", configs},
       {"stats", stats.to_json()}};
@@ -125,6 +127,10 @@ nlohmann::json TuneReport::to_json() const {
     if (bytes > 0) j["winner"]["gbytes_per_s"] = bytes / winner->median * 1e-9;
   }
   if (!trace_path.empty()) j["trace"] = trace_path;
+  if (source == "tuned") {
+    j["saved"] = saved;
+    if (!saved) j["not_saved_reason"] = not_saved_reason;
+  }
   return j;
 }
 
@@ -179,13 +185,25 @@ void TuneReport::print(std::FILE* out) const {
                  "source: disk (the tuning cache; nothing compiled or measured, the table is the "
                  "stored record; --retune measures again)\n");
   } else {
-    const char* note = source == "tuned" ? " (saved: the same command starts warm next time)"
-                       : source == "default" && rows.empty()
-                           ? " (tuning is off: KILN_TUNING=0; nothing measured)"
-                           : "";
-    std::fprintf(out, "source: %s%s\n", source.c_str(), note);
+    // "saved" only when the record was written: a read-only, disabled or
+    // refused cache, or a full disk, is said instead.
+    const std::string note =
+        source == "tuned" ? saved ? " (saved: the same command starts warm next time)"
+                                  : " (not saved: " + not_saved_reason + ")"
+        : source == "default" && rows.empty() ? " (tuning is off: KILN_TUNING=0; nothing measured)"
+        : source == "failed"  ? " (no config ran correctly and the default config cannot be built: "
+                                "nothing saved)"
+        : source == "default" ? " (no config ran correctly: nothing saved)"
+                              : "";
+    std::fprintf(out, "source: %s%s\n", source.c_str(), note.c_str());
   }
-  if (!reference.empty()) std::fprintf(out, "checked against: %s\n", reference.c_str());
+  if (!reference.empty()) {
+    std::fprintf(out, "reference: %s%s%s%s\n", reference.c_str(),
+                 reference_detail.empty() ? "" : " (", reference_detail.c_str(),
+                 reference_detail.empty() ? "" : ")");
+    if (reference == "none" && winner)
+      std::fprintf(out, "           the winner's outputs were not checked\n");
+  }
   std::string failed;
   for (const auto& [why, n] : stats.failed_by_reason)
     failed += (failed.empty() ? " (" : ", ") + why + " " + std::to_string(n);
@@ -198,9 +216,7 @@ void TuneReport::print(std::FILE* out) const {
       static_cast<unsigned long long>(stats.cache_hits),
       static_cast<unsigned long long>(stats.cache_misses),
       static_cast<unsigned long long>(stats.configs),
-      // `compiled` counts every config that got an artifact, cached ones too.
-      static_cast<unsigned long long>(stats.compiled -
-                                      std::min(stats.compiled, stats.artifact_hits)),
+      static_cast<unsigned long long>(stats.compiled),
       static_cast<unsigned long long>(stats.artifact_hits),
       static_cast<unsigned long long>(stats.benchmarked),
       static_cast<unsigned long long>(stats.failed), failed.c_str(), stats.compile_seconds,

@@ -37,7 +37,13 @@ struct TuneReport {
   std::vector<std::string> dims;  // the shape's names in the kernel's order (text output)
   std::string dtype;              // empty for user kernels
   std::string source;             // "tuned", "disk", "memory", "default"
-  std::string reference;          // what outputs were checked against
+  // What outputs were checked against: "default", "user", "consensus of N
+  // configs" or "none" (empty: not known, as for a record of an older Kiln),
+  // and which config or code, or why nothing was checked.
+  std::string reference;
+  std::string reference_detail;
+  bool saved = false;            // the winner was written to the tuning cache
+  std::string not_saved_reason;  // why not, when tuned and not saved
   nlohmann::json settings;        // the options the run used
   std::vector<ConfigRow> rows;    // ok rows fastest first, then failures
   std::optional<ConfigRow> winner;
