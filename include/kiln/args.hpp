@@ -58,6 +58,10 @@ using ArgList = std::vector<Arg>;
 KernelArgs pack(const ArgList& args);
 // Kernel name + tensors (dtype, shape, stride pattern) + scalars with in_key.
 ProblemKey problem_key(const std::string& kernel, const ArgList& args);
+// The device bytes the call's tensors span (Arg::storage_bytes from
+// Arg::data): what a cold-cache flush evicts (Device::flush_caches).
+// Scalars, raw pointers (their size is unknown) and empty tensors add none.
+std::vector<DeviceSpan> touched_spans(const ArgList& args);
 // The argument named `name`; throws kiln::Error naming it and the known ones.
 const Arg& find_arg(const ArgList& args, const std::string& name);
 

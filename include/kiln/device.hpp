@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -211,6 +212,13 @@ class LoadedKernel : public DeviceHandle {
   std::string config_;
 };
 
+// Bytes of device memory a kernel touches: `bytes` from `data` (none when
+// `bytes` is 0).
+struct DeviceSpan {
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+};
+
 struct LaunchConfig {
   Dim3 grid;
   Dim3 block;
@@ -279,10 +287,16 @@ class Device {
   virtual Result<Graph> end_capture(Stream& stream) = 0;
   virtual Status replay(const Graph& graph, Stream* stream = nullptr) = 0;
 
-  // For the tuner: evict the L2 (last-level cache) so a measurement starts
-  // cold, and occupy `stream` for about `microseconds` so that the launches
-  // queued behind it are timed without host launch overhead.
-  virtual Status flush_l2(Stream* stream = nullptr) = 0;
+  // For the tuner: make the next launch find its data in memory, not in a
+  // cache. `touched` is what the kernel reads and writes (the call's tensor
+  // arguments); it is copied when `stream` is capturing. CUDA writes a
+  // buffer twice the L2 (the list is not needed: the L2 is the only cache
+  // kept between launches); the CPU evicts exactly the touched bytes from
+  // every cache level with a cache-line flush, so the cost follows the
+  // arguments, not the size of the machine's last-level cache.
+  virtual Status flush_caches(std::span<const DeviceSpan> touched, Stream* stream = nullptr) = 0;
+  // Occupies `stream` for about `microseconds` so that the launches queued
+  // behind it are timed without host launch overhead.
   virtual Status delay(double microseconds, Stream* stream = nullptr) = 0;
 };
 

@@ -24,6 +24,16 @@ std::size_t Arg::storage_bytes() const {
   return static_cast<std::size_t>(last + 1) * dtype_size(tensor.dtype);
 }
 
+std::vector<DeviceSpan> touched_spans(const ArgList& args) {
+  std::vector<DeviceSpan> spans;
+  for (const auto& a : args) {
+    if (const std::size_t bytes = a.storage_bytes(); bytes > 0 && a.data) {
+      spans.push_back({a.data, bytes});
+    }
+  }
+  return spans;
+}
+
 namespace {
 void check_unique(const ArgList& args) {
   std::set<std::string> seen;

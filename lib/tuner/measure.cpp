@@ -138,7 +138,7 @@ Measurement measure(Device& device, const Artifact& artifact, const LaunchGeomet
   for (int i = 0; i < reps; ++i) {
     Stream* on = stream ? &*stream : nullptr;
     st = in.state->prepare(device, on);
-    if (st.ok() && opt.cold_l2) st = device.flush_l2(on);
+    if (st.ok() && opt.cold_l2) st = device.flush_caches(touched_spans(*in.args), on);
     if (st.ok() && opt.delay_us > 0) st = device.delay(opt.delay_us, on);
     if (st.ok()) st = device.record(*start, on);
     if (st.ok()) {

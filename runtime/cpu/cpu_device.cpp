@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "cache_flush.hpp"
 #include "kiln/cpu.hpp"
 #include "llvm_info.hpp"
 
@@ -312,21 +313,23 @@ Status CpuDevice::replay(const Graph& graph, Stream* stream) {
 
 // ------------------------------------------------------- tuner's tools
 
-Status CpuDevice::flush_l2(Stream* stream) {
-  return submit(stream, [this] {
-    std::lock_guard lock(flush_mutex_);
-    if (flush_buffer_.empty()) flush_buffer_.resize(2 * props_.l2_bytes);
-    // Every worker writes a slice, so each core's private caches are
-    // flushed as well as the shared last level.
-    constexpr std::size_t kSlice = 1u << 20;
-    const std::size_t slices = (flush_buffer_.size() + kSlice - 1) / kSlice;
-    static std::atomic<unsigned char> pass{0};
-    const unsigned char value = ++pass;
-    pool_.run(slices, [&](std::uint64_t i, int) {
-      const std::size_t begin = i * kSlice;
-      std::memset(flush_buffer_.data() + begin, value,
-                  std::min(kSlice, flush_buffer_.size() - begin));
-    });
+Status CpuDevice::flush_caches(std::span<const DeviceSpan> touched, Stream* stream) {
+  if (cache_flush_instruction().empty()) {
+    return make_error(ErrorCode::kUnavailable,
+                      "a cold-cache flush on the CPU needs a cache-line flush instruction "
+                      "(clflush, x86-64) and this CPU has none: measure without cold_l2");
+  }
+  // NOTES: flushing on this thread is enough though the blocks run on the
+  // pool's workers: CLFLUSH/CLFLUSHOPT invalidate the line throughout the
+  // cache coherence domain, every core's L1 and L2 as well as the shared
+  // last level, writing it back first when dirty.
+  if (!capturing(stream)) {
+    flush_lines(touched);  // no copy and no allocation on the timing path
+    return ok_status();
+  }
+  // The caller's list may be gone when the graph replays.
+  return submit(stream, [spans = std::vector<DeviceSpan>(touched.begin(), touched.end())] {
+    flush_lines(spans);
     return ok_status();
   });
 }

@@ -52,7 +52,7 @@ class CpuDevice final : public Device {
   Result<Graph> end_capture(Stream& stream) override;
   Status replay(const Graph& graph, Stream* stream) override;
 
-  Status flush_l2(Stream* stream) override;
+  Status flush_caches(std::span<const DeviceSpan> touched, Stream* stream) override;
   Status delay(double microseconds, Stream* stream) override;
 
  private:
@@ -76,9 +76,6 @@ class CpuDevice final : public Device {
   std::map<const std::string*,
            std::pair<std::weak_ptr<JitModule>, std::shared_ptr<const std::string>>>
       modules_;
-
-  std::mutex flush_mutex_;
-  std::vector<unsigned char> flush_buffer_;
 };
 
 }  // namespace kiln::cpu

@@ -68,7 +68,7 @@ class CudaDevice final : public Device {
   Result<Graph> end_capture(Stream& stream) override;
   Status replay(const Graph& graph, Stream* stream) override;
 
-  Status flush_l2(Stream* stream) override;
+  Status flush_caches(std::span<const DeviceSpan> touched, Stream* stream) override;
   Status delay(double microseconds, Stream* stream) override;
 
   // For the launch-overhead benchmark: the raw handles behind a kernel and a stream.

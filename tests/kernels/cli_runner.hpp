@@ -88,8 +88,28 @@ __global__ void scale(const float* x, float* y, float a, int n) {
 // Configs of a `kiln tune --json` report with this status.
 inline std::size_t count_status(const nlohmann::json& report, const std::string& status) {
   std::size_t n = 0;
-  for (const auto& c : report["configs"]) n += c["status"] == status;
+  for (const auto& c : report.at("configs")) n += c.is_object() && c.value("status", "") == status;
   return n;
+}
+
+// Whether a report entry (a row of "configs", "winner", "default") was
+// measured: status "ok" and a "median_s". Only then does it carry timings;
+// a timed-out or failed entry has none, and reading one from a const json
+// with operator[] aborts the test binary (an nlohmann assertion) instead of
+// failing the test. Read timings after `ASSERT_TRUE(measured(entry))`, with
+// at(), so a missing field is still a failure and not a crash.
+inline ::testing::AssertionResult measured(const nlohmann::json& entry) {
+  if (!entry.is_object()) return ::testing::AssertionFailure() << "not an entry: " << entry.dump();
+  const std::string status = entry.value("status", "(none)");
+  if (status != "ok") {
+    return ::testing::AssertionFailure()
+           << "config " << entry.value("config", nlohmann::json()).dump() << " is " << status
+           << ": " << entry.value("reason", "(no reason given)");
+  }
+  if (!entry.contains("median_s")) {
+    return ::testing::AssertionFailure() << "an ok entry without median_s: " << entry.dump();
+  }
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace kiln::testing

@@ -137,7 +137,9 @@ class CountingDevice final : public Device {
   Status begin_capture(Stream& s) override { return inner_->begin_capture(s); }
   Result<Graph> end_capture(Stream& s) override { return inner_->end_capture(s); }
   Status replay(const Graph& g, Stream* s) override { return inner_->replay(g, s); }
-  Status flush_l2(Stream* s) override { return inner_->flush_l2(s); }
+  Status flush_caches(std::span<const DeviceSpan> t, Stream* s) override {
+    return inner_->flush_caches(t, s);
+  }
   Status delay(double us, Stream* s) override { return inner_->delay(us, s); }
 
  private:

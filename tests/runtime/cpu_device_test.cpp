@@ -175,7 +175,7 @@ TEST_F(CpuDeviceTest, EventsTimeTheWorkBetweenThem) {
   EXPECT_FALSE(device_->elapsed_ms(start, stop).ok());  // not recorded yet
   ASSERT_TRUE(device_->record(start).ok());
   ASSERT_TRUE(device_->delay(2000.0).ok());
-  ASSERT_TRUE(device_->flush_l2().ok());
+  ASSERT_TRUE(device_->flush_caches({}).ok());
   ASSERT_TRUE(device_->record(stop).ok());
   ASSERT_TRUE(device_->synchronize().ok());
   auto ms = device_->elapsed_ms(start, stop);

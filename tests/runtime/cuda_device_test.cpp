@@ -202,9 +202,11 @@ TEST_F(CudaDeviceTest, CapturedGraphReplays) {
   for (float v : download(dy)) ASSERT_EQ(v, 2.0f);
 }
 
-TEST_F(CudaDeviceTest, L2FlushAndFillRun) {
-  ASSERT_TRUE(device_->flush_l2().ok());
+TEST_F(CudaDeviceTest, CacheFlushAndFillRun) {
   auto b = device_->allocate(1 << 20).value();
+  const DeviceSpan touched[] = {{b.data(), b.size()}};
+  ASSERT_TRUE(device_->flush_caches(touched).ok());
+  ASSERT_TRUE(device_->flush_caches({}).ok());  // the L2 is flushed whole either way
   ASSERT_TRUE(device_->fill(b.data(), 0x3f, b.size()).ok());
   std::vector<unsigned char> host(b.size());
   ASSERT_TRUE(device_->copy_to_host(host.data(), b.data(), b.size()).ok());

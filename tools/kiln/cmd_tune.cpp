@@ -187,7 +187,8 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--retune,--force", a->retune,
                 "Tune even when the tuning cache has a result (and replace it)");
   cmd->add_flag("--cold-l2", a->cold_l2,
-                "Flush the L2 cache before every timed repetition (memory-bound kernels)");
+                "Start every timed repetition with cold caches: the GPU's L2 flushed, on the "
+                "CPU the kernel's arguments evicted (docs/autotuning.md)");
   cmd->add_flag("--graphs", a->graphs,
                 "Time a replayed captured graph of the launch (strips launch overhead)");
   cmd->add_option("--delay-us", a->delay_us,
