@@ -37,8 +37,8 @@ Result<TuningFile> parse_tuning_file(std::string_view text, const std::filesyste
     // definition, a checksum over the result): serving them could serve a
     // winner measured for another kernel.
     return corrupt(path, "older format (format version " + version.dump() + reads +
-                             "): its records are not served; the next tuning run tunes again "
-                             "and replaces the file");
+                             "): its records lack the kernel's definition hash and checksum, "
+                             "so none is served and those kernels are tuned again");
   }
   if (version.get<std::int64_t>() != kTuningFormatVersion) {
     return corrupt(path, "newer format (format version " + version.dump() + reads +
