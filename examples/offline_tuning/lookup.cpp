@@ -20,18 +20,19 @@ int main(int argc, char** argv) {
   // (1) The shipped table, read-only: lookups never write it.
   TuningCache table = TuningCache::open_file(path, /*read_only=*/true);
 
-  // (2) Who is asking: this device, toolchain and environment. A record
-  // tuned on another machine or toolchain is a miss, never served.
+  // (2) Who is asking: this kernel (its definition hash), device, toolchain
+  // and environment. A record tuned for another version of the kernel, on
+  // another machine or toolchain is a miss, never served.
+  const ShippedKernel& gemm = *find_shipped_kernel(example::kKernel);
+  const TunableKernel kernel = gemm.kernel();
   auto device = cpu::open_device();
   if (!device.ok()) return 1;
-  const TuningIdentity identity{device_identity(**device), current_toolchain(),
-                                CacheEnvRegistry::global().snapshot()};
+  const TuningIdentity identity{definition_hash(kernel), device_identity(**device),
+                                current_toolchain(), CacheEnvRegistry::global().snapshot()};
 
   // (3) Look up each shape's config by its problem key (kernel name plus
   // the arguments' dtypes, shapes and strides); the tuned shapes and one
   // shape nobody tuned.
-  const ShippedKernel& gemm = *find_shipped_kernel(example::kKernel);
-  const TunableKernel kernel = gemm.kernel();
   std::vector<ShapeDims> shapes = example::shapes();
   shapes.push_back({{"M", 32}, {"N", 32}, {"K", 32}});
   std::size_t found = 0;

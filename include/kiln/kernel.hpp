@@ -19,6 +19,7 @@
 #include "kiln/compile.hpp"
 #include "kiln/config.hpp"
 #include "kiln/config_space.hpp"
+#include "kiln/hash.hpp"
 
 namespace kiln {
 
@@ -67,5 +68,13 @@ struct KernelTemplate {
   // specialize() for every config of the space, in enumeration order.
   std::vector<Specialization> specialize_all() const;
 };
+
+// A content hash of everything in the template that changes what it
+// computes or how fast: source, entry, defines, options, in-memory headers,
+// include directories and the files under them, and the space as JSON
+// (parameters, values, constraint names, default). Not the name (the
+// problem key has it) nor the description. A constraint's predicate is
+// code, hashed by its name only: TunableKernel::version covers the rest.
+Hash128 template_hash(const KernelTemplate& t);
 
 }  // namespace kiln

@@ -30,9 +30,9 @@ class KernelRunner : public TunableRunner {
   // reorders). Empty: the inputs are the arguments.
   using Bind = std::function<ArgList(const ArgList& inputs)>;
 
-  // The identity is "kiln:<template name>" at a version that hashes the
-  // template's source, entry, defines, options and space: a changed kernel
-  // never serves a decision made for the old one. `artifacts` may be null.
+  // The identity is "kiln:<template name>" at a version taken from the
+  // kernel's definition_hash (kiln/tuner.hpp): a changed kernel never serves
+  // a decision made for the old one. `artifacts` may be null.
   KernelRunner(TunableKernel kernel, Backend backend, Device& device,
                ArtifactCache* artifacts = nullptr, Bind bind = {});
   ~KernelRunner() override;

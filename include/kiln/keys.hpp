@@ -21,8 +21,10 @@ Hash128 artifact_key(const ToolchainFingerprint& toolchain, std::string_view sou
                      std::string_view arch, const EnvSnapshot& env);
 
 // Identity of a tuning decision: the winner for this problem on this arch
-// with this toolchain and environment.
+// with this toolchain and environment, for the kernel whose definition hash
+// (kiln/tuner.hpp, definition_hash) is `definition`.
 Hash128 tuning_key(const ProblemKey& problem, std::string_view arch,
-                   const ToolchainFingerprint& toolchain, const EnvSnapshot& env);
+                   const ToolchainFingerprint& toolchain, const EnvSnapshot& env,
+                   const Hash128& definition);
 
 }  // namespace kiln

@@ -51,7 +51,19 @@ struct TunableKernel {
   EarlyPrune early_prune;                  // optional: sees the problem
   PerfModel perf_model;                    // optional: with top_k > 0 keeps the k best
   std::size_t top_k = 0;
+  // What the definition hash cannot see: the code of the launch rule, the
+  // early prune, the performance model and the space's constraint
+  // predicates. Change it whenever that code changes ("2", a date, a commit):
+  // records tuned for another version are not served.
+  std::string version;
 };
+
+// A content hash of the kernel's definition: template_hash(tmpl) (source,
+// entry, defines, options, headers, space), the output, restore and reset
+// lists, top_k and `version`. It enters the tuning key, so a record is only
+// served to the kernel it was measured for: an edited kernel is tuned again,
+// and two kernels that share a name never share records.
+Hash128 definition_hash(const TunableKernel& kernel);
 
 enum class SearchKind { kExhaustive, kRandom, kAnnealing };
 enum class ReferenceKind { kDefaultConfig, kUser, kNone };

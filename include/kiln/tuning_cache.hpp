@@ -34,8 +34,10 @@ namespace kiln {
 inline constexpr const char* kTuningFormat = "kiln-tuning";
 // Version of the tuning file layout (lib/cache/tuning_file.hpp). Bump it on
 // ANY change to the header or record JSON, and add a golden file under
-// tests/cache/golden/: files of another version are not read.
-inline constexpr int kTuningFormatVersion = 1;
+// tests/cache/golden/: files of another version are not read (an older
+// file is replaced by the next save). 2: records carry the kernel's
+// definition hash and a checksum over their whole content.
+inline constexpr int kTuningFormatVersion = 2;
 
 // One file the cache read, for `kiln cache ls/stats/verify`.
 struct TuningFileStatus {

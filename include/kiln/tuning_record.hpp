@@ -33,9 +33,15 @@ struct DeviceIdentity {
   bool operator==(const DeviceIdentity&) const = default;
 };
 
-// What a lookup compares a record against: this process's device,
-// toolchain fingerprint and cache-invalidating environment.
+// What a lookup compares a record against: the kernel's definition hash
+// and this process's device, toolchain fingerprint and cache-invalidating
+// environment.
 struct TuningIdentity {
+  // definition_hash(kernel) (kiln/tuner.hpp). First, so that an initializer
+  // written without it does not compile: a zero hash would miss in silence.
+  // Zero for decisions whose problem key already names their code (the
+  // framework's tactic records: the runners' versions are in the key).
+  Hash128 definition;
   DeviceIdentity device;
   ToolchainFingerprint toolchain;
   EnvSnapshot env;
@@ -50,6 +56,7 @@ struct MeasuredConfig {
 
 struct TuningRecord {
   ProblemKey problem{"unset"};  // includes the kernel name; set it
+  Hash128 definition;           // the kernel's definition_hash when it was tuned
   DeviceIdentity device;
   ToolchainFingerprint toolchain;
   EnvSnapshot env;
@@ -62,19 +69,23 @@ struct TuningRecord {
   std::string reference;
 
   const std::string& kernel() const { return problem.kernel(); }
-  // tuning_key(problem, arch, toolchain, env) with the device name folded
-  // in: records of two devices of one arch live side by side.
+  // tuning_key(problem, arch, toolchain, env, definition) with the device
+  // name folded in: records of two devices of one arch live side by side.
   Hash128 id() const;
-  TuningIdentity identity() const { return {device, toolchain, env}; }
+  TuningIdentity identity() const { return {definition, device, toolchain, env}; }
 
+  // With "id" and a "checksum" over every other field (the best config, its
+  // time and the measured list included).
   nlohmann::json to_json() const;
   // Throws kiln::Error (kInvalidArgument) naming the bad field, or
-  // (kCorrupt) when the stored id does not match the record's content.
+  // (kCorrupt) when the stored id or checksum does not match the record's
+  // content: an edited record is refused like a damaged one.
   static TuningRecord from_json(const nlohmann::json& json);
 };
 
 // Why `record` may not be served to `present`: "" when it may, else one line
-// naming each part that differs (device, toolchain parts, variables).
+// naming each part that differs (the kernel's definition, device, toolchain
+// parts, variables).
 std::string identity_mismatch(const TuningRecord& record, const TuningIdentity& present);
 
 // The current time as "2026-11-21T05:30:00Z".

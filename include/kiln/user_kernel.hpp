@@ -32,6 +32,10 @@ struct UserKernel {
   std::vector<IntExpr> early_prune;  // a config is kept when every one is non-zero
   ReferenceKind reference = ReferenceKind::kDefaultConfig;
   std::optional<Tolerance> tolerance;
+  // Of the whole spec's canonical JSON (launch rule, args, prunes,
+  // everything): tunable() makes it the kernel's `version`, so an edited
+  // spec changes the definition hash and is tuned again.
+  Hash128 spec_hash;
 
   // The tunable kernel for a call of `shape` (the launch rule and the early
   // prune read its dims).

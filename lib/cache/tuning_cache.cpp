@@ -115,6 +115,7 @@ std::optional<TuningRecord> TuningCache::lookup(const ProblemKey& problem,
                                                 const TuningIdentity& present) const {
   TuningRecord probe;
   probe.problem = problem;
+  probe.definition = present.definition;
   probe.device = present.device;
   probe.toolchain = present.toolchain;
   probe.env = present.env;
@@ -122,11 +123,13 @@ std::optional<TuningRecord> TuningCache::lookup(const ProblemKey& problem,
   std::lock_guard<std::mutex> lock(*mutex_);
   if (auto it = records_.find(want); it != records_.end()) return it->second;
   // A miss: say once why a record for this very problem was not served.
+  // Keyed by the reason, so that the records of several earlier versions of
+  // an edited kernel make one line, not one each.
   const std::string canonical = problem.canonical();
   for (const auto& [id, record] : records_) {
     if (record.problem.canonical() != canonical) continue;
     std::string why = identity_mismatch(record, present);
-    log_once(LogLevel::kWarn, "tuning-mismatch:" + id.hex() + ":" + want.hex(),
+    log_once(LogLevel::kWarn, "tuning-mismatch:" + want.hex() + ":" + why,
              "tuning record for " + canonical + " not used: " + why + " (it will be retuned)");
   }
   return std::nullopt;

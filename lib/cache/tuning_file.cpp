@@ -28,9 +28,21 @@ Result<TuningFile> parse_tuning_file(std::string_view text, const std::filesyste
     return corrupt(path, "not a Kiln tuning file (no \"format\": \"kiln-tuning\")");
   }
   const nlohmann::json& version = json["format_version"];
-  if (!version.is_number_integer() || version.get<int>() != kTuningFormatVersion) {
-    return corrupt(path, "format version " + version.dump() + ", this Kiln reads " +
-                             std::to_string(kTuningFormatVersion));
+  const std::string reads = ", this Kiln reads " + std::to_string(kTuningFormatVersion);
+  if (!version.is_number_integer()) {
+    return corrupt(path, "format version " + version.dump() + " is not a number" + reads);
+  }
+  if (version.get<std::int64_t>() < kTuningFormatVersion) {
+    // Its records were keyed without what this version checks (the kernel's
+    // definition, a checksum over the result): serving them could serve a
+    // winner measured for another kernel.
+    return corrupt(path, "older format (format version " + version.dump() + reads +
+                             "): its records lack the kernel's definition hash and checksum, "
+                             "so none is served and those kernels are tuned again");
+  }
+  if (version.get<std::int64_t>() != kTuningFormatVersion) {
+    return corrupt(path, "newer format (format version " + version.dump() + reads +
+                             "): written by a newer Kiln");
   }
   if (!json.contains("records") || !json["records"].is_array()) {
     return corrupt(path, "no \"records\" array");

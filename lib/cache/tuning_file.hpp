@@ -1,12 +1,13 @@
 // One tuning file on disk: a header and the records, as JSON.
 //
-//   { "format": "kiln-tuning", "format_version": 1,
+//   { "format": "kiln-tuning", "format_version": 2,
 //     "kiln_version": "0.1.0", "device_name": "...", "compute_capability": "9.0",
 //     "created": "2026-11-21T05:30:00Z", "updated": "...",
 //     "records": [ TuningRecord::to_json(), ... sorted by id ] }
 //
-// tests/cache/golden/tuning_v1.json pins this layout; any change bumps
-// kTuningFormatVersion (include/kiln/tuning_cache.hpp).
+// tests/cache/golden/tuning_v2.json pins this layout; any change bumps
+// kTuningFormatVersion (include/kiln/tuning_cache.hpp). tuning_v1.json is
+// kept to test that an older file is refused, never served.
 #pragma once
 
 #include <filesystem>

@@ -33,6 +33,13 @@ double number_member(const nlohmann::json& json, const char* name) {
   return v.get<double>();
 }
 
+// The checksum of a record's JSON without its "checksum" field. nlohmann's
+// dump sorts keys and writes doubles in their shortest exact form, so a
+// record read back and written again hashes the same.
+std::string checksum_of(const nlohmann::json& record) {
+  return Hasher().field("kiln-tuning-record-v2").field(record.dump()).finish().hex();
+}
+
 }  // namespace
 
 std::string DeviceIdentity::compute_capability() const {
@@ -56,7 +63,7 @@ DeviceIdentity DeviceIdentity::from_json(const nlohmann::json& json) {
 
 Hash128 TuningRecord::id() const {
   return Hasher()
-      .field(tuning_key(problem, device.arch, toolchain, env))
+      .field(tuning_key(problem, device.arch, toolchain, env, definition))
       .field(device.name)
       .finish();
 }
@@ -71,6 +78,7 @@ nlohmann::json TuningRecord::to_json() const {
   nlohmann::json j = {{"id", id().hex()},
                       {"kernel", kernel()},
                       {"problem", problem.to_json()},
+                      {"definition", definition.hex()},
                       {"device", device.to_json()},
                       {"toolchain", toolchain.to_json()},
                       {"env", env.to_json()},
@@ -78,6 +86,7 @@ nlohmann::json TuningRecord::to_json() const {
                       {"created", created}};
   if (!measured.empty()) j["measured"] = std::move(measured_json);
   if (!reference.empty()) j["reference"] = reference;
+  j["checksum"] = checksum_of(j);
   return j;
 }
 
@@ -87,6 +96,10 @@ TuningRecord TuningRecord::from_json(const nlohmann::json& json) {
     r.problem = ProblemKey::from_json(member(json, "problem"));
     if (string_member(json, "kernel") != r.problem.kernel())
       bad("'kernel' differs from the problem's");
+    const std::string definition = string_member(json, "definition");
+    auto parsed = Hash128::from_hex(definition);
+    if (!parsed) bad("'definition' is not 32 hex digits: '" + definition + "'");
+    r.definition = *parsed;
     r.device = DeviceIdentity::from_json(member(json, "device"));
     r.toolchain = ToolchainFingerprint::from_json(member(json, "toolchain"));
     r.env = EnvSnapshot::from_json(member(json, "env"));
@@ -118,12 +131,26 @@ TuningRecord TuningRecord::from_json(const nlohmann::json& json) {
                                          stored + " does not match its content (" + r.id().hex() +
                                          ")");
   }
+  // The checksum covers what the id does not: the served config, its time
+  // and the evidence. A hand-edited winner must not pass for a measured one.
+  std::string checksum = string_member(json, "checksum");
+  if (checksum != r.to_json()["checksum"].get<std::string>()) {
+    throw Error(ErrorCode::kCorrupt, "tuning record for " + r.problem.canonical() +
+                                         ": its checksum does not match its content (best "
+                                         "config, times or measurements edited or damaged)");
+  }
   return r;
 }
 
 std::string identity_mismatch(const TuningRecord& record, const TuningIdentity& present) {
   std::string out;
   auto add = [&](const std::string& part) { out += (out.empty() ? "" : "; ") + part; };
+  if (record.definition != present.definition) {
+    // No hashes in the text: records of several earlier versions of one
+    // kernel then give one warning (TuningCache::lookup logs by reason).
+    add("the kernel changed since it was tuned, or is another kernel of that name (its source, "
+        "headers, entry, defines, options, space, spec or version differ)");
+  }
   const DeviceIdentity& d = record.device;
   if (d.arch != present.device.arch || d.name != present.device.name) {
     add("device " + d.name + " (" + d.arch + "), now " + present.device.name + " (" +

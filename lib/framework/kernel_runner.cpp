@@ -14,15 +14,6 @@
 namespace kiln {
 namespace {
 
-std::string kernel_version(const TunableKernel& k) {
-  Hasher h;
-  h.field(k.tmpl.source).field(k.tmpl.entry).field(k.tmpl.space.to_json().dump());
-  for (const auto& [name, value] : k.tmpl.defines) h.field(name).field(value);
-  for (const auto& o : k.tmpl.options) h.field(o);
-  for (const auto& hd : k.tmpl.headers) h.field(hd.name).field(hd.content);
-  return h.finish().hex().substr(0, 16);
-}
-
 CompileContext context_of(const Backend& backend) {
   return CompileContext{backend.toolchain, CacheEnvRegistry::global().snapshot()};
 }
@@ -43,7 +34,7 @@ Hash128 key_of(const TunableKernel& k, const Specialization& spec, const Backend
 
 KernelRunner::KernelRunner(TunableKernel kernel, Backend backend, Device& device,
                            ArtifactCache* artifacts, Bind bind)
-    : TunableRunner("kiln:" + kernel.tmpl.name, kernel_version(kernel)),
+    : TunableRunner("kiln:" + kernel.tmpl.name, definition_hash(kernel).hex().substr(0, 16)),
       kernel_(std::move(kernel)),
       backend_(std::move(backend)),
       device_(device),

@@ -198,6 +198,7 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
     if (!target) continue;
     TuningRecord record;
     record.problem = internal::persisted_problem(op, runners, inputs, spec, profile);
+    record.definition = identity_.definition;
     record.device = identity_.device;
     record.toolchain = identity_.toolchain;
     record.env = identity_.env;

@@ -48,13 +48,15 @@ Hash128 artifact_key(const ToolchainFingerprint& toolchain, std::string_view sou
 }
 
 Hash128 tuning_key(const ProblemKey& problem, std::string_view arch,
-                   const ToolchainFingerprint& toolchain, const EnvSnapshot& env) {
+                   const ToolchainFingerprint& toolchain, const EnvSnapshot& env,
+                   const Hash128& definition) {
   return Hasher()
-      .field("kiln-tuning-v1")
+      .field("kiln-tuning-v2")
       .field(problem.canonical())
       .field(arch)
       .field(toolchain.hash())
       .field(env.hash())
+      .field(definition)
       .finish();
 }
 

@@ -148,7 +148,8 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   ProblemKey problem = problem_key(name, args);
   CompileContext context{backend_.toolchain, CacheEnvRegistry::global().snapshot()};
   DeviceIdentity identity = identity_of(device);
-  Hash128 key = tuning_key(problem, identity.arch, backend_.toolchain, context.env);
+  const Hash128 definition = definition_hash(kernel);
+  Hash128 key = tuning_key(problem, identity.arch, backend_.toolchain, context.env, definition);
 
   TuneResult result;
   // `made`: the artifact this run already has (the tuned winner's, from the
@@ -189,8 +190,8 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   // (2) The tuning cache on disk (records of another device, toolchain or
   // environment are misses there and never served).
   if (tunings_ && reuse) {
-    if (auto record =
-            tunings_->lookup(problem, TuningIdentity{identity, backend_.toolchain, context.env})) {
+    if (auto record = tunings_->lookup(
+            problem, TuningIdentity{definition, identity, backend_.toolchain, context.env})) {
       if (kernel.tmpl.space.contains(record->best)) {
         std::lock_guard<std::mutex> lock(mutex_);
         table_[key] = record->best;
@@ -285,6 +286,7 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
 
   TuningRecord record;
   record.problem = problem;
+  record.definition = definition;
   record.device = identity;
   record.toolchain = backend_.toolchain;
   record.env = context.env;

@@ -168,6 +168,14 @@ ShippedKernel cpu_rmsnorm() {
 }
 #endif
 
+// The version of the launch rules, prunes and constraint predicates of the
+// shipped kernels (here, cuda_row_kernels.cpp and the grid functions of
+// runtime/cpu/): code the definition hash cannot see, while it does see the
+// embedded templates and spaces. Bump it on any change to that code, or
+// records tuned under the old rules are served (within one Kiln version:
+// the toolchain fingerprint changes with every release anyway).
+constexpr const char* kShippedRulesVersion = "shipped-rules-1";
+
 std::vector<ShippedKernel> build_registry() {
   std::vector<ShippedKernel> out;
 #if KILN_KERNELS_CPU
@@ -177,6 +185,13 @@ std::vector<ShippedKernel> build_registry() {
   out.push_back(cuda_gemm("gemm_f16", DType::kF16));
   out.push_back(cuda_gemm("gemm_bf16", DType::kBF16));
   for (ShippedKernel& k : internal::cuda_row_kernels()) out.push_back(std::move(k));
+  for (ShippedKernel& k : out) {
+    k.kernel = [make = std::move(k.kernel)] {
+      TunableKernel t = make();
+      t.version = kShippedRulesVersion;
+      return t;
+    };
+  }
   return out;
 }
 

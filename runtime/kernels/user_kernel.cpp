@@ -203,6 +203,9 @@ UserKernel parse_user_kernel(const json& spec, std::string source, std::string e
               "restore_value", "reset_to_zero", "reference", "tolerance", "early_prune", "defines",
               "options", "include_dirs"});
   UserKernel k;
+  // nlohmann's dump sorts keys: the same spec, however it is laid out in
+  // its file, gives the same hash.
+  k.spec_hash = Hasher().field("kiln-user-spec-v1").field(spec.dump()).finish();
   auto backend = parse_backend_kind(get_string(spec, "backend", "spec"));
   if (!backend) bad("backend", "expected \"cpu\" or \"cuda\"");
   k.backend = *backend;
@@ -303,6 +306,7 @@ TunableKernel UserKernel::tunable(const ShapeDims& shape) const {
   t.outputs = outputs;
   t.restore_value = restore_value;
   t.reset_to_zero = reset_to_zero;
+  t.version = "spec " + spec_hash.hex();
   auto with = [shape](const Config& c) {
     ExprVars vars = shape;
     for (auto& [n, v] : config_vars(c)) vars[n] = v;

@@ -72,6 +72,7 @@ inline std::size_t test_size(int index) {
 
 inline TuningIdentity test_identity() {
   TuningIdentity id;
+  id.definition = hash128("test kernel definition");
   id.device = {"sm_90a", "Test GPU", 9, 0};
   id.toolchain = {"0.1.0", "13.0", "absent", "codegen-test"};
   id.env.values = {{"KILN_ARCH", std::nullopt}, {"KILN_NVRTC_FLAGS", std::string("-lineinfo")}};
@@ -83,6 +84,7 @@ inline TuningRecord test_record(const std::string& kernel, std::int64_t m, doubl
   TuningRecord r;
   r.problem = ProblemKey(kernel);
   r.problem.scalar("M", m);
+  r.definition = identity.definition;
   r.device = identity.device;
   r.toolchain = identity.toolchain;
   r.env = identity.env;

@@ -1,9 +1,12 @@
 // The tuning cache on a real directory: save and reload, misses on another
 // device, toolchain or environment, per-rank files, read-only mode, shipped
-// tables, damaged files, and the golden file that pins format version 1.
+// tables, damaged and edited files and records, records of another kernel
+// definition, and the golden files that pin format version 2 and show that
+// a version 1 file is never served.
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 
 #include "cache_test_util.hpp"
 #include "file_io.hpp"
@@ -183,13 +186,18 @@ TEST(TuningCache, ExportImportRoundTripAndShippedTable) {
   EXPECT_TRUE(user.lookup(problem("gemm", 4), test_identity()).has_value());
 }
 
-TEST(TuningCache, DamagedFilesAndRecordsAreNeverServed) {
-  TempDir dir;
+// Saves records for M=1 and M=2 into `dir`; returns the file written.
+std::filesystem::path save_two_records(const TempDir& dir) {
   TuningCache cache(options_for(dir.path()));
   cache.put(test_record("gemm", 1, 1.0));
   cache.put(test_record("gemm", 2, 1.0));
-  ASSERT_TRUE(cache.save().ok());
-  const auto file = cache.write_path();
+  EXPECT_TRUE(cache.save().ok());
+  return cache.write_path();
+}
+
+TEST(TuningCache, DamagedFilesAndRecordsAreNeverServed) {
+  TempDir dir;
+  const auto file = save_two_records(dir);
   std::string text = cache::read_whole_file(file).value();
 
   // A truncated file: nothing served, the problem reported, and the next
@@ -215,22 +223,125 @@ TEST(TuningCache, DamagedFilesAndRecordsAreNeverServed) {
 
   // Another format version: not read at all.
   j = nlohmann::json::parse(text);
-  j["format_version"] = 2;
+  j["format_version"] = kTuningFormatVersion + 1;
   std::ofstream(file, std::ios::trunc) << j.dump();
   TuningCache future(options_for(dir.path()));
   EXPECT_TRUE(future.records().empty());
-  EXPECT_NE(future.files()[0].problem.find("format version 2"), std::string::npos);
+  EXPECT_NE(future.files()[0].problem.find("newer format (format version " +
+                                           std::to_string(kTuningFormatVersion + 1)),
+            std::string::npos)
+      << future.files()[0].problem;
+}
+
+// A record holds the definition hash of the kernel it was tuned for: a
+// lookup for an edited kernel, or another kernel of the same name and
+// arguments, is a miss that says why, and the two kernels' records live
+// side by side (going back to the old kernel finds its record again).
+TEST(TuningCache, ARecordIsServedOnlyToTheKernelItWasTunedFor) {
+  TempDir dir;
+  TuningIdentity edited = test_identity();
+  edited.definition = hash128("the same kernel, edited");
+  {
+    TuningCache cache(options_for(dir.path()));
+    cache.put(test_record("gemm", 128, 0.5));
+    ASSERT_TRUE(cache.save().ok());
+  }
+  TuningCache reader(options_for(dir.path()));
+  EXPECT_FALSE(reader.lookup(problem("gemm", 128), edited).has_value());
+  EXPECT_NE(identity_mismatch(test_record("gemm", 128, 0.5), edited)
+                .find("the kernel changed since it was tuned"),
+            std::string::npos);
+
+  // The edited kernel's record, slower, does not displace the first one.
+  reader.put(test_record("gemm", 128, 0.9, edited));
+  ASSERT_TRUE(reader.save().ok());
+  TuningCache both(options_for(dir.path()));
+  EXPECT_EQ(both.records().size(), 2u);
+  ASSERT_TRUE(both.lookup(problem("gemm", 128), edited).has_value());
+  EXPECT_DOUBLE_EQ(both.lookup(problem("gemm", 128), edited)->best_time_ms, 0.9);
+  ASSERT_TRUE(both.lookup(problem("gemm", 128), test_identity()).has_value());
+  EXPECT_DOUBLE_EQ(both.lookup(problem("gemm", 128), test_identity())->best_time_ms, 0.5);
+  EXPECT_EQ(both.lookup(problem("gemm", 128), edited)->definition, edited.definition);
+}
+
+// The checksum covers the served config and its evidence: a record whose
+// best config, time or measured list was edited by hand is refused like a
+// damaged one (skipped and listed, so `kiln cache verify` counts it), and
+// its neighbours are still served.
+TEST(TuningCache, AnEditedResultIsRefusedLikeDamage) {
+  TempDir dir;
+  const auto file = save_two_records(dir);
+  const nlohmann::json saved = nlohmann::json::parse(cache::read_whole_file(file).value());
+  ASSERT_EQ(saved["records"].size(), 2u);
+  const std::vector<std::pair<std::string, std::function<void(nlohmann::json&)>>> edits = {
+      {"best config", [](nlohmann::json& r) { r["best"]["config"]["BM"] = 128; }},
+      {"best time", [](nlohmann::json& r) { r["best"]["time_ms"] = 0.001; }},
+      {"a measured time", [](nlohmann::json& r) { r["measured"][0]["time_ms"] = 0.001; }},
+      {"a failed config marked ok", [](nlohmann::json& r) { r["measured"][1]["ok"] = true; }},
+      {"a measurement removed", [](nlohmann::json& r) { r["measured"].erase(1); }},
+      {"created", [](nlohmann::json& r) { r["created"] = "2030-01-01T00:00:00Z"; }},
+      {"checksum removed", [](nlohmann::json& r) { r.erase("checksum"); }},
+  };
+  for (const auto& [what, edit] : edits) {
+    nlohmann::json j = saved;
+    edit(j["records"][0]);
+    std::ofstream(file, std::ios::trunc) << j.dump(1);
+    TuningCache reader(options_for(dir.path()));
+    EXPECT_EQ(reader.records().size(), 1u) << what << ": only the untouched record is read";
+    const std::vector<TuningFileStatus> files = reader.files();
+    ASSERT_EQ(files.size(), 1u);
+    ASSERT_EQ(files[0].skipped.size(), 1u) << what;
+    EXPECT_NE(files[0].skipped[0].find("checksum"), std::string::npos)
+        << what << ": " << files[0].skipped[0];
+  }
+  // Re-indenting the file is not an edit of any record.
+  std::ofstream(file, std::ios::trunc) << saved.dump(4);
+  EXPECT_EQ(TuningCache(options_for(dir.path())).records().size(), 2u);
+}
+
+// A file of the previous format (records without a definition hash or a
+// checksum) is never served and never fatal: the reader says it is of an
+// older format, and the next save replaces it with a current one.
+TEST(TuningCache, AnOlderFormatFileIsNotServedAndIsReplaced) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "tuning");
+  const auto file = dir.path() / "tuning" / "tuning.json";
+  std::filesystem::copy_file(std::filesystem::path(KILN_CACHE_GOLDEN_DIR) / "tuning_v1.json", file);
+  std::filesystem::permissions(
+      file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  Result<cache::TuningFile> old = cache::load_tuning_file(file);
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.error().code, ErrorCode::kCorrupt);
+  EXPECT_NE(old.error().message.find("older format (format version 1"), std::string::npos)
+      << old.error().message;
+
+  TuningCache cache(options_for(dir.path()));
+  EXPECT_TRUE(cache.records().empty());
+  TuningIdentity v1_identity = test_identity();
+  v1_identity.definition = Hash128{};  // what a version 1 record would have meant
+  EXPECT_FALSE(cache.lookup(problem("gemm", 4096), test_identity()).has_value());
+  EXPECT_FALSE(cache.lookup(problem("gemm", 4096), v1_identity).has_value());
+  ASSERT_EQ(cache.files().size(), 1u);
+  EXPECT_NE(cache.files()[0].problem.find("older format"), std::string::npos);
+
+  cache.put(test_record("gemm", 4096, 0.2));
+  ASSERT_TRUE(cache.save().ok());
+  Result<cache::TuningFile> replaced = cache::load_tuning_file(file);
+  ASSERT_TRUE(replaced.ok()) << replaced.error().describe();
+  EXPECT_EQ(replaced->header["format_version"], kTuningFormatVersion);
+  ASSERT_EQ(replaced->records.size(), 1u);
+  EXPECT_DOUBLE_EQ(replaced->records.begin()->second.best_time_ms, 0.2);
 }
 
 // If this fails, the tuning JSON changed: bump kTuningFormatVersion and add
 // a new golden file (kiln_cache_worker write-golden DIR).
-TEST(TuningCache, GoldenFilePinsVersion1) {
-  ASSERT_EQ(kTuningFormatVersion, 1);
+TEST(TuningCache, GoldenFilePinsVersion2) {
+  ASSERT_EQ(kTuningFormatVersion, 2);
   // A private copy: the cache refuses a file that group or others can write,
   // and a checkout made with umask 002 leaves the source tree's copy so.
   TempDir dir;
-  const auto path = dir.path() / "tuning_v1.json";
-  std::filesystem::copy_file(std::filesystem::path(KILN_CACHE_GOLDEN_DIR) / "tuning_v1.json", path);
+  const auto path = dir.path() / "tuning_v2.json";
+  std::filesystem::copy_file(std::filesystem::path(KILN_CACHE_GOLDEN_DIR) / "tuning_v2.json", path);
   std::filesystem::permissions(
       path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
                 std::filesystem::perms::group_read | std::filesystem::perms::others_read);
@@ -243,7 +354,9 @@ TEST(TuningCache, GoldenFilePinsVersion1) {
       << "the tuning record JSON changed without a format version bump";
   nlohmann::json raw = nlohmann::json::parse(cache::read_whole_file(path).value());
   EXPECT_EQ(raw["format"], "kiln-tuning");
-  EXPECT_EQ(raw["format_version"], 1);
+  EXPECT_EQ(raw["format_version"], 2);
+  EXPECT_EQ(raw["records"][0]["definition"], testing::test_identity().definition.hex());
+  EXPECT_TRUE(raw["records"][0]["checksum"].is_string());
   for (const char* field :
        {"kiln_version", "device_name", "compute_capability", "created", "updated"}) {
     EXPECT_TRUE(raw.contains(field)) << field;

@@ -100,6 +100,44 @@ TEST(UserSpec, MistakesNameTheirField) {
   EXPECT_NE(error_of(twice).find("given twice"), std::string::npos);
 }
 
+// The whole spec enters the kernel's definition hash (as its `version`):
+// an edit anywhere in it, the launch rule and the arguments included, is a
+// changed kernel whose old tuning records are not served; the same spec
+// written differently is the same kernel.
+TEST(UserSpec, EveryEditOfTheSpecChangesTheDefinition) {
+  const ShapeDims shape{{"N", 9}};
+  auto definition = [&](const nlohmann::json& spec, const std::string& source = "src",
+                        const std::string& entry = "k<{B}>") {
+    return definition_hash(parse_user_kernel(spec, source, entry, "k").tunable(shape));
+  };
+  const Hash128 base = definition(minimal_spec());
+  EXPECT_EQ(definition(nlohmann::json::parse(minimal_spec().dump(4))), base)
+      << "layout and key order are not edits";
+  EXPECT_NE(definition(minimal_spec(), "src // edited"), base);
+  EXPECT_NE(definition(minimal_spec(), "src", "k<{B} * 1>"), base);
+  const std::vector<std::pair<const char*, nlohmann::json>> edits = {
+      {"/launch/grid/0", "(N + B - 1) / B"},
+      {"/launch/block", nlohmann::json::array({2})},
+      {"/launch/shared_bytes", "B * 4"},
+      {"/space/parameters/0/values", nlohmann::json::array({1, 2, 4})},
+      {"/space/constraints", nlohmann::json::array({"B <= 2"})},
+      {"/space/default", nlohmann::json::object({{"B", 2}})},
+      {"/args/0/init", "ones"},
+      {"/args/2/in_key", false},
+      {"/early_prune", nlohmann::json::array({"B <= N"})},
+      {"/defines", nlohmann::json::object({{"KILN_FAST", "1"}})},
+      {"/options", nlohmann::json::array({"-DKILN_FAST=1"})},
+      {"/tolerance", nlohmann::json::object({{"atol", 1e-3}})},
+      {"/reference", "none"},
+      {"/description", "y = x, in blocks of B"},
+  };
+  for (const auto& [pointer, value] : edits) {
+    nlohmann::json spec = minimal_spec();
+    spec[nlohmann::json::json_pointer(pointer)] = value;
+    EXPECT_NE(definition(spec), base) << pointer;
+  }
+}
+
 TEST(UserSpec, MissingFilesAndBadJsonNameThePath) {
   try {
     (void)load_user_kernel(kUserKernelDir + "transpose.cpp", "/nonexistent/space.json",

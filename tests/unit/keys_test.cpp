@@ -15,6 +15,10 @@ ToolchainFingerprint toolchain() {
   return {"0.1.0", "13.0", "19.1.7", "abc"};
 }
 
+Hash128 definition() {
+  return hash128("the kernel's definition");
+}
+
 ProblemKey problem() {
   return ProblemKey("gemm").tensor("a", TensorArg::contiguous(DType::kF16, {128, 64}));
 }
@@ -35,8 +39,8 @@ TEST(CacheEnv, ChangingARegisteredVariableChangesEveryKey) {
   env.set("KILN_NVRTC_FLAGS", "-use_fast_math");
   EnvSnapshot after = r.snapshot(env);
   EXPECT_NE(before.hash(), after.hash());
-  EXPECT_NE(tuning_key(problem(), "sm_90a", toolchain(), before),
-            tuning_key(problem(), "sm_90a", toolchain(), after));
+  EXPECT_NE(tuning_key(problem(), "sm_90a", toolchain(), before, definition()),
+            tuning_key(problem(), "sm_90a", toolchain(), after, definition()));
   EXPECT_NE(artifact_key(toolchain(), "src", {"-O3"}, "k", "sm_90a", before),
             artifact_key(toolchain(), "src", {"-O3"}, "k", "sm_90a", after));
 }
@@ -48,8 +52,8 @@ TEST(CacheEnv, AnUnrelatedVariableDoesNotChangeKeys) {
   env.set("SOME_UNRELATED_VARIABLE", "1").set("PATH", "/elsewhere");
   EnvSnapshot after = r.snapshot(env);
   EXPECT_EQ(before, after);
-  EXPECT_EQ(tuning_key(problem(), "sm_90a", toolchain(), before),
-            tuning_key(problem(), "sm_90a", toolchain(), after));
+  EXPECT_EQ(tuning_key(problem(), "sm_90a", toolchain(), before, definition()),
+            tuning_key(problem(), "sm_90a", toolchain(), after, definition()));
 }
 
 TEST(CacheEnv, UserRegisteredVariableEntersTheKey) {
@@ -124,13 +128,15 @@ TEST(Keys, ArtifactKeyCoversEveryInput) {
   EXPECT_NE(base, artifact_key(other, "src", {"-O3"}, "k<1>", "sm_90a", env));
 }
 
-TEST(Keys, TuningKeyCoversArchAndToolchain) {
+TEST(Keys, TuningKeyCoversArchToolchainAndDefinition) {
   EnvSnapshot env = CacheEnvRegistry().snapshot(Environment());
-  Hash128 base = tuning_key(problem(), "sm_90a", toolchain(), env);
-  EXPECT_NE(base, tuning_key(problem(), "sm_80", toolchain(), env));
+  Hash128 base = tuning_key(problem(), "sm_90a", toolchain(), env, definition());
+  EXPECT_NE(base, tuning_key(problem(), "sm_80", toolchain(), env, definition()));
   ToolchainFingerprint other = toolchain();
   other.codegen_hash = "def";
-  EXPECT_NE(base, tuning_key(problem(), "sm_90a", other, env));
+  EXPECT_NE(base, tuning_key(problem(), "sm_90a", other, env, definition()));
+  // Another kernel of the same name and arguments, or this one edited.
+  EXPECT_NE(base, tuning_key(problem(), "sm_90a", toolchain(), env, hash128("edited")));
 }
 
 }  // namespace

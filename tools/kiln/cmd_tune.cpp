@@ -121,8 +121,8 @@ int run_tune(const TuneArgs& args) {
     if (!args.trace.empty()) report.trace_path = args.trace;
   } else {
     // Served from the cache: the stored record has the table.
-    const TuningIdentity identity{device_identity(*target->device), target->backend.toolchain,
-                                  CacheEnvRegistry::global().snapshot()};
+    const TuningIdentity identity{definition_hash(job->kernel), device_identity(*target->device),
+                                  target->backend.toolchain, CacheEnvRegistry::global().snapshot()};
     if (auto record = tunings.lookup(problem_key(job->kernel.tmpl.name, call->args), identity)) {
       report.rows = rows_from(*record);
       report.reference = record->reference;
