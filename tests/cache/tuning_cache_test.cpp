@@ -2,6 +2,7 @@
 // device, toolchain or environment, per-rank files, read-only mode, shipped
 // tables, damaged files, and the golden file that pins format version 1.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -146,14 +147,14 @@ TEST(TuningCache, ReadOnlyServesButNeverWrites) {
     ASSERT_TRUE(cache.save().ok());
   }
   const auto file = dir.path() / "tuning" / "tuning.json";
-  const std::string before = cache::read_whole_file(file).value();
+  const std::string before = testing::read_test_file(file).value();
   Options o = options_for(dir.path());
   o.cache_read_only = true;
   TuningCache cache(o);
   EXPECT_TRUE(cache.lookup(problem("gemm", 1), test_identity()).has_value());
   cache.put(test_record("gemm", 2, 1.0));
   EXPECT_EQ(cache.save().value(), StoreOutcome::kSkippedReadOnly);
-  EXPECT_EQ(cache::read_whole_file(file).value(), before);
+  EXPECT_EQ(testing::read_test_file(file).value(), before);
   EXPECT_FALSE(cache.clear().ok());
 }
 
@@ -190,7 +191,7 @@ TEST(TuningCache, DamagedFilesAndRecordsAreNeverServed) {
   cache.put(test_record("gemm", 2, 1.0));
   ASSERT_TRUE(cache.save().ok());
   const auto file = cache.write_path();
-  std::string text = cache::read_whole_file(file).value();
+  std::string text = testing::read_test_file(file).value();
 
   // A truncated file: nothing served, the problem reported, and the next
   // save replaces it with a good one.
@@ -241,7 +242,7 @@ TEST(TuningCache, GoldenFilePinsVersion1) {
   const TuningRecord expected = test_record("gemm", 4096, 0.125);
   EXPECT_EQ(golden->records.begin()->second.to_json(), expected.to_json())
       << "the tuning record JSON changed without a format version bump";
-  nlohmann::json raw = nlohmann::json::parse(cache::read_whole_file(path).value());
+  nlohmann::json raw = nlohmann::json::parse(testing::read_test_file(path).value());
   EXPECT_EQ(raw["format"], "kiln-tuning");
   EXPECT_EQ(raw["format_version"], 1);
   for (const char* field :
@@ -250,6 +251,51 @@ TEST(TuningCache, GoldenFilePinsVersion1) {
   }
   TuningCache shipped = TuningCache::open_file(path, true);
   EXPECT_TRUE(shipped.lookup(problem("gemm", 4096), testing::test_identity()).has_value());
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// save() writes or says (through writable()) why it did not: what the CLI
+// needs to print "saved" only when a save happened.
+TEST(TuningCache, WritableSaysWhySaveWritesNothing) {
+  TempDir dir;
+  TuningCache ready(testing::options_for(dir.path()));
+  std::string why = "untouched";
+  EXPECT_TRUE(ready.writable(&why));
+  EXPECT_EQ(why, "untouched");
+
+  Options ro = testing::options_for(dir.path());
+  ro.cache_read_only = true;
+  TuningCache read_only(ro);
+  read_only.put(testing::test_record("gemm", 1, 1.0));
+  EXPECT_EQ(read_only.save().value(), StoreOutcome::kSkippedReadOnly);
+  EXPECT_FALSE(read_only.writable(&why));
+  EXPECT_EQ(why, "the cache is read-only (KILN_CACHE_READ_ONLY is set)");
+
+  Options off = testing::options_for(dir.path());
+  off.cache_disabled = true;
+  TuningCache disabled(off);
+  EXPECT_EQ(disabled.save().value(), StoreOutcome::kSkippedDisabled);
+  EXPECT_FALSE(disabled.writable(&why));
+  EXPECT_EQ(why, "caching is disabled (KILN_CACHE_DISABLE is set)");
+
+  TempDir open_dir;
+  ASSERT_EQ(::chmod(open_dir.path().c_str(), 0777), 0);
+  TuningCache refused(testing::options_for(open_dir.path()));
+  EXPECT_EQ(refused.save().value(), StoreOutcome::kSkippedDisabled);
+  EXPECT_FALSE(refused.writable(&why));
+  EXPECT_NE(why.find("the cache directory is refused: refusing cache path " +
+                     open_dir.path().string() + ": group or others can write it"),
+            std::string::npos)
+      << why;
+
+  TuningCache shipped = TuningCache::open_file(dir.path() / "t.json", /*read_only=*/true);
+  EXPECT_FALSE(shipped.writable(&why));
+  EXPECT_NE(why.find("was opened read-only"), std::string::npos) << why;
 }
 
 }  // namespace
