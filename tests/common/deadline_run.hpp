@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -48,7 +49,17 @@ inline DeadlineRun run_with_deadline(const std::string& command,
     ::setpgid(0, 0);
     ::dup2(out_fd, 1);
     ::dup2(err_fd, 2);
-    if (in_child && !in_child()) ::_exit(125);
+    // Never return into the caller's code (a forked test runner would go on
+    // running tests in the child): any exception ends the child here.
+    bool ready = false;
+    try {
+      ready = !in_child || in_child();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "exception in the child: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "exception in the child\n");
+    }
+    if (!ready) ::_exit(125);
     ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
