@@ -5,10 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <thread>
 
 namespace kiln::cache {
 
@@ -127,14 +129,34 @@ Result<int> open_lock_file(const std::filesystem::path& path) {
 
 }  // namespace
 
-Result<FileLock> FileLock::acquire(const std::filesystem::path& path) {
+Result<FileLock> FileLock::acquire(const std::filesystem::path& path,
+                                   std::chrono::milliseconds wait) {
   Result<int> fd = open_lock_file(path);
   if (!fd) return fd.error();
-  while (::flock(*fd, LOCK_EX) != 0) {
+  // NOTES: polled with LOCK_NB, not a blocking flock, so the wait has a
+  // bound; the back-off stays short because holders hold for milliseconds.
+  const auto until = std::chrono::steady_clock::now() + wait;
+  auto pause = std::chrono::milliseconds(1);
+  while (::flock(*fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
-    ErrorInfo e = io_error("lock", path);
-    ::close(*fd);
-    return e;
+    if (errno != EWOULDBLOCK) {
+      ErrorInfo e = io_error("lock", path);
+      ::close(*fd);
+      return e;
+    }
+    if (std::chrono::steady_clock::now() >= until) {
+      ::close(*fd);
+      return make_error(ErrorCode::kTimeout,
+                        "gave up after " +
+                            (wait.count() % 1000 == 0 ? std::to_string(wait.count() / 1000) + " s"
+                                                      : std::to_string(wait.count()) + " ms") +
+                            " waiting for the lock on " + path.string() +
+                            ": another process holds it (stopped or hung?); find it with: fuser " +
+                            path.string(),
+                        {{"path", path.string()}});
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
   return FileLock(*fd);
 }

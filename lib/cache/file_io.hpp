@@ -3,6 +3,7 @@
 // an advisory lock on a sidecar file. POSIX only.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <optional>
@@ -39,9 +40,17 @@ void set_write_progress_hook(WriteProgressHook hook);
 // is refused, never opened for blocking). Move-only.
 class FileLock {
  public:
-  // Blocks until the lock is held. kIo when the file cannot be opened,
+  // How long acquire() waits for another holder by default. A saver holds
+  // the lock for milliseconds; one that is stopped (SIGSTOP, a debugger) or
+  // hung while holding it, or any process that flocks the file and sleeps,
+  // must not hang every later save forever.
+  static constexpr std::chrono::milliseconds kDefaultWait{60'000};
+
+  // Waits up to `wait` for the lock. kTimeout naming the path when another
+  // process held it all that time, kIo when the file cannot be opened,
   // kInvalidArgument when it is not a regular file.
-  static Result<FileLock> acquire(const std::filesystem::path& path);
+  static Result<FileLock> acquire(const std::filesystem::path& path,
+                                  std::chrono::milliseconds wait = kDefaultWait);
   // Returns nullopt at once when another process holds it, or the error
   // that kept it from being tried (read-only file system, a FIFO there...).
   static Result<std::optional<FileLock>> try_acquire(const std::filesystem::path& path);
