@@ -77,6 +77,15 @@ struct SweepReport {
   std::uint64_t bytes = 0;    // bytes left
   std::uint64_t removed_entries = 0;
   std::uint64_t removed_bytes = 0;
+  // Files that were to be removed and could not be (read-only file system,
+  // permissions, an immutable file), and directories that could not be
+  // listed; first_failure names the first with its errno text.
+  std::uint64_t failed_removals = 0;
+  std::string first_failure;
+  // Why the pass removed nothing although something was due: another
+  // process holds the prune lock, the lock file cannot be opened, the
+  // cache is not writable. Empty when it did its work.
+  std::string skipped;
   std::vector<ArtifactFileInfo> broken;  // failed checks (removed when asked)
   nlohmann::json to_json() const;
 };
@@ -98,15 +107,20 @@ class ArtifactCache {
   Result<StoreOutcome> store(const Hash128& key, CachedArtifact artifact);
 
   // Every file in the directory; `check` reads and verifies each entry.
-  std::vector<ArtifactFileInfo> scan(bool check) const;
+  // Directories that could not be listed are described in `*problems`.
+  std::vector<ArtifactFileInfo> scan(bool check,
+                                     std::vector<std::string>* problems = nullptr) const;
   // Removes least recently used entries until the directory holds at most
   // `max_bytes`; also removes broken entries and temporary files left by
-  // writers that died. Skips (returns the current totals) when another
-  // process is pruning.
+  // writers that died. Skips (returns the current totals, with `skipped`
+  // saying why) when another process is pruning or the lock cannot be had.
   SweepReport prune(std::uint64_t max_bytes);
-  // Verifies every entry; removes the broken ones when `remove` is set.
+  // Verifies every entry; removes the broken ones when `remove` is set. An
+  // entry that is not a regular file, or is over the 1 GiB entry limit, is
+  // broken (refused, never opened for blocking or read whole).
   SweepReport verify(bool remove);
-  // Removes every entry and temporary file.
+  // Removes every entry and temporary file; what could not be removed is
+  // counted in failed_removals.
   SweepReport clear();
 
   CacheState state() const { return state_; }

@@ -76,7 +76,18 @@ class TuningCache {
   // time when the directory is read).
   void put(TuningRecord record, PutMode mode = PutMode::kKeepFaster);
   // Merges the records put since the last save into this process's file.
+  // kWritten: every record put is now on disk (also when none was pending).
+  // kSkippedReadOnly / kSkippedDisabled (disabled or refused): nothing was
+  // written, by design, so not an error (a read-only cache is an ordinary
+  // setup and must not warn on every tune); writable() says why. An error:
+  // the write was tried and failed (full disk, a FIFO planted at the file,
+  // a file over the 64 MiB limit for a tuning table).
   Result<StoreOutcome> save();
+  // Whether save() would write. When not, `*why` (if given) says why in
+  // words a user can act on: "the cache is read-only (KILN_CACHE_READ_ONLY
+  // is set)", "caching is disabled (KILN_CACHE_DISABLE is set)", "the cache
+  // directory is refused: <the safety check and its fix>".
+  bool writable(std::string* why = nullptr) const;
   // Rereads every file (records put and not yet saved are kept).
   void reload();
   // Reads a shipped table as one more source for lookups (never written).
@@ -84,12 +95,18 @@ class TuningCache {
 
   // Writes every known record into `file` (atomically), in the tuning file
   // format: the table to ship. Returns the number of records written.
+  // kUnavailable when the cache is disabled or refused (it read nothing);
+  // kInvalidArgument when `file` is a FIFO, a device or a directory.
   Result<std::size_t> export_table(const std::filesystem::path& file) const;
   // Reads `file` (a table exported anywhere), puts its records and saves.
   // Returns the number of records imported; malformed records are skipped
-  // and listed in files().
+  // and listed in files(). kUnavailable unless writable(); anything but a
+  // regular file of at most 64 MiB is refused before it is read.
   Result<std::size_t> import_table(const std::filesystem::path& file);
-  // Removes every tuning file this cache reads from its directory.
+  // Removes every tuning file this cache reads from its directory (and the
+  // temporary files of savers that died). kUnavailable unless writable();
+  // kIo naming how many files could not be removed and the first path with
+  // its errno text, when any could not.
   Result<std::size_t> clear();
 
   std::vector<TuningRecord> records() const;  // every known record, by id

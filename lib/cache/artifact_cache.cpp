@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checked_read.hpp"
 #include "dir_safety.hpp"
 #include "entry_check.hpp"
 #include "entry_format.hpp"
@@ -72,7 +73,9 @@ std::shared_ptr<const CachedArtifact> ArtifactCache::lookup(const Hash128& key) 
       ++counters_->memory_hits;
       // Keep the disk entry young for other processes' eviction.
       if (hit.touch_due && state_ == CacheState::kReady) {
-        ::utimensat(AT_FDCWD, entry_path(key).c_str(), nullptr, 0);
+        // AT_SYMLINK_NOFOLLOW: a link planted there must not pass the
+        // touch on to whatever it points at.
+        ::utimensat(AT_FDCWD, entry_path(key).c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
       }
       return hit.artifact;
     }
@@ -90,8 +93,8 @@ std::shared_ptr<const CachedArtifact> ArtifactCache::lookup(const Hash128& key) 
 std::shared_ptr<const CachedArtifact> ArtifactCache::read_disk(const Hash128& key) {
   const std::filesystem::path path = entry_path(key);
   auto artifact = std::make_shared<CachedArtifact>();
-  cache::EntryCheck check =
-      cache::read_entry(path, key, /*touch=*/state_ == CacheState::kReady, artifact.get());
+  cache::EntryCheck check = cache::read_entry(path, key, /*touch=*/state_ == CacheState::kReady,
+                                              cache::kMaxArtifactEntryBytes, artifact.get());
   if (check.status == cache::EntryStatus::kOk) {
     // An entry is trusted only in a shard directory others cannot write;
     // checked once per shard per cache object.
@@ -150,7 +153,10 @@ Result<StoreOutcome> ArtifactCache::store(const Hash128& key, CachedArtifact art
   if (memory_) memory_->put(key, shared);
   if (state_ == CacheState::kReadOnly) return StoreOutcome::kSkippedReadOnly;
   std::string bytes = cache::encode_entry(key, shared->meta.dump(), shared->binary);
-  if (bytes.size() > max_bytes_) return StoreOutcome::kTooLarge;
+  // Never write what no reader would take in.
+  if (bytes.size() > max_bytes_ || bytes.size() > cache::kMaxArtifactEntryBytes) {
+    return StoreOutcome::kTooLarge;
+  }
   const std::filesystem::path path = entry_path(key);
   std::size_t shard = key.high >> 56;
   {

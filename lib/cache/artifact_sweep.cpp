@@ -38,8 +38,21 @@ nlohmann::json file_json(const ArtifactFileInfo& f) {
   return j;
 }
 
+void note_failure(SweepReport& report, const std::string& what) {
+  if (report.failed_removals++ == 0) report.first_failure = what;
+}
+
+// Removes one file; a failure other than "already gone" is counted in the
+// report (with the first one's path and errno text), never dropped.
 bool remove_file(const ArtifactFileInfo& f, SweepReport& report) {
-  if (::unlink(f.path.c_str()) != 0) return false;
+  if (::unlink(f.path.c_str()) != 0) {
+    if (errno != ENOENT) {
+      const int saved = errno;
+      note_failure(report, cache::errno_text("remove", f.path));
+      errno = saved;
+    }
+    return false;
+  }
   ++report.removed_entries;
   report.removed_bytes += f.size;
   return true;
@@ -50,24 +63,39 @@ bool remove_file(const ArtifactFileInfo& f, SweepReport& report) {
 nlohmann::json SweepReport::to_json() const {
   nlohmann::json broken_json = nlohmann::json::array();
   for (const auto& f : broken) broken_json.push_back(file_json(f));
-  return {{"entries", entries},
-          {"bytes", bytes},
-          {"removed_entries", removed_entries},
-          {"removed_bytes", removed_bytes},
-          {"broken", broken_json}};
+  nlohmann::json j = {{"entries", entries},
+                      {"bytes", bytes},
+                      {"removed_entries", removed_entries},
+                      {"removed_bytes", removed_bytes},
+                      {"failed_removals", failed_removals},
+                      {"broken", broken_json}};
+  if (!first_failure.empty()) j["first_failure"] = first_failure;
+  if (!skipped.empty()) j["skipped"] = skipped;
+  return j;
 }
 
-std::vector<ArtifactFileInfo> ArtifactCache::scan(bool check) const {
+std::vector<ArtifactFileInfo> ArtifactCache::scan(bool check,
+                                                  std::vector<std::string>* problems) const {
   std::vector<ArtifactFileInfo> out;
   if (state_ == CacheState::kDisabled) return out;
+  // A directory that cannot be listed is a problem to report, not an empty
+  // one: verify would otherwise call a cache it never saw healthy.
+  auto note = [&](const std::filesystem::path& dir, const std::error_code& ec) {
+    if (problems && ec && ec != std::errc::no_such_file_or_directory)
+      problems->push_back("cannot list " + dir.string() + ": " + ec.message());
+  };
   std::error_code ec;
-  for (const auto& shard : std::filesystem::directory_iterator(dir_, ec)) {
-    if (!is_hex2(shard.path().filename().string())) continue;
+  std::filesystem::directory_iterator shards(dir_, ec);
+  for (; !ec && shards != std::filesystem::directory_iterator(); shards.increment(ec)) {
+    const std::filesystem::path shard = shards->path();
+    if (!is_hex2(shard.filename().string())) continue;
     std::error_code inner;
-    for (const auto& file : std::filesystem::directory_iterator(shard.path(), inner)) {
-      const std::string name = file.path().filename().string();
+    std::filesystem::directory_iterator files(shard, inner);
+    for (; !inner && files != std::filesystem::directory_iterator(); files.increment(inner)) {
+      const std::filesystem::path path = files->path();
+      const std::string name = path.filename().string();
       ArtifactFileInfo info;
-      info.path = file.path();
+      info.path = path;
       info.temporary = name.rfind(cache::kTempPrefix, 0) == 0;
       if (!info.temporary) {
         auto key = name.size() == 37 && name.ends_with(".kiln")
@@ -82,7 +110,8 @@ std::vector<ArtifactFileInfo> ArtifactCache::scan(bool check) const {
       info.last_use = mtime_ns(st);
       if (check && !info.temporary) {
         CachedArtifact artifact;
-        cache::EntryCheck result = cache::read_entry(info.path, info.key, false, &artifact);
+        cache::EntryCheck result =
+            cache::read_entry(info.path, info.key, false, cache::kMaxArtifactEntryBytes, &artifact);
         if (result.status == cache::EntryStatus::kMissing) continue;
         if (result.status == cache::EntryStatus::kOk)
           info.meta = std::move(artifact.meta);
@@ -91,24 +120,24 @@ std::vector<ArtifactFileInfo> ArtifactCache::scan(bool check) const {
       }
       out.push_back(std::move(info));
     }
+    note(shard, inner);
   }
+  note(dir_, ec);
   return out;
 }
 
 SweepReport ArtifactCache::prune(std::uint64_t max_bytes) {
   SweepReport report;
-  std::vector<ArtifactFileInfo> files = scan(false);
-  std::optional<cache::FileLock> lock;
-  if (state_ == CacheState::kReady) lock = cache::FileLock::try_acquire(dir_ / ".prune.lock");
-  const bool may_remove = lock.has_value();
+  std::vector<std::string> unlisted;
+  std::vector<ArtifactFileInfo> files = scan(false, &unlisted);
+  for (const auto& problem : unlisted) note_failure(report, problem);
   const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1'000'000'000;
-  std::vector<ArtifactFileInfo> entries;
+  std::vector<ArtifactFileInfo> entries, stale;
   for (auto& f : files) {
-    if (!f.temporary) {
+    if (!f.temporary)
       entries.push_back(std::move(f));
-    } else if (may_remove && now_ns - f.last_use > kStaleTempSeconds * 1'000'000'000) {
-      remove_file(f, report);
-    }
+    else if (now_ns - f.last_use > kStaleTempSeconds * 1'000'000'000)
+      stale.push_back(std::move(f));
   }
   // Oldest last use first; the path breaks ties so the order is stable.
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
@@ -116,6 +145,26 @@ SweepReport ArtifactCache::prune(std::uint64_t max_bytes) {
   });
   std::uint64_t total = 0;
   for (const auto& f : entries) total += f.size;
+  // The lock is only needed (and only its failure reported) when there is
+  // something to remove: a read-only cache already under the bound is fine.
+  bool may_remove = false;
+  std::optional<cache::FileLock> lock;
+  if (total > max_bytes || !stale.empty()) {
+    if (state_ != CacheState::kReady) {
+      report.skipped =
+          std::string("the cache is ") + cache_state_name(state_) + " (" + state_reason_ + ")";
+    } else if (auto taken = cache::FileLock::try_acquire(dir_ / ".prune.lock"); !taken) {
+      report.skipped = "cannot take the prune lock: " + taken.error().message;
+    } else if (!taken->has_value()) {
+      report.skipped = "another process is pruning " + dir_.string();
+    } else {
+      lock = std::move(*taken);
+      may_remove = true;
+    }
+  }
+  if (may_remove) {
+    for (const auto& f : stale) remove_file(f, report);
+  }
   for (const auto& f : entries) {
     if (total <= max_bytes || !may_remove) break;
     // Gone already (another process pruned it) also counts as gone.
@@ -131,7 +180,8 @@ SweepReport ArtifactCache::prune(std::uint64_t max_bytes) {
 
 SweepReport ArtifactCache::verify(bool remove) {
   SweepReport report;
-  for (auto& f : scan(true)) {
+  std::vector<std::string> unlisted;
+  for (auto& f : scan(true, &unlisted)) {
     if (f.temporary) continue;
     if (f.problem.empty()) {
       ++report.entries;
@@ -141,21 +191,33 @@ SweepReport ArtifactCache::verify(bool remove) {
     if (remove && state_ == CacheState::kReady) remove_file(f, report);
     report.broken.push_back(std::move(f));
   }
+  // An unreadable directory is broken too: its entries were never checked.
+  for (auto& problem : unlisted) {
+    ArtifactFileInfo info;
+    info.path = dir_;
+    info.problem = std::move(problem);
+    report.broken.push_back(std::move(info));
+  }
   return report;
 }
 
 SweepReport ArtifactCache::clear() {
   SweepReport report;
   clear_memory();
+  std::vector<std::string> unlisted;
+  std::vector<ArtifactFileInfo> files = scan(false, &unlisted);
+  for (const auto& problem : unlisted) note_failure(report, problem);
   if (state_ != CacheState::kReady) {
-    for (const auto& f : scan(false)) {
+    for (const auto& f : files) {
       ++report.entries;
       report.bytes += f.size;
     }
+    report.skipped =
+        std::string("the cache is ") + cache_state_name(state_) + " (" + state_reason_ + ")";
     return report;
   }
-  for (const auto& f : scan(false)) {
-    if (!remove_file(f, report)) {
+  for (const auto& f : files) {
+    if (!remove_file(f, report) && errno != ENOENT) {
       ++report.entries;
       report.bytes += f.size;
     }

@@ -73,7 +73,9 @@ std::optional<ErrorInfo> check_private_dir(const std::filesystem::path& dir) {
 std::optional<ErrorInfo> check_entry_stat(const struct stat& st,
                                           const std::filesystem::path& path) {
   if (!S_ISREG(st.st_mode)) {
-    return refused(path, "it is not a regular file", "remove it: rm -rf " + path.string());
+    return refused(
+        path, std::string("it is ") + file_type_name(st.st_mode) + ", not a regular file",
+        std::string("remove it: ") + (S_ISDIR(st.st_mode) ? "rm -rf " : "rm ") + path.string());
   }
   if (st.st_uid != ::geteuid()) {
     return refused(path, "it is owned by " + owner_text(st.st_uid) + ", not by this user",

@@ -1,56 +1,47 @@
 #include "entry_check.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-
+#include "checked_read.hpp"
 #include "dir_safety.hpp"
 #include "entry_format.hpp"
-#include "file_io.hpp"
+#include "json_guard.hpp"
 
 namespace kiln::cache {
 
 EntryCheck read_entry(const std::filesystem::path& path, const Hash128& key, bool touch,
-                      CachedArtifact* out) {
+                      std::uint64_t max_bytes, CachedArtifact* out) {
   EntryCheck check;
-  // O_NOFOLLOW: a symlink planted in the cache is refused, not followed.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    if (errno == ENOENT) return check;
-    check.status = errno == ELOOP ? EntryStatus::kRefused : EntryStatus::kIoError;
-    check.problem = errno == ELOOP ? "refusing cache path " + path.string() +
-                                         ": it is a symbolic link; remove it: rm " + path.string()
-                                   : errno_text("open", path);
+  // Never blocks (a FIFO or device there is refused unopened or opened
+  // O_NONBLOCK), never follows a link planted in the cache, never reads
+  // more than the cap.
+  Result<CheckedFile> file =
+      CheckedFile::open(path, ReadRule{"an artifact entry", max_bytes, PathOwner::kCache});
+  if (!file) {
+    if (file.error().code == ErrorCode::kNotFound) return check;
+    check.status = file.error().code == ErrorCode::kInvalidArgument ? EntryStatus::kRefused
+                                                                    : EntryStatus::kIoError;
+    check.problem = file.error().message;
     return check;
   }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    check.status = EntryStatus::kIoError;
-    check.problem = errno_text("stat", path);
-    ::close(fd);
-    return check;
-  }
-  check.device = st.st_dev;
-  check.inode = st.st_ino;
-  if (auto refused = check_entry_stat(st, path)) {
+  check.device = file->stat().st_dev;
+  check.inode = file->stat().st_ino;
+  if (auto refused = check_entry_stat(file->stat(), path)) {
     check.status = EntryStatus::kRefused;
     check.problem = refused->message;
-    ::close(fd);
     return check;
   }
-  Result<std::string> bytes = read_whole_fd(fd, path);
+  Result<std::string> bytes = file->read_all();
   if (!bytes) {
-    check.status = EntryStatus::kIoError;
+    check.status = bytes.error().code == ErrorCode::kInvalidArgument ? EntryStatus::kRefused
+                                                                     : EntryStatus::kIoError;
     check.problem = bytes.error().message;
-    ::close(fd);
     return check;
   }
   Result<DecodedEntry> decoded = decode_entry(*bytes, key);
   nlohmann::json meta;
   if (decoded) {
-    meta = nlohmann::json::parse(decoded->meta_json, nullptr, /*allow_exceptions=*/false);
+    meta = parse_shallow_json(decoded->meta_json);
     if (meta.is_discarded()) {
       decoded = make_error(ErrorCode::kCorrupt, "corrupt cache entry: metadata is not JSON");
     }
@@ -58,13 +49,11 @@ EntryCheck read_entry(const std::filesystem::path& path, const Hash128& key, boo
   if (!decoded) {
     check.status = EntryStatus::kCorrupt;
     check.problem = decoded.error().message + " (" + path.string() + ")";
-    ::close(fd);
     return check;
   }
   // The LRU clock: mtime, set on every hit, because atime depends on how
   // the file system is mounted (noatime, relatime).
-  if (touch) ::futimens(fd, nullptr);
-  ::close(fd);
+  if (touch) ::futimens(file->fd(), nullptr);
   if (out) {
     out->binary.assign(decoded->payload);
     out->meta = std::move(meta);

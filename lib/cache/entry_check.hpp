@@ -22,8 +22,9 @@ struct EntryCheck {
 };
 
 // Reads `path` (entry of `key`) into `*out` when healthy. `touch` refreshes
-// its last-use time on success (the LRU clock).
+// its last-use time on success (the LRU clock). Anything but a regular file
+// (a FIFO, a device, a link) and a file over `max_bytes` is kRefused unread.
 EntryCheck read_entry(const std::filesystem::path& path, const Hash128& key, bool touch,
-                      CachedArtifact* out);
+                      std::uint64_t max_bytes, CachedArtifact* out);
 
 }  // namespace kiln::cache

@@ -5,10 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <thread>
 
 namespace kiln::cache {
 
@@ -58,35 +60,9 @@ void set_write_progress_hook(WriteProgressHook hook) {
   g_write_hook.store(hook);
 }
 
-Result<std::string> read_whole_fd(int fd, const std::filesystem::path& path) {
-  std::string out;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
-  char buffer[64 * 1024];
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return io_error("read", path);
-    }
-    if (n == 0) break;
-    out.append(buffer, static_cast<std::size_t>(n));
-  }
-  return out;
-}
-
-Result<std::string> read_whole_file(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return make_error(ErrorCode::kNotFound, "no file " + path.string());
-    return io_error("open", path);
-  }
-  Result<std::string> out = read_whole_fd(fd, path);
-  ::close(fd);
-  return out;
-}
-
-std::optional<ErrorInfo> atomic_write(const std::filesystem::path& path, std::string_view bytes) {
+std::optional<ErrorInfo> atomic_write(const std::filesystem::path& path, std::string_view bytes,
+                                      PathOwner owner) {
+  if (auto problem = check_write_target(path, owner)) return problem;
   const std::filesystem::path temp = temp_path_for(path);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return io_error("create", temp);
@@ -118,26 +94,84 @@ std::optional<ErrorInfo> atomic_write(const std::filesystem::path& path, std::st
   return std::nullopt;
 }
 
-Result<FileLock> FileLock::acquire(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return io_error("open lock file", path);
-  while (::flock(fd, LOCK_EX) != 0) {
-    if (errno == EINTR) continue;
-    ErrorInfo e = io_error("lock", path);
+namespace {
+
+// Opens (creating it 0600) a lock file and checks it is a regular file.
+// O_NONBLOCK: opening a FIFO or a device planted there must not wait.
+Result<int> open_lock_file(const std::filesystem::path& path) {
+  int fd =
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+  if (fd < 0) {
+    if (errno == ELOOP) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "refusing cache path " + path.string() +
+                            ": it is a symbolic link; remove it: rm " + path.string(),
+                        {{"path", path.string()}});
+    }
+    return io_error("open lock file", path);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ErrorInfo e = io_error("stat lock file", path);
     ::close(fd);
     return e;
   }
-  return FileLock(fd);
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(ErrorCode::kInvalidArgument,
+                      "refusing cache path " + path.string() + ": it is " +
+                          file_type_name(st.st_mode) + ", not a regular file; remove it: rm " +
+                          path.string(),
+                      {{"path", path.string()}});
+  }
+  return fd;
 }
 
-std::optional<FileLock> FileLock::try_acquire(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return std::nullopt;
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    return std::nullopt;
+}  // namespace
+
+Result<FileLock> FileLock::acquire(const std::filesystem::path& path,
+                                   std::chrono::milliseconds wait) {
+  Result<int> fd = open_lock_file(path);
+  if (!fd) return fd.error();
+  // NOTES: polled with LOCK_NB, not a blocking flock, so the wait has a
+  // bound; the back-off stays short because holders hold for milliseconds.
+  const auto until = std::chrono::steady_clock::now() + wait;
+  auto pause = std::chrono::milliseconds(1);
+  while (::flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) {
+      ErrorInfo e = io_error("lock", path);
+      ::close(*fd);
+      return e;
+    }
+    if (std::chrono::steady_clock::now() >= until) {
+      ::close(*fd);
+      return make_error(ErrorCode::kTimeout,
+                        "gave up after " +
+                            (wait.count() % 1000 == 0 ? std::to_string(wait.count() / 1000) + " s"
+                                                      : std::to_string(wait.count()) + " ms") +
+                            " waiting for the lock on " + path.string() +
+                            ": another process holds it (stopped or hung?); find it with: fuser " +
+                            path.string(),
+                        {{"path", path.string()}});
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
-  return FileLock(fd);
+  return FileLock(*fd);
+}
+
+Result<std::optional<FileLock>> FileLock::try_acquire(const std::filesystem::path& path) {
+  Result<int> fd = open_lock_file(path);
+  if (!fd) return fd.error();
+  if (::flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+    ErrorInfo e = io_error("lock", path);
+    const bool busy = errno == EWOULDBLOCK;
+    ::close(*fd);
+    if (busy) return std::optional<FileLock>();
+    return e;
+  }
+  return std::optional<FileLock>(FileLock(*fd));
 }
 
 FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_) {

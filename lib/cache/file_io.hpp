@@ -3,12 +3,14 @@
 // an advisory lock on a sidecar file. POSIX only.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "checked_read.hpp"
 #include "kiln/error.hpp"
 
 namespace kiln::cache {
@@ -16,17 +18,14 @@ namespace kiln::cache {
 // Temporary files start with this prefix; readers and listings skip them.
 inline constexpr std::string_view kTempPrefix = ".tmp-";
 
-// Reads a whole file. kNotFound when it does not exist, kIo otherwise.
-Result<std::string> read_whole_file(const std::filesystem::path& path);
-// Reads the rest of an open descriptor; `path` only names it in errors.
-Result<std::string> read_whole_fd(int fd, const std::filesystem::path& path);
-
 // Writes `bytes` to `path` so that a reader sees either the old file or the
 // whole new one, never a part: write a temporary file in the same
 // directory, fsync it, rename it over `path`, fsync the directory. The file
 // gets mode 0600. On failure the temporary file is removed and the error
-// names the path and errno.
-std::optional<ErrorInfo> atomic_write(const std::filesystem::path& path, std::string_view bytes);
+// names the path and errno. A FIFO, device, socket or directory at `path` is
+// refused (check_write_target), never replaced; `owner` words the error.
+std::optional<ErrorInfo> atomic_write(const std::filesystem::path& path, std::string_view bytes,
+                                      PathOwner owner = PathOwner::kCache);
 
 // Called after each chunk an atomic_write puts in its temporary file. Tests
 // install one to stop a writer half way and kill it; nullptr (the default)
@@ -37,13 +36,24 @@ void set_write_progress_hook(WriteProgressHook hook);
 
 // An exclusive flock(2) on `path` (created 0600 when absent), released on
 // destruction or when the process dies, so a killed holder never leaves a
-// stale lock. Move-only.
+// stale lock. The lock file must be a regular file (a FIFO or device there
+// is refused, never opened for blocking). Move-only.
 class FileLock {
  public:
-  // Blocks until the lock is held. kIo when the file cannot be opened.
-  static Result<FileLock> acquire(const std::filesystem::path& path);
-  // Returns nullopt at once when another process holds it.
-  static std::optional<FileLock> try_acquire(const std::filesystem::path& path);
+  // How long acquire() waits for another holder by default. A saver holds
+  // the lock for milliseconds; one that is stopped (SIGSTOP, a debugger) or
+  // hung while holding it, or any process that flocks the file and sleeps,
+  // must not hang every later save forever.
+  static constexpr std::chrono::milliseconds kDefaultWait{60'000};
+
+  // Waits up to `wait` for the lock. kTimeout naming the path when another
+  // process held it all that time, kIo when the file cannot be opened,
+  // kInvalidArgument when it is not a regular file.
+  static Result<FileLock> acquire(const std::filesystem::path& path,
+                                  std::chrono::milliseconds wait = kDefaultWait);
+  // Returns nullopt at once when another process holds it, or the error
+  // that kept it from being tried (read-only file system, a FIFO there...).
+  static Result<std::optional<FileLock>> try_acquire(const std::filesystem::path& path);
 
   FileLock(FileLock&& other) noexcept;
   FileLock& operator=(FileLock&& other) noexcept;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <nlohmann/json.hpp>
 
 #include "dir_safety.hpp"
@@ -17,15 +18,27 @@ bool is_tuning_file_name(const std::string& name) {
   return name.rfind("tuning", 0) == 0 && name.size() > 5 && name.ends_with(".json");
 }
 
+// A file a dead saver left half written (atomic_write's temporary).
+bool is_tuning_temp_name(const std::string& name) {
+  return name.rfind(std::string(cache::kTempPrefix) + "tuning", 0) == 0;
+}
+
 // The files this cache reads: its one file (open_file), or every tuning
-// file in its directory, sorted so merges happen in a stable order.
-std::vector<std::filesystem::path> tuning_files(const std::filesystem::path& dir,
-                                                const std::filesystem::path& single) {
+// file in its directory, sorted so merges happen in a stable order. A
+// directory that cannot be listed is reported in `*problem`, not taken for
+// an empty one.
+std::vector<std::filesystem::path> tuning_files(
+    const std::filesystem::path& dir, const std::filesystem::path& single, std::string* problem,
+    bool (*wanted)(const std::string&) = is_tuning_file_name) {
   if (dir.empty()) return {single};
   std::vector<std::filesystem::path> paths;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (is_tuning_file_name(entry.path().filename().string())) paths.push_back(entry.path());
+  std::filesystem::directory_iterator it(dir, ec);
+  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (wanted(it->path().filename().string())) paths.push_back(it->path());
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory && problem) {
+    *problem = "cannot list " + dir.string() + ": " + ec.message();
   }
   std::sort(paths.begin(), paths.end());
   return paths;
@@ -89,7 +102,12 @@ void TuningCache::reload() {
   records_.clear();
   files_.clear();
   if (state_ == CacheState::kDisabled || state_ == CacheState::kRefused) return;
-  std::vector<std::filesystem::path> paths = tuning_files(dir_, write_path_);
+  std::string listing_problem;
+  std::vector<std::filesystem::path> paths = tuning_files(dir_, write_path_, &listing_problem);
+  if (!listing_problem.empty()) {
+    log_once(LogLevel::kWarn, "tuning-dir:" + dir_.string(), listing_problem);
+    files_.push_back(TuningFileStatus{dir_, 0, listing_problem, {}});
+  }
   for (const auto& p : tables_) paths.push_back(p);
   for (const auto& p : paths) load_file_locked(p);
   for (const auto& [id, record] : pending_) {
@@ -155,6 +173,26 @@ std::size_t TuningCache::pending() const {
   return pending_.size();
 }
 
+bool TuningCache::writable(std::string* why) const {
+  std::string text;
+  switch (state_) {
+    case CacheState::kReady:
+      return true;
+    case CacheState::kReadOnly:
+      text = dir_.empty() ? "the tuning file " + write_path_.string() + " was opened read-only"
+                          : "the cache is read-only (" + state_reason_ + ")";
+      break;
+    case CacheState::kDisabled:
+      text = "caching is disabled (" + state_reason_ + ")";
+      break;
+    case CacheState::kRefused:
+      text = "the cache directory is refused: " + state_reason_;
+      break;
+  }
+  if (why) *why = std::move(text);
+  return false;
+}
+
 Result<StoreOutcome> TuningCache::save() {
   if (state_ == CacheState::kReadOnly) return StoreOutcome::kSkippedReadOnly;
   if (state_ != CacheState::kReady) return StoreOutcome::kSkippedDisabled;
@@ -185,9 +223,9 @@ Result<StoreOutcome> TuningCache::save() {
   const DeviceIdentity& device = pending_.begin()->second.device;
   file.header["device_name"] = device.name;
   file.header["compute_capability"] = device.compute_capability();
-  if (auto error = cache::atomic_write(write_path_, cache::serialize_tuning_file(file))) {
-    return *error;
-  }
+  const std::string text = cache::serialize_tuning_file(file);
+  if (auto error = cache::check_tuning_file_size(text, write_path_)) return *error;
+  if (auto error = cache::atomic_write(write_path_, text)) return *error;
   for (const auto& [id, record] : file.records) {
     if (replacing_.count(id) == 0) cache::merge_record(records_, record);
   }
@@ -197,6 +235,12 @@ Result<StoreOutcome> TuningCache::save() {
 }
 
 Result<std::size_t> TuningCache::export_table(const std::filesystem::path& file) const {
+  if (state_ == CacheState::kDisabled || state_ == CacheState::kRefused) {
+    std::string why;
+    writable(&why);
+    return make_error(ErrorCode::kUnavailable, "nothing exported: " + why,
+                      {{"file", file.string()}});
+  }
   cache::TuningFile table;
   {
     std::lock_guard<std::mutex> lock(*mutex_);
@@ -208,14 +252,21 @@ Result<std::size_t> TuningCache::export_table(const std::filesystem::path& file)
     table.header["device_name"] = device.name;
     table.header["compute_capability"] = device.compute_capability();
   }
-  if (auto error = cache::atomic_write(file, cache::serialize_tuning_file(table))) return *error;
+  const std::string text = cache::serialize_tuning_file(table);
+  if (auto error = cache::check_tuning_file_size(text, file)) return *error;
+  if (auto error = cache::atomic_write(file, text, cache::PathOwner::kUser)) return *error;
   return table.records.size();
 }
 
 Result<std::size_t> TuningCache::import_table(const std::filesystem::path& file) {
-  Result<std::string> text = cache::read_whole_file(file);
-  if (!text) return text.error();
-  Result<cache::TuningFile> table = cache::parse_tuning_file(*text, file);
+  std::string why;
+  if (!writable(&why)) {
+    return make_error(ErrorCode::kUnavailable, "cannot import into the tuning cache: " + why,
+                      {{"file", file.string()}});
+  }
+  // Not a regular file (/dev/zero, a FIFO) or over the tuning table cap:
+  // refused before a byte is read.
+  Result<cache::TuningFile> table = cache::load_user_table(file);
   if (!table) return table.error();
   {
     std::lock_guard<std::mutex> lock(*mutex_);
@@ -224,31 +275,46 @@ Result<std::size_t> TuningCache::import_table(const std::filesystem::path& file)
   for (const auto& [id, record] : table->records) put(record);
   Result<StoreOutcome> saved = save();
   if (!saved) return saved.error();
-  if (*saved != StoreOutcome::kWritten) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "cannot import into a " + std::string(cache_state_name(state_)) +
-                          " tuning cache (" + state_reason_ + ")",
-                      {{"file", file.string()}});
-  }
   return table->records.size();
 }
 
 Result<std::size_t> TuningCache::clear() {
-  if (state_ != CacheState::kReady) {
-    return make_error(ErrorCode::kInvalidArgument, "cannot clear a " +
-                                                       std::string(cache_state_name(state_)) +
-                                                       " tuning cache (" + state_reason_ + ")");
-  }
+  std::string why;
+  if (!writable(&why))
+    return make_error(ErrorCode::kUnavailable, "cannot clear the tuning cache: " + why);
   std::lock_guard<std::mutex> lock(*mutex_);
-  std::size_t removed = 0;
-  const std::vector<std::filesystem::path> paths = tuning_files(dir_, write_path_);
-  // Lock files stay: removing one a saver holds would let the next saver
-  // lock a fresh file and race it.
-  for (const auto& p : paths) removed += ::unlink(p.c_str()) == 0 ? 1 : 0;
+  std::size_t removed = 0, failed = 0;
+  std::string first_failure;
+  std::string listing_problem;
+  std::vector<std::filesystem::path> paths = tuning_files(dir_, write_path_, &listing_problem);
+  // Temporary files of savers that died go too. Lock files stay: removing
+  // one a saver holds would let the next saver lock a fresh file and race it.
+  if (!dir_.empty()) {
+    for (auto& p : tuning_files(dir_, write_path_, nullptr, is_tuning_temp_name))
+      paths.push_back(p);
+  }
+  for (const auto& p : paths) {
+    if (::unlink(p.c_str()) == 0) {
+      ++removed;
+    } else if (errno != ENOENT) {
+      if (failed++ == 0) first_failure = cache::errno_text("remove", p);
+    }
+  }
   records_.clear();
   pending_.clear();
   replacing_.clear();
   files_.clear();
+  if (!listing_problem.empty()) {
+    return make_error(ErrorCode::kIo, "tuning cache not cleared: " + listing_problem,
+                      {{"removed", std::to_string(removed)}});
+  }
+  if (failed > 0) {
+    return make_error(ErrorCode::kIo,
+                      "could not remove " + std::to_string(failed) + " of " +
+                          std::to_string(failed + removed) +
+                          " tuning files (first: " + first_failure + ")",
+                      {{"removed", std::to_string(removed)}, {"failed", std::to_string(failed)}});
+  }
   return removed;
 }
 

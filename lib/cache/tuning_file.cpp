@@ -1,13 +1,8 @@
 #include "tuning_file.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-
+#include "checked_read.hpp"
 #include "dir_safety.hpp"
-#include "file_io.hpp"
+#include "json_guard.hpp"
 #include "kiln/tuning_cache.hpp"
 
 namespace kiln::cache {
@@ -22,6 +17,10 @@ ErrorInfo corrupt(const std::filesystem::path& path, const std::string& why) {
 }  // namespace
 
 Result<TuningFile> parse_tuning_file(std::string_view text, const std::filesystem::path& path) {
+  if (json_nesting_depth(text) > kMaxJsonDepth) {
+    return corrupt(path, "nested deeper than " + std::to_string(kMaxJsonDepth) +
+                             " levels (no Kiln tuning file is)");
+  }
   nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return corrupt(path, "not valid JSON (truncated or edited?)");
   if (!json.is_object() || json.value("format", std::string()) != kTuningFormat) {
@@ -62,25 +61,30 @@ Result<TuningFile> parse_tuning_file(std::string_view text, const std::filesyste
 }
 
 Result<TuningFile> load_tuning_file(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    if (errno == ENOENT) return make_error(ErrorCode::kNotFound, "no file " + path.string());
-    return make_error(ErrorCode::kIo, errno_text("open", path), {{"path", path.string()}});
-  }
-  struct stat st {};
-  std::optional<ErrorInfo> refused;
-  if (::fstat(fd, &st) != 0)
-    refused = make_error(ErrorCode::kIo, errno_text("stat", path));
-  else
-    refused = check_entry_stat(st, path);
-  if (refused) {
-    ::close(fd);
-    return *refused;
-  }
-  Result<std::string> text = read_whole_fd(fd, path);
-  ::close(fd);
+  Result<CheckedFile> file = CheckedFile::open(path, kTuningRule);
+  if (!file) return file.error();
+  if (auto refused = check_entry_stat(file->stat(), path)) return *refused;
+  Result<std::string> text = file->read_all();
   if (!text) return text.error();
   return parse_tuning_file(*text, path);
+}
+
+Result<TuningFile> load_user_table(const std::filesystem::path& path) {
+  Result<std::string> text =
+      read_checked_file(path, ReadRule{kTuningRule.what, kTuningRule.max_bytes, PathOwner::kUser});
+  if (!text) return text.error();
+  return parse_tuning_file(*text, path);
+}
+
+std::optional<ErrorInfo> check_tuning_file_size(const std::string& text,
+                                                const std::filesystem::path& path) {
+  if (text.size() <= kTuningRule.max_bytes) return std::nullopt;
+  return make_error(ErrorCode::kUnavailable,
+                    "not writing " + path.string() + ": it would be " +
+                        byte_count_text(text.size()) + ", larger than the " +
+                        byte_count_text(kTuningRule.max_bytes) + " limit for " + kTuningRule.what +
+                        " (no reader would take it in); clear old records: kiln cache clear",
+                    {{"path", path.string()}});
 }
 
 std::string serialize_tuning_file(const TuningFile& file) {

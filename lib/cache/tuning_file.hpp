@@ -12,11 +12,13 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "checked_read.hpp"
 #include "kiln/error.hpp"
 #include "kiln/tuning_record.hpp"
 
@@ -33,9 +35,23 @@ struct TuningFile {
 // and listed in `problems`, never fatal to its neighbours.
 Result<TuningFile> parse_tuning_file(std::string_view text, const std::filesystem::path& path);
 
-// Reads and parses `path`: kNotFound when absent; refuses (kInvalidArgument)
-// a file owned by another user or writable by group or others.
+// What every tuning file reader takes in: a regular file of at most 64 MiB.
+inline constexpr ReadRule kTuningRule{"a tuning table", kMaxTuningFileBytes, PathOwner::kCache};
+
+// Reads and parses `path` in the cache: kNotFound when absent; refuses
+// (kInvalidArgument) a symbolic link, anything but a regular file (a FIFO,
+// a device: never opened for blocking), a file over kMaxTuningFileBytes,
+// one owned by another user or writable by group or others.
 Result<TuningFile> load_tuning_file(const std::filesystem::path& path);
+
+// Reads and parses a table the user named (kiln cache import FILE): links
+// are followed, the type and size checks are the same.
+Result<TuningFile> load_user_table(const std::filesystem::path& path);
+
+// kUnavailable when `text` is too large for any reader to take back in, so
+// a writer never produces a file that would then be refused.
+std::optional<ErrorInfo> check_tuning_file_size(const std::string& text,
+                                                const std::filesystem::path& path);
 
 // The file text: header fields (format and version always set from this
 // build, "updated" set to now) and records sorted by id.

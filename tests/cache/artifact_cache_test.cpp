@@ -28,7 +28,7 @@ std::uint64_t entry_bytes(const ArtifactCache& cache) {
 // Rewrites a file in place with `edit` applied to its bytes.
 template <class Edit>
 void damage(const std::filesystem::path& path, Edit edit) {
-  std::string bytes = cache::read_whole_file(path).value();
+  std::string bytes = testing::read_test_file(path).value();
   edit(bytes);
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }

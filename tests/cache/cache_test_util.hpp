@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "checked_read.hpp"
 #include "kiln/artifact_cache.hpp"
 #include "kiln/options.hpp"
 #include "kiln/tuning_record.hpp"
@@ -38,6 +39,11 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A whole file, through the caches' own checked reader.
+inline Result<std::string> read_test_file(const std::filesystem::path& path) {
+  return cache::read_checked_file(path, {"a test file", 1ull << 30, cache::PathOwner::kUser});
+}
 
 inline Options options_for(const std::filesystem::path& dir, std::uint64_t max_bytes = 1ull << 30) {
   Options o = Options::from_env(Environment().set("KILN_CACHE_DIR", dir.string()));

@@ -4,41 +4,16 @@
 
 #include <fstream>
 
-#include "cache_test_util.hpp"
-#include "kiln/tuning_cache.hpp"
-#include "run_command.hpp"
+#include "cli_fixture.hpp"
 
 namespace kiln {
 namespace {
 
+using testing::kiln_cache;
 using testing::options_for;
 using testing::TempDir;
-
-using CliRun = testing::CommandRun;
-
-// Runs `kiln cache ARGS` with the environment prefix `env` (stdout only).
-CliRun kiln_cache(const std::string& env, const std::string& args) {
-  return testing::run_command(env + " " KILN_CLI_PATH " cache " + args + " 2>/dev/null");
-}
-
-class CacheCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    env_ = "env KILN_CACHE_DIR=" + dir_.path().string() + " KILN_RANK= RANK= LOCAL_RANK=";
-    ArtifactCache artifacts(options_for(dir_.path()));
-    for (int i = 0; i < 3; ++i) {
-      ASSERT_TRUE(artifacts.store(testing::test_key(i), testing::test_artifact(i, 20'000)).ok());
-    }
-    TuningCache tuning(options_for(dir_.path()));
-    tuning.put(testing::test_record("gemm", 1, 1.0));
-    tuning.put(testing::test_record("gemm", 2, 2.0));
-    ASSERT_TRUE(tuning.save().ok());
-    entry0_ = artifacts.entry_path(testing::test_key(0));
-  }
-  TempDir dir_;
-  std::string env_;
-  std::filesystem::path entry0_;
-};
+using CliRun = testing::CliRun;
+using CacheCli = testing::CacheCliTest;
 
 TEST_F(CacheCli, PathStatsAndLs) {
   CliRun path = kiln_cache(env_, "path --json");

@@ -64,8 +64,8 @@ TEST(EntryFormat, WrongVersionAndWrongKeyAreNamed) {
 // than editing this one.
 TEST(EntryFormat, GoldenFilePinsVersion1) {
   ASSERT_EQ(kArtifactFormatVersion, 1u);
-  Result<std::string> golden = cache::read_whole_file(std::filesystem::path(KILN_CACHE_GOLDEN_DIR) /
-                                                      "artifact_entry_v1.bin");
+  Result<std::string> golden = testing::read_test_file(
+      std::filesystem::path(KILN_CACHE_GOLDEN_DIR) / "artifact_entry_v1.bin");
   ASSERT_TRUE(golden.ok()) << golden.error().describe();
   const std::string binary(
       "\x7f"

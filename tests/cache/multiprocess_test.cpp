@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cache_test_util.hpp"
+#include "file_io.hpp"
 #include "kiln/artifact_cache.hpp"
 #include "kiln/tuning_cache.hpp"
 #include "process_util.hpp"
@@ -121,6 +122,35 @@ TEST(MultiProcess, TuningSaverKilledMidWriteLeavesTheOldFileWhole) {
   cache.put(testing::test_record("after", 1, 1.0));
   ASSERT_EQ(cache.save().value(), StoreOutcome::kWritten);
   EXPECT_EQ(TuningCache(options_for(dir.path())).records().size(), 2u);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// A saver stopped while it holds the tuning file's lock (SIGSTOP, a
+// debugger, a hung file system) used to block every later save forever in
+// flock(); now a waiter gives up at its bound with an error naming the lock.
+TEST(MultiProcess, AStoppedLockHolderDelaysASaverOnlyUpToItsBound) {
+  testing::TempDir dir;
+  const auto marker = dir.path() / "marker";
+  pid_t pid = testing::spawn(
+      {KILN_CACHE_WORKER_PATH, "tuning-stall", dir.path().string(), marker.string()});
+  ASSERT_TRUE(testing::wait_for_file(marker));
+  ::kill(pid, SIGSTOP);
+  const auto lock = TuningCache(testing::options_for(dir.path())).write_path().string() + ".lock";
+  Result<cache::FileLock> taken = cache::FileLock::acquire(lock, std::chrono::milliseconds(300));
+  ::kill(pid, SIGKILL);
+  EXPECT_EQ(testing::wait_exit(pid), 128 + SIGKILL);
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.error().code, ErrorCode::kTimeout);
+  EXPECT_NE(taken.error().message.find("gave up after 300 ms waiting for the lock on " + lock),
+            std::string::npos)
+      << taken.error().message;
+  // The holder is gone: the lock is free at once.
+  EXPECT_TRUE(cache::FileLock::acquire(lock, std::chrono::milliseconds(300)).ok());
 }
 
 }  // namespace

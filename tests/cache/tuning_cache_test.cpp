@@ -4,6 +4,7 @@
 // definition, and the golden files that pin format version 2 and show that
 // a version 1 file is never served.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <functional>
@@ -149,14 +150,14 @@ TEST(TuningCache, ReadOnlyServesButNeverWrites) {
     ASSERT_TRUE(cache.save().ok());
   }
   const auto file = dir.path() / "tuning" / "tuning.json";
-  const std::string before = cache::read_whole_file(file).value();
+  const std::string before = testing::read_test_file(file).value();
   Options o = options_for(dir.path());
   o.cache_read_only = true;
   TuningCache cache(o);
   EXPECT_TRUE(cache.lookup(problem("gemm", 1), test_identity()).has_value());
   cache.put(test_record("gemm", 2, 1.0));
   EXPECT_EQ(cache.save().value(), StoreOutcome::kSkippedReadOnly);
-  EXPECT_EQ(cache::read_whole_file(file).value(), before);
+  EXPECT_EQ(testing::read_test_file(file).value(), before);
   EXPECT_FALSE(cache.clear().ok());
 }
 
@@ -198,7 +199,7 @@ std::filesystem::path save_two_records(const TempDir& dir) {
 TEST(TuningCache, DamagedFilesAndRecordsAreNeverServed) {
   TempDir dir;
   const auto file = save_two_records(dir);
-  std::string text = cache::read_whole_file(file).value();
+  std::string text = testing::read_test_file(file).value();
 
   // A truncated file: nothing served, the problem reported, and the next
   // save replaces it with a good one.
@@ -271,7 +272,7 @@ TEST(TuningCache, ARecordIsServedOnlyToTheKernelItWasTunedFor) {
 TEST(TuningCache, AnEditedResultIsRefusedLikeDamage) {
   TempDir dir;
   const auto file = save_two_records(dir);
-  const nlohmann::json saved = nlohmann::json::parse(cache::read_whole_file(file).value());
+  const nlohmann::json saved = nlohmann::json::parse(testing::read_test_file(file).value());
   ASSERT_EQ(saved["records"].size(), 2u);
   const std::vector<std::pair<std::string, std::function<void(nlohmann::json&)>>> edits = {
       {"best config", [](nlohmann::json& r) { r["best"]["config"]["BM"] = 128; }},
@@ -352,7 +353,7 @@ TEST(TuningCache, GoldenFilePinsVersion2) {
   const TuningRecord expected = test_record("gemm", 4096, 0.125);
   EXPECT_EQ(golden->records.begin()->second.to_json(), expected.to_json())
       << "the tuning record JSON changed without a format version bump";
-  nlohmann::json raw = nlohmann::json::parse(cache::read_whole_file(path).value());
+  nlohmann::json raw = nlohmann::json::parse(testing::read_test_file(path).value());
   EXPECT_EQ(raw["format"], "kiln-tuning");
   EXPECT_EQ(raw["format_version"], 2);
   EXPECT_EQ(raw["records"][0]["definition"], testing::test_identity().definition.hex());
@@ -363,6 +364,51 @@ TEST(TuningCache, GoldenFilePinsVersion2) {
   }
   TuningCache shipped = TuningCache::open_file(path, true);
   EXPECT_TRUE(shipped.lookup(problem("gemm", 4096), testing::test_identity()).has_value());
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// save() writes or says (through writable()) why it did not: what the CLI
+// needs to print "saved" only when a save happened.
+TEST(TuningCache, WritableSaysWhySaveWritesNothing) {
+  TempDir dir;
+  TuningCache ready(testing::options_for(dir.path()));
+  std::string why = "untouched";
+  EXPECT_TRUE(ready.writable(&why));
+  EXPECT_EQ(why, "untouched");
+
+  Options ro = testing::options_for(dir.path());
+  ro.cache_read_only = true;
+  TuningCache read_only(ro);
+  read_only.put(testing::test_record("gemm", 1, 1.0));
+  EXPECT_EQ(read_only.save().value(), StoreOutcome::kSkippedReadOnly);
+  EXPECT_FALSE(read_only.writable(&why));
+  EXPECT_EQ(why, "the cache is read-only (KILN_CACHE_READ_ONLY is set)");
+
+  Options off = testing::options_for(dir.path());
+  off.cache_disabled = true;
+  TuningCache disabled(off);
+  EXPECT_EQ(disabled.save().value(), StoreOutcome::kSkippedDisabled);
+  EXPECT_FALSE(disabled.writable(&why));
+  EXPECT_EQ(why, "caching is disabled (KILN_CACHE_DISABLE is set)");
+
+  TempDir open_dir;
+  ASSERT_EQ(::chmod(open_dir.path().c_str(), 0777), 0);
+  TuningCache refused(testing::options_for(open_dir.path()));
+  EXPECT_EQ(refused.save().value(), StoreOutcome::kSkippedDisabled);
+  EXPECT_FALSE(refused.writable(&why));
+  EXPECT_NE(why.find("the cache directory is refused: refusing cache path " +
+                     open_dir.path().string() + ": group or others can write it"),
+            std::string::npos)
+      << why;
+
+  TuningCache shipped = TuningCache::open_file(dir.path() / "t.json", /*read_only=*/true);
+  EXPECT_FALSE(shipped.writable(&why));
+  EXPECT_NE(why.find("was opened read-only"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -1,11 +1,15 @@
 // kiln cache path|ls|stats|verify|prune|clear|export|import [--json]: look
 // after the artifact cache and the tuning cache of Options::global()
 // (KILN_CACHE_DIR and friends). Exit codes: 0 done, 1 a failure or (verify)
-// broken entries found, 2 usage.
+// broken entries found, 2 usage. A failure includes what was not done
+// (files a clear or prune could not remove, a cache directory the tuner
+// refuses): never a success line over nothing done.
 #include <cstdio>
 #include <ctime>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "kiln/artifact_cache.hpp"
@@ -58,7 +62,48 @@ struct Context {
       std::cerr << "kiln cache: " << message << "\n";
     *exit_code = 1;
   }
+  // Output that holds problems: the report (with the problems in "errors"
+  // under --json), each problem on stderr, exit 1 when there is any.
+  void emit_with_problems(nlohmann::json j, const std::string& text,
+                          const std::vector<std::string>& problems) const {
+    if (!problems.empty()) j["errors"] = problems;
+    emit(j, text);
+    if (problems.empty()) return;
+    if (!json) {
+      for (const auto& p : problems) std::cerr << "kiln cache: " << p << "\n";
+    }
+    *exit_code = 1;
+  }
 };
+
+// The caches whose directory failed the safety checks the tuner applies
+// (dir_safety: group- or other-writable, a foreign owner): the tuner uses
+// neither, so a listing or a verification that shows them empty or healthy
+// would lie. One line per distinct reason.
+std::vector<std::string> refusals(const ArtifactCache& artifacts, const TuningCache& tuning) {
+  std::vector<std::string> out;
+  const bool a = artifacts.state() == CacheState::kRefused;
+  const bool t = tuning.state() == CacheState::kRefused;
+  if (a && t && artifacts.state_reason() == tuning.state_reason()) {
+    out.push_back("cache refused (the tuner will not use it): " + artifacts.state_reason());
+    return out;
+  }
+  if (a)
+    out.push_back("artifact cache refused (the tuner will not use it): " +
+                  artifacts.state_reason());
+  if (t)
+    out.push_back("tuning cache refused (the tuner will not use it): " + tuning.state_reason());
+  return out;
+}
+
+// What a sweep could not do, as lines for emit_with_problems.
+void sweep_problems(const SweepReport& report, std::vector<std::string>& problems) {
+  if (!report.skipped.empty()) problems.push_back("nothing removed: " + report.skipped);
+  if (report.failed_removals > 0) {
+    problems.push_back("could not remove " + std::to_string(report.failed_removals) +
+                       " artifact files (first: " + report.first_failure + ")");
+  }
+}
 
 void run_path(const Context& c) {
   const Options& o = Options::global();
@@ -102,7 +147,15 @@ void run_ls(const Context& c) {
     text += "  " + r.problem.canonical() + "  on " + r.device.name + " (" + r.device.arch + ")  " +
             r.best.to_string() + "  " + time + "\n";
   }
-  c.emit({{"artifacts", entries}, {"tuning_records", records}}, text);
+  for (const auto& f : tuning.files()) {
+    if (!f.problem.empty()) text += "  BROKEN: " + f.problem + "\n";
+  }
+  std::string why;
+  if (artifacts.state() == CacheState::kDisabled && !tuning.writable(&why)) {
+    text += "(" + why + ": nothing is read)\n";
+  }
+  c.emit_with_problems({{"artifacts", entries}, {"tuning_records", records}}, text,
+                       refusals(artifacts, tuning));
 }
 
 void run_stats(const Context& c) {
@@ -139,13 +192,16 @@ void run_stats(const Context& c) {
           std::to_string(tuning.files().size()) + " files; " + cache_state_name(tuning.state()) +
           "\n";
   if (!artifacts.state_reason().empty()) text += "  " + artifacts.state_reason() + "\n";
-  c.emit(j, text);
+  c.emit_with_problems(j, text, refusals(artifacts, tuning));
 }
 
 void run_verify(const Context& c, bool remove) {
   const Options& o = Options::global();
   ArtifactCache artifacts(o);
   TuningCache tuning(o);
+  if (artifacts.state() == CacheState::kDisabled) {
+    return c.fail("nothing verified: caching is disabled (" + artifacts.state_reason() + ")");
+  }
   SweepReport report = artifacts.verify(remove);
   std::string text;
   std::size_t broken = report.broken.size();
@@ -163,8 +219,12 @@ void run_verify(const Context& c, bool remove) {
   j["tuning_files"] = files;
   j["tuning_records"] = tuning.records().size();
   j["broken_total"] = broken;
-  c.emit(j, text);
-  *c.exit_code = broken == 0 ? 0 : 1;
+  std::vector<std::string> problems = refusals(artifacts, tuning);
+  if (remove) sweep_problems(report, problems);
+  j["refused"] =
+      artifacts.state() == CacheState::kRefused || tuning.state() == CacheState::kRefused;
+  c.emit_with_problems(j, text, problems);
+  if (broken != 0) *c.exit_code = 1;
 }
 
 void run_prune(const Context& c, const std::string& max_size) {
@@ -177,10 +237,14 @@ void run_prune(const Context& c, const std::string& max_size) {
                   " cache: " + artifacts.state_reason());
   }
   SweepReport report = artifacts.prune(*bound);
-  c.emit(report.to_json(), "removed " + std::to_string(report.removed_entries) + " entries (" +
-                               human_size(report.removed_bytes) + "); " +
-                               std::to_string(report.entries) + " entries, " +
-                               human_size(report.bytes) + " left\n");
+  std::vector<std::string> problems;
+  sweep_problems(report, problems);
+  c.emit_with_problems(report.to_json(),
+                       "removed " + std::to_string(report.removed_entries) + " entries (" +
+                           human_size(report.removed_bytes) + "); " +
+                           std::to_string(report.entries) + " entries, " +
+                           human_size(report.bytes) + " left\n",
+                       problems);
 }
 
 void run_clear(const Context& c) {
@@ -192,14 +256,26 @@ void run_clear(const Context& c) {
                   " cache: " + artifacts.state_reason());
   }
   SweepReport report = artifacts.clear();
+  std::vector<std::string> problems;
+  sweep_problems(report, problems);
   Result<std::size_t> files = tuning.clear();
-  if (!files) return c.fail(files.error().describe());
-  c.emit({{"removed_entries", report.removed_entries},
-          {"removed_bytes", report.removed_bytes},
-          {"removed_tuning_files", *files}},
-         "removed " + std::to_string(report.removed_entries) + " artifact entries (" +
-             human_size(report.removed_bytes) + ") and " + std::to_string(*files) +
-             " tuning files\n");
+  std::size_t removed_files = 0;
+  if (files) {
+    removed_files = *files;
+  } else {
+    problems.push_back(files.error().message);
+    auto removed = files.error().details.find("removed");
+    if (removed != files.error().details.end()) removed_files = std::stoul(removed->second);
+  }
+  nlohmann::json j = {{"removed_entries", report.removed_entries},
+                      {"removed_bytes", report.removed_bytes},
+                      {"removed_tuning_files", removed_files},
+                      {"failed_removals", report.failed_removals}};
+  c.emit_with_problems(j,
+                       "removed " + std::to_string(report.removed_entries) + " artifact entries (" +
+                           human_size(report.removed_bytes) + ") and " +
+                           std::to_string(removed_files) + " tuning files\n",
+                       problems);
 }
 
 void run_export(const Context& c, const std::string& file) {
