@@ -48,7 +48,7 @@ BenchPlan plan_benchmarks(const Backend& backend, const ArgList& args, const Dev
     } else if (backend.isolation == Isolation::kProcess || worker_configured(backend.worker_path)) {
       throw Error(exe.error());
     } else {
-      log_once(LogLevel::kWarn, "isolation-threads:" + exe.error().message,
+      log_once(LogLevel::kWarn, "isolation-threads:no-worker",
                "benchmarking in threads, so a config that crashes ends this process: " +
                    exe.error().message);
     }

@@ -78,8 +78,10 @@ Result<WorkerProcess> start_greeted(const std::string& executable, Clock::time_p
   if (!spawned.ok()) return spawned.error();
   WorkerProcess p = std::move(*spawned);
   if (!p.send({{"op", "hello"}})) {
-    const std::string how = p.reap_closed();
-    return make_error(ErrorCode::kUnavailable, "'" + executable + "' " + how + " at once");
+    const std::string who = std::to_string(p.pid());
+    return make_error(
+        ErrorCode::kUnavailable,
+        "'" + executable + "' did not answer the hello: worker " + who + " " + p.reap_closed());
   }
   auto hello = p.receive(deadline);
   if (!hello.ok()) {
