@@ -29,6 +29,8 @@ namespace kiln {
 class WorkerProcessCompiler final : public Compiler {
  public:
   static constexpr int kWireVersion = 1;
+  // How long a starting child has to answer the hello (LLVM or NVRTC start).
+  static constexpr int kHelloSeconds = 60;
 
   // `argv` starts a worker: argv[0] an executable path, e.g.
   // {"/usr/bin/kiln", "compile-worker"}. The child is started on first use.
@@ -46,6 +48,10 @@ class WorkerProcessCompiler final : public Compiler {
   // One program at a time per instance (calls from several threads queue).
   Result<CompiledProgram> compile(const CompileUnit& unit, const CancelToken& cancel) override;
   std::vector<std::size_t> blame(const CompileUnit& unit, const std::string& log) const override;
+
+  // Starts the child now (when it is not running) and checks its hello: an
+  // error naming the program when it is not a compile worker of this wire.
+  Result<bool> start() const;
 
   // The running child's pid, or -1.
   pid_t child_pid() const;

@@ -53,7 +53,8 @@ struct Options {
   // multi-process job, which gets its own tuning file; -1 = none.
   int rank = -1;
   // KILN_WORKER: the benchmark worker executable (kiln/bench_worker.hpp);
-  // empty = the build tree's, else the installed one.
+  // empty = the build tree's, else the installed one. Named and missing or
+  // broken, it is an error unless benchmarks run in threads.
   std::filesystem::path bench_worker;
 
   // Reads `env`. A malformed value never throws: it is reported in

@@ -1,9 +1,12 @@
 // A child process spoken to over a socket: what Kiln's worker processes
 // (benchmark workers, kiln/bench_worker.hpp) are built on.
 //
-// The child is started with posix_spawn (an exec, never a bare fork of a
-// multi-threaded parent: CUDA and LLVM do not survive one), its end of a
-// socketpair as its stdin and stdout. Messages, both directions: a JSON
+// The child is forked and at once exec'd (a fork of a multi-threaded
+// parent that goes on running would not survive CUDA or LLVM), its end of a
+// socketpair as its stdin and stdout. It never outlives this process: it
+// gets SIGKILL when this process dies, however it dies (PR_SET_PDEATHSIG,
+// from a spawner thread that lives as long as the process), and leads a
+// process group of its own that every kill reaches. Messages, both directions: a JSON
 // frame then one raw-bytes frame; a frame is [u64 little-endian length]
 // [bytes]. The same framing as the compile worker (kiln/compile_worker.hpp).
 #pragma once
@@ -26,6 +29,11 @@ namespace wire {
 bool send(int fd, const nlohmann::json& json, std::string_view raw = {});
 // False on a closed socket, a malformed frame or JSON that does not parse.
 bool receive(int fd, nlohmann::json* json, std::string* raw);
+// The same, giving up when `deadline` passes before the whole message came
+// (the stream may then be mid-message: end the peer).
+enum class Received { kOk, kClosed, kTimeout };
+Received receive(int fd, nlohmann::json* json, std::string* raw,
+                 std::chrono::steady_clock::time_point deadline);
 }  // namespace wire
 
 // "killed by signal SIGSEGV (Segmentation fault)", "exited with status 3":
@@ -51,22 +59,37 @@ class WorkerProcess {
   int fd() const { return fd_; }
 
   bool send(const nlohmann::json& json, std::string_view raw = {}) const;
-  // Waits until a reply is readable or `deadline` passes: kTimeout when the
-  // deadline passed first (the child still runs: kill() it or wait more);
+  // Waits until a whole reply came or `deadline` passes: kTimeout when the
+  // deadline passed first (the child still runs, perhaps mid-message: kill() it);
   // kUnavailable when the child closed its socket, with how it ended (reaped:
   // "killed by signal SIGSEGV ...") in the message and in details["exit"].
   Result<std::pair<nlohmann::json, std::string>> receive(Clock::time_point deadline);
 
-  // SIGKILL, then waitpid. Returns the status in words ("" when none ran).
+  // SIGKILL to the child's process group, then waitpid. Returns the status
+  // in words ("" when none ran).
   std::string kill();
   // After the child closed its socket: waits (up to a second) for it to
   // exit on its own, so that its real end (the signal) is what is reported,
-  // then kills it. Returns how it ended.
+  // then kills it (and what is left of its group). Returns how it ended.
   std::string reap_closed();
 
  private:
   pid_t pid_ = -1;
   int fd_ = -1;
 };
+
+// Sends `sig` to the process group of every worker this process started and
+// has not reaped. Async-signal-safe: for a signal handler that must not
+// leave workers behind.
+void signal_worker_groups(int sig) noexcept;
+
+// For programs, not libraries (a library leaves signals to its program):
+// SIGTERM, SIGINT, SIGHUP and SIGQUIT kill every worker group, then end the
+// program by the same signal with its default action, so that its exit
+// status stays true; SIGTSTP stops the workers with the program and SIGCONT
+// resumes them. A signal ignored at the call stays ignored. Without this,
+// workers still die with the program (PR_SET_PDEATHSIG), but what they
+// started may not.
+void install_worker_signal_handlers();
 
 }  // namespace kiln

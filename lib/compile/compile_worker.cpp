@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "kiln/log.hpp"
@@ -64,20 +65,42 @@ Result<bool> WorkerProcessCompiler::ensure_started() const {
   }
   child_ = std::move(*spawned);
   ++starts_;
-  nlohmann::json reply;
-  std::string raw;
-  if (!child_.send({{"op", "hello"}, {"wire", kWireVersion}}) ||
-      !wire::receive(child_.fd(), &reply, &raw) || reply.value("wire", 0) != kWireVersion) {
-    stop_child();
-    return make_error(ErrorCode::kUnavailable, "compile worker '" + argv_[0] +
-                                                   "' did not answer the hello (wrong program, " +
-                                                   "or another wire version)");
+  // A deadline, and an answer only a compile worker gives: a program that
+  // is not one (KILN_WORKER=/bin/cat echoes the hello back) must fail here,
+  // not hang or fail every compile.
+  const auto deadline = WorkerProcess::Clock::now() + std::chrono::seconds(kHelloSeconds);
+  auto answer = child_.send({{"op", "hello"}, {"wire", kWireVersion}})
+                    ? child_.receive(deadline)
+                    : Result<std::pair<nlohmann::json, std::string>>(
+                          make_error(ErrorCode::kUnavailable, "it closed its socket"));
+  bool is_worker = answer.ok() && answer->first.is_object() && !answer->first.contains("op") &&
+                   answer->first.contains("wire") && answer->first["wire"] == kWireVersion;
+  if (is_worker) {
+    try {
+      const nlohmann::json& reply = answer->first;
+      hello_.name = reply.at("name").get<std::string>();
+      hello_.version = reply.value("version", std::string("absent"));
+      hello_.code_options = reply.value("code_options", std::vector<std::string>{});
+    } catch (const nlohmann::json::exception&) {
+      is_worker = false;
+    }
   }
-  hello_.name = reply.value("name", std::string("absent"));
-  hello_.version = reply.value("version", std::string("absent"));
-  hello_.code_options = reply.value("code_options", std::vector<std::string>{});
+  if (!is_worker) {
+    const std::string how = answer.ok() ? "it answered something else" : answer.error().message;
+    stop_child();
+    return make_error(ErrorCode::kUnavailable,
+                      "compile worker '" + argv_[0] +
+                          "' did not answer the hello (wrong program, or another wire "
+                          "version): " +
+                          how);
+  }
   have_hello_ = true;
   return true;
+}
+
+Result<bool> WorkerProcessCompiler::start() const {
+  std::lock_guard lock(mutex_);
+  return ensure_started();
 }
 
 std::string WorkerProcessCompiler::name() const {

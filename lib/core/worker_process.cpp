@@ -3,15 +3,15 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
-extern char** environ;
+#include "worker_spawner.hpp"
 
 namespace kiln {
 
@@ -31,15 +31,32 @@ bool write_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
-bool read_all(int fd, char* data, std::size_t size) {
+// No deadline: wait as long as it takes.
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+// Waits until `fd` has bytes (or its peer closed) or the deadline passes.
+Received wait_readable(int fd, const Deadline& deadline) {
+  if (!deadline) return Received::kOk;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        *deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return Received::kTimeout;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 100)));
+    if (ready > 0 || (ready < 0 && errno != EINTR)) return Received::kOk;
+  }
+}
+
+Received read_all(int fd, char* data, std::size_t size, const Deadline& deadline) {
   while (size > 0) {
+    if (Received r = wait_readable(fd, deadline); r != Received::kOk) return r;
     const ssize_t n = ::recv(fd, data, size, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n <= 0) return Received::kClosed;
     data += n;
     size -= static_cast<std::size_t>(n);
   }
-  return true;
+  return Received::kOk;
 }
 
 bool write_frame(int fd, std::string_view bytes) {
@@ -50,14 +67,33 @@ bool write_frame(int fd, std::string_view bytes) {
          write_all(fd, bytes.data(), bytes.size());
 }
 
-bool read_frame(int fd, std::string* out) {
+Received read_frame(int fd, std::string* out, const Deadline& deadline) {
   unsigned char header[8];
-  if (!read_all(fd, reinterpret_cast<char*>(header), 8)) return false;
+  if (Received r = read_all(fd, reinterpret_cast<char*>(header), 8, deadline); r != Received::kOk)
+    return r;
   std::uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(header[i]) << (8 * i);
-  if (n > (std::uint64_t{1} << 36)) return false;  // garbage, not a message
-  out->resize(n);
-  return read_all(fd, out->data(), n);
+  if (n > (std::uint64_t{1} << 36)) return Received::kClosed;  // garbage, not a message
+  // Grown as the bytes arrive: a peer that is not a Kiln worker may announce
+  // any length, and only what it really sends is held.
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  out->clear();
+  while (out->size() < n) {
+    const std::size_t have = out->size();
+    const std::size_t more = static_cast<std::size_t>(std::min<std::uint64_t>(n - have, kChunk));
+    out->resize(have + more);
+    if (Received r = read_all(fd, out->data() + have, more, deadline); r != Received::kOk) return r;
+  }
+  return Received::kOk;
+}
+
+Received receive_by(int fd, nlohmann::json* json, std::string* raw, const Deadline& deadline) {
+  std::string text;
+  Received r = read_frame(fd, &text, deadline);
+  if (r == Received::kOk) r = read_frame(fd, raw, deadline);
+  if (r != Received::kOk) return r;
+  *json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return json->is_discarded() ? Received::kClosed : Received::kOk;
 }
 
 }  // namespace
@@ -67,10 +103,12 @@ bool send(int fd, const nlohmann::json& json, std::string_view raw) {
 }
 
 bool receive(int fd, nlohmann::json* json, std::string* raw) {
-  std::string text;
-  if (!read_frame(fd, &text) || !read_frame(fd, raw)) return false;
-  *json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return !json->is_discarded();
+  return receive_by(fd, json, raw, std::nullopt) == Received::kOk;
+}
+
+Received receive(int fd, nlohmann::json* json, std::string* raw,
+                 std::chrono::steady_clock::time_point deadline) {
+  return receive_by(fd, json, raw, deadline);
 }
 
 }  // namespace wire
@@ -96,26 +134,19 @@ Result<WorkerProcess> WorkerProcess::spawn(const std::vector<std::string>& argv)
     return make_error(ErrorCode::kUnavailable,
                       std::string("cannot create a socket for a worker: ") + std::strerror(errno));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  // The child's end becomes its stdin and stdout (dup2 clears CLOEXEC).
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  // The child's end becomes its stdin and stdout (internal/worker_spawner.hpp).
+  const internal::SpawnResult started = internal::spawn_worker(argv, fds[1]);
   ::close(fds[1]);
-  if (rc != 0) {
+  if (started.pid < 0) {
     ::close(fds[0]);
+    const std::string step = started.step == std::string("exec") ? "" : started.step;
     return make_error(ErrorCode::kUnavailable,
-                      "cannot start worker '" + argv[0] + "': " + std::strerror(rc),
+                      "cannot start worker '" + argv[0] + "': " + std::strerror(started.error) +
+                          (step.empty() ? "" : " (" + step + ")"),
                       {{"executable", argv[0]}});
   }
   WorkerProcess p;
-  p.pid_ = pid;
+  p.pid_ = started.pid;
   p.fd_ = fds[0];
   return p;
 }
@@ -146,6 +177,9 @@ std::string WorkerProcess::kill() {
   fd_ = -1;
   std::string how;
   if (pid_ > 0) {
+    // Off the live groups before the reap, which frees the id for reuse.
+    internal::forget_worker(pid_);
+    ::kill(-pid_, SIGKILL);  // the worker and anything it started
     ::kill(pid_, SIGKILL);
     int status = 0;
     pid_t got;
@@ -160,16 +194,22 @@ std::string WorkerProcess::kill() {
 std::string WorkerProcess::reap_closed() {
   // A closed socket means the child is exiting; give it a moment to finish
   // dying on its own so its real status (the signal) is what gets reported.
-  int status = 0;
   for (int i = 0; i < 200; ++i) {
-    const pid_t got = ::waitpid(pid_, &status, WNOHANG);
-    if (got == pid_) {
+    siginfo_t info{};
+    // WNOWAIT: seen, not reaped, so that its group id is not free yet.
+    const int rc = ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (rc == 0 && info.si_pid == pid_) {
+      internal::forget_worker(pid_);
+      ::kill(-pid_, SIGKILL);  // whatever it started and left behind
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
       pid_ = -1;
       ::close(fd_);
       fd_ = -1;
       return describe_exit_status(status);
     }
-    if (got < 0 && errno != EINTR) break;
+    if (rc < 0 && errno != EINTR) break;
     ::usleep(5000);
   }
   const std::string how = kill();
@@ -179,20 +219,13 @@ std::string WorkerProcess::reap_closed() {
 Result<std::pair<nlohmann::json, std::string>> WorkerProcess::receive(Clock::time_point deadline) {
   if (fd_ < 0) return make_error(ErrorCode::kUnavailable, "the worker is not running");
   const pid_t who = pid_;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
-      return make_error(ErrorCode::kTimeout,
-                        "worker " + std::to_string(who) + " did not answer before its deadline");
-    }
-    pollfd p{fd_, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 100)));
-    if (ready < 0 && errno != EINTR) break;
-    if (ready > 0) break;
-  }
   std::pair<nlohmann::json, std::string> reply;
-  if (wire::receive(fd_, &reply.first, &reply.second)) return reply;
+  const wire::Received got = wire::receive(fd_, &reply.first, &reply.second, deadline);
+  if (got == wire::Received::kOk) return reply;
+  if (got == wire::Received::kTimeout) {
+    return make_error(ErrorCode::kTimeout,
+                      "worker " + std::to_string(who) + " did not answer before its deadline");
+  }
   const std::string how = reap_closed();
   return make_error(ErrorCode::kUnavailable, "worker " + std::to_string(who) + " " + how,
                     {{"exit", how}, {"pid", std::to_string(who)}});

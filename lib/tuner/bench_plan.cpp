@@ -1,9 +1,9 @@
 #include "bench_plan.hpp"
 
 #include "host_args.hpp"
-#include "kiln/bench_worker.hpp"
 #include "kiln/error.hpp"
 #include "kiln/log.hpp"
+#include "worker_find.hpp"
 
 namespace kiln::internal {
 
@@ -18,28 +18,39 @@ std::string BenchPlan::describe() const {
          (home_only ? " on the caller's device" : " (" + list + ")");
 }
 
+namespace {
+
+// A worker process gets this long to start and answer its hello (LLVM's
+// start-up on a loaded machine).
+constexpr double kWorkerHelloSeconds = 60;
+
+}  // namespace
+
 BenchPlan plan_benchmarks(const Backend& backend, const ArgList& args, const Device& home) {
   BenchPlan plan;
   const DeviceRef home_ref = home.properties().ref;
   if (home_ref.kind == DeviceKind::kCpu) plan.cpu_threads = home.properties().sm_count;
 
-  // (1) Processes or threads.
+  // (1) Processes or threads. A worker the user named, or kProcess, must
+  // work: an error, never a silent loss of crash isolation. Only kAuto with
+  // no worker named and none that works (a library in an application that
+  // did not install it) benchmarks in threads, with a warning.
   if (backend.isolation != Isolation::kThread) {
-    std::string why;
     if (auto bad = cannot_travel(args)) {
-      why = *bad;
-    } else if (auto exe = find_bench_worker(backend.worker_path); !exe.ok()) {
-      why = exe.error().describe();
-    } else {
+      if (backend.isolation == Isolation::kProcess) {
+        throw Error(ErrorCode::kInvalidArgument, "Isolation::kProcess cannot be used: " + *bad);
+      }
+      log_once(LogLevel::kInfo, "isolation-threads:" + *bad,
+               "benchmarking in threads, not worker processes: " + *bad);
+    } else if (auto exe = choose_bench_worker(backend.worker_path, kWorkerHelloSeconds); exe.ok()) {
       plan.process = true;
       plan.executable = *exe;
-    }
-    if (!plan.process && backend.isolation == Isolation::kProcess) {
-      throw Error(ErrorCode::kInvalidArgument, "Isolation::kProcess cannot be used: " + why);
-    }
-    if (!plan.process) {
-      log_once(LogLevel::kInfo, "isolation-threads:" + why,
-               "benchmarking in threads, not worker processes: " + why);
+    } else if (backend.isolation == Isolation::kProcess || worker_configured(backend.worker_path)) {
+      throw Error(exe.error());
+    } else {
+      log_once(LogLevel::kWarn, "isolation-threads:no-worker",
+               "benchmarking in threads, so a config that crashes ends this process: " +
+                   exe.error().message);
     }
   }
 

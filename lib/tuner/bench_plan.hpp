@@ -28,8 +28,12 @@ struct BenchPlan {
 };
 
 // Throws kiln::Error for misuse: Isolation::kProcess with a raw pointer
-// argument or without a worker executable; Backend::devices for threads
-// without Backend::open_device. kAuto falls back to threads (logged once).
+// argument; Backend::devices for threads without Backend::open_device. And
+// (kUnavailable / kNotFound) when processes are asked for (kProcess, or a
+// worker named by Backend::worker_path or KILN_WORKER) and the worker is
+// missing or does not answer its hello: the message names the setting and
+// the fix. kAuto with nothing named falls back to threads (a warning, once);
+// with a raw pointer argument too (logged at info).
 BenchPlan plan_benchmarks(const Backend& backend, const ArgList& args, const Device& home);
 
 }  // namespace kiln::internal

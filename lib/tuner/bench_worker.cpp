@@ -1,17 +1,13 @@
-// The benchmark worker's side of kiln/bench_worker.hpp, and where the tuner
-// finds the worker executable.
+// The benchmark worker's side of kiln/bench_worker.hpp (where the tuner
+// finds the worker: worker_find.cpp).
 #include "kiln/bench_worker.hpp"
 
 #include <unistd.h>
 
-#include <climits>
-#include <filesystem>
 #include <optional>
 
 #include "bench_call.hpp"
 #include "call_state.hpp"
-#include "kiln/compile_worker.hpp"
-#include "kiln/options.hpp"
 #include "kiln/worker_process.hpp"
 #include "measure.hpp"
 
@@ -112,57 +108,6 @@ int serve_bench_worker(int fd, const WorkerDeviceOpener& open) {
     if (!wire::send(fd, reply)) return 1;
     if (unusable) return 3;
   }
-}
-
-Result<std::string> find_bench_worker(const std::string& configured) {
-  std::vector<std::string> tried;
-  auto usable = [&](const std::filesystem::path& p) {
-    tried.push_back(p.string());
-    return !p.empty() && ::access(p.c_str(), X_OK) == 0;
-  };
-  if (!configured.empty()) {
-    if (usable(configured)) return configured;
-    return make_error(ErrorCode::kNotFound,
-                      "the benchmark worker '" + configured + "' is not an executable file",
-                      {{"fix", "set Backend::worker_path to the kiln-bench-worker executable"}});
-  }
-  const auto& env = Options::global().bench_worker;
-  if (!env.empty()) {
-    if (usable(env)) return env.string();
-    return make_error(ErrorCode::kNotFound,
-                      "KILN_WORKER='" + env.string() + "' is not an executable file",
-                      {{"fix", "point KILN_WORKER at the kiln-bench-worker executable"}});
-  }
-  for (const char* built : {KILN_BENCH_WORKER_BUILD_PATH, KILN_BENCH_WORKER_INSTALL_PATH}) {
-    if (usable(built)) return std::string(built);
-  }
-  char self[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    auto beside =
-        std::filesystem::path(std::string(self, static_cast<std::size_t>(n))).parent_path() /
-        "kiln-bench-worker";
-    if (usable(beside)) return beside.string();
-  }
-  std::string list;
-  for (const auto& t : tried) list += (list.empty() ? "" : ", ") + t;
-  return make_error(ErrorCode::kNotFound,
-                    "no kiln-bench-worker executable found (tried " + list + ")",
-                    {{"fix", "build the kiln_bench_worker target, or set KILN_WORKER"}});
-}
-
-Result<CompilerFactory> process_compilers(const std::string& backend,
-                                          const std::string& configured) {
-  if (backend != "cpu" && backend != "cuda") {
-    throw Error(ErrorCode::kInvalidArgument,
-                "process_compilers: backend '" + backend + "' is not 'cpu' or 'cuda'");
-  }
-  auto exe = find_bench_worker(configured);
-  if (!exe.ok()) return exe.error();
-  std::vector<std::string> argv = {*exe, "--compile", backend};
-  return CompilerFactory([argv](int) -> std::shared_ptr<Compiler> {
-    return std::make_shared<WorkerProcessCompiler>(argv);
-  });
 }
 
 }  // namespace kiln

@@ -40,6 +40,12 @@ class IdleWorkers {
     std::lock_guard lock(mutex_);
     idle_.clear();
   }
+  // Whether any worker idles under a key that starts with `prefix`.
+  bool holds(const std::string& prefix) {
+    std::lock_guard lock(mutex_);
+    auto it = idle_.lower_bound(prefix);
+    return it != idle_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+  }
 
  private:
   static constexpr std::size_t kPerKey = 4;
@@ -59,7 +65,49 @@ std::string seconds_text(double s) {
   return t;
 }
 
+// Idle workers that answered their hello and have no call yet: any run of
+// that executable can take one.
+std::string greeted_key(const std::string& executable) {
+  return executable + "|greeted";
+}
+
+// Starts `executable` and checks that it answers the hello of a benchmark
+// worker of this wire before `deadline`; in words otherwise.
+Result<WorkerProcess> start_greeted(const std::string& executable, Clock::time_point deadline) {
+  auto spawned = WorkerProcess::spawn({executable});
+  if (!spawned.ok()) return spawned.error();
+  WorkerProcess p = std::move(*spawned);
+  if (!p.send({{"op", "hello"}})) {
+    const std::string who = std::to_string(p.pid());
+    return make_error(
+        ErrorCode::kUnavailable,
+        "'" + executable + "' did not answer the hello: worker " + who + " " + p.reap_closed());
+  }
+  auto hello = p.receive(deadline);
+  if (!hello.ok()) {
+    return make_error(ErrorCode::kUnavailable,
+                      "'" + executable + "' did not answer the hello: " + hello.error().message);
+  }
+  // Only a worker answers with its wire version and no request of its own
+  // (/bin/cat would echo the hello back).
+  const nlohmann::json& j = hello->first;
+  if (!j.is_object() || j.contains("op") || !j.contains("wire") || j["wire"] != kBenchWireVersion) {
+    return make_error(ErrorCode::kUnavailable,
+                      "'" + executable + "' answered the hello, but not as a benchmark worker " +
+                          "of this Kiln (wire version " + std::to_string(kBenchWireVersion) + ")");
+  }
+  return p;
+}
+
 }  // namespace
+
+Status greet_bench_worker(const std::string& executable, double timeout_s) {
+  if (IdleWorkers::instance().holds(executable + "|")) return ok_status();
+  auto p = start_greeted(executable, after(timeout_s));
+  if (!p.ok()) return p.error();
+  IdleWorkers::instance().put(greeted_key(executable), std::move(*p));
+  return ok_status();
+}
 
 ProcessBench::ProcessBench(std::string executable, std::shared_ptr<const Message> call,
                            DeviceRef device, int threads)
@@ -86,29 +134,21 @@ Status ProcessBench::start(double timeout_s) {
   start_timeout_s_ = timeout_s;
   if (process_.running()) return ok_status();
   const auto deadline = after(timeout_s);
-  // An idle worker first; one that died while idle fails the call and a
+  // An idle worker first (one with this call's device open, else one
+  // greeted before the run); one that died while idle fails the call and a
   // fresh one is started instead.
   for (int fresh = 0; fresh < 2; ++fresh) {
     std::optional<WorkerProcess> p;
     if (!fresh) p = IdleWorkers::instance().take(pool_key_);
+    if (!fresh && !p) p = IdleWorkers::instance().take(greeted_key(executable_));
     if (!p) {
-      auto spawned = WorkerProcess::spawn({executable_});
-      if (!spawned.ok()) return spawned.error();
-      p = std::move(*spawned);
-      ++starts_;
-      if (!p->send({{"op", "hello"}})) continue;
-      auto hello = p->receive(deadline);
-      if (!hello.ok()) {
-        if (hello.error().code == ErrorCode::kTimeout) p->kill();
-        return make_error(ErrorCode::kUnavailable, "benchmark worker '" + executable_ +
-                                                       "' did not start: " + hello.error().message);
-      }
-      if (hello->first.value("wire", 0) != kBenchWireVersion) {
+      auto started = start_greeted(executable_, deadline);
+      if (!started.ok()) {
         return make_error(ErrorCode::kUnavailable,
-                          "'" + executable_ + "' is not a benchmark worker of this Kiln (wire " +
-                              "version differs)",
-                          {{"fix", "point KILN_WORKER at this build's kiln-bench-worker"}});
+                          "benchmark worker did not start: " + started.error().message);
       }
+      p = std::move(*started);
+      ++starts_;
     }
     if (!p->send(call_->json, call_->raw)) continue;
     auto reply = p->receive(deadline);

@@ -58,6 +58,12 @@ class ProcessBench {
   double start_timeout_s_ = 60;
 };
 
+// Before a run: checks that `executable` starts and answers the hello of a
+// benchmark worker within `timeout_s` (a message in words otherwise),
+// unless a worker of it idles already. The worker started waits idle for
+// the run, so the check costs no extra process.
+Status greet_bench_worker(const std::string& executable, double timeout_s);
+
 // Kills every idle worker (tests; the idle set also ends with the process).
 void clear_idle_bench_workers();
 

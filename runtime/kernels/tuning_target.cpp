@@ -4,6 +4,7 @@
 #include "kiln/tuning_target.hpp"
 
 #include "kiln/bench_worker.hpp"
+#include "kiln/log.hpp"
 
 #if KILN_KERNELS_CPU
 #include "kiln/cpu.hpp"
@@ -66,9 +67,14 @@ Result<TuningTarget> open_cpu(const ToolchainFingerprint& toolchain,
   t.backend.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
   // Clang in this process cannot be interrupted; a compile worker process
   // is killed at its compile deadline, so a hung compile never holds the
-  // run (docs/reliability.md). In process when no worker executable is found.
+  // run (docs/reliability.md). In process when no worker executable is found
+  // or KILN_WORKER names one that does not work (the benchmark plan refuses
+  // that unless the run benchmarks in threads).
   if (auto factory = process_compilers("cpu"); factory.ok()) {
     t.backend.compiler_factory = std::move(*factory);
+  } else {
+    log_once(LogLevel::kInfo, "compiles-in-process",
+             "compiling in this process: " + factory.error().message);
   }
   t.backend.toolchain = toolchain;
   t.backend.arch = "host";

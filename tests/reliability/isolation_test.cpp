@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -199,49 +200,52 @@ TEST(ProcessIsolation, RawPointerArgumentsAreMisuseForProcesses) {
   }
 }
 
-TEST(ProcessIsolation, AutoFallsBackToThreadsWithoutAWorker) {
-  Scratch s("auto");
-  Backend b = cpu_backend(Isolation::kAuto);
-  b.worker_path = "/nonexistent/kiln-bench-worker";
-  Autotuner tuner(b, &s.artifacts, &s.tunings);
-  AxCall call(1024);
-  TunableKernel k = faulty_kernel(s.dir);
-  k.tmpl.space = ConfigSpace();
-  k.tmpl.space.param("UNROLL", {1, 4}).param("MODE", {0});
-  TuneOptions to;
-  to.trace_path = (s.dir / "trace.json").string();
-  auto r = tuner.tune(k, call.args, *s.device, to);
-  ASSERT_TRUE(r.ok()) << r.error().describe();
-  EXPECT_EQ(r->stats.benchmarked, 2u);
-  const std::string trace = read_text(s.dir / "trace.json");
-  EXPECT_NE(trace.find("bench 0 (cpu)"), std::string::npos) << trace;
-  EXPECT_EQ(trace.find("cpu, process"), std::string::npos) << trace;
+// The error of a tuning run that cannot start its benchmark workers,
+// whether tune() throws it or returns it.
+std::optional<ErrorInfo> tune_error(Autotuner& tuner, const TunableKernel& k, const ArgList& args,
+                                    Device& device) {
+  try {
+    auto r = tuner.tune(k, args, device);
+    if (!r.ok()) return r.error();
+  } catch (const Error& e) {
+    return e.info();
+  }
+  return std::nullopt;
 }
 
-TEST(ProcessIsolation, AWorkerThatDoesNotStartIsReported) {
-  // /bin/true exits at once: no hello. kAuto then benchmarks in threads;
-  // kProcess measures nothing and says why for every config.
-  for (Isolation iso : {Isolation::kAuto, Isolation::kProcess}) {
-    Scratch s(iso == Isolation::kAuto ? "broken_auto" : "broken_process");
-    Backend b = cpu_backend(iso);
-    b.worker_path = "/bin/true";
-    Autotuner tuner(b, &s.artifacts, &s.tunings);
-    AxCall call(256);
-    TunableKernel k = faulty_kernel(s.dir);
-    k.tmpl.space = ConfigSpace();
-    k.tmpl.space.param("UNROLL", {1, 4}).param("MODE", {0});
-    auto r = tuner.tune(k, call.args, *s.device);
-    ASSERT_TRUE(r.ok()) << r.error().describe();
-    ASSERT_EQ(r->measurements.size(), 2u);
-    if (iso == Isolation::kAuto) {
-      EXPECT_EQ(r->stats.benchmarked, 2u);
-      continue;
-    }
-    EXPECT_EQ(r->stats.benchmarked, 0u);
-    EXPECT_EQ(r->source, "default");
-    for (const auto& m : r->measurements) {
-      EXPECT_EQ(m.outcome, Outcome::kCancelled);
-      EXPECT_NE(m.reason.find("/bin/true"), std::string::npos) << m.reason;
+// A worker the user named (Backend::worker_path) that is missing, or is not
+// a worker (/bin/true exits at once: no hello), is an error naming the
+// setting and the fix for kAuto as for kProcess, and nothing is saved; it
+// never silently costs crash isolation. kThread does not start it.
+TEST(ProcessIsolation, ANamedWorkerThatDoesNotWorkIsAnError) {
+  for (const std::string worker : {"/nonexistent/kiln-bench-worker", "/bin/true"}) {
+    for (Isolation iso : {Isolation::kAuto, Isolation::kProcess, Isolation::kThread}) {
+      SCOPED_TRACE(worker + (iso == Isolation::kAuto      ? " auto"
+                             : iso == Isolation::kProcess ? " process"
+                                                          : " thread"));
+      Scratch s("named_worker");
+      Backend b = cpu_backend(iso);
+      b.worker_path = worker;
+      Autotuner tuner(b, &s.artifacts, &s.tunings);
+      AxCall call(256);
+      TunableKernel k = faulty_kernel(s.dir);
+      k.tmpl.space = ConfigSpace();
+      k.tmpl.space.param("UNROLL", {1, 4}).param("MODE", {0});
+      auto error = tune_error(tuner, k, call.args, *s.device);
+      if (iso == Isolation::kThread) {
+        EXPECT_FALSE(error.has_value()) << error->describe();
+        EXPECT_EQ(TuningCache(s.opts).records().size(), 1u);
+        continue;
+      }
+      ASSERT_TRUE(error.has_value()) << "a broken worker was not reported";
+      EXPECT_NE(error->message.find("Backend::worker_path '" + worker + "'"), std::string::npos)
+          << error->message;
+      EXPECT_NE(error->message.find("Isolation::kThread"), std::string::npos) << error->message;
+      if (worker == "/bin/true") {
+        EXPECT_NE(error->message.find("did not answer the hello"), std::string::npos)
+            << error->message;
+      }
+      EXPECT_EQ(TuningCache(s.opts).records().size(), 0u);
     }
   }
 }

@@ -1,13 +1,14 @@
 // kiln tune --kernel NAME --shape M=..,N=..,K=.. [--dtype D] [--backend auto|cuda|cpu]
 //           [--devices LIST] [--no-pipeline] [--group-size G] [--threads N]
-//           [--budget-s S] [--max-configs N] [--trace FILE] [--json] ...
+//           [--budget-s S] [--max-configs N] [--isolation process|thread|auto]
+//           [--trace FILE] [--json] ...
 // kiln tune --template FILE --space FILE.json [--entry EXPR] --shape ...
 // Tunes a shipped kernel, or the user's own, on a realistic call of that
 // shape: prints every config's status and times, the winner and its speedup
 // over the default config, and the statistics. The winner is saved, so the
 // same command again is served from the tuning cache on disk.
-// Exit codes: 0 a winner; 1 nothing ran correctly, or the backend or device
-// is missing; 2 bad input (docs/user-kernels.md, `kiln kernels`).
+// Exit codes: 0 a winner; 1 nothing ran correctly, or the backend, device or
+// benchmark worker is missing; 2 bad input (docs/user-kernels.md, `kiln kernels`).
 
 #include <cstdio>
 #include <iostream>
@@ -56,7 +57,7 @@ nlohmann::json settings_json(const TuneArgs& a, const TuningTarget& target) {
           {"search", a.search},         {"max_configs", a.max_configs}, {"seed", a.seed},
           {"budget_s", a.budget_s},     {"check", !a.no_check},         {"retune", a.retune},
           {"cold_l2", a.cold_l2},       {"graphs", a.graphs},           {"delay_us", a.delay_us},
-          {"devices", target.devices}};
+          {"devices", target.devices},  {"isolation", a.isolation}};
 }
 
 int run_tune(const TuneArgs& args) {
@@ -83,11 +84,21 @@ int run_tune(const TuneArgs& args) {
                  call.error().describe().c_str());
     return 1;
   }
+  target->backend.isolation = args.isolation == "thread" ? Isolation::kThread
+                              : args.isolation == "auto" ? Isolation::kAuto
+                                                         : Isolation::kProcess;
   TuningCache tunings(Options::global());
   ArtifactCache artifacts(Options::global());
   Autotuner tuner(target->backend, &artifacts, &tunings);
   const TuneOptions options = tune_options(args, *job);
-  auto result = tuner.tune(job->kernel, call->args, *target->device, options);
+  auto tuned = [&]() -> Result<TuneResult> {
+    try {
+      return tuner.tune(job->kernel, call->args, *target->device, options);
+    } catch (const Error& e) {
+      return e.info();  // a benchmark worker that is missing or broken
+    }
+  };
+  auto result = tuned();
   if (!result.ok()) {
     std::fprintf(stderr, "kiln tune: %s\n", result.error().describe().c_str());
     return 1;
@@ -195,6 +206,12 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "Occupy the stream this long before each timed launch, so host launch "
                   "overhead stays out of the timing")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--isolation", a->isolation,
+                  "Benchmark worker: process (default: a crashing or hanging config costs only "
+                  "its worker; an error if the worker is missing or broken), thread (in kiln's "
+                  "own process) or auto (process, else thread with a warning, unless KILN_WORKER "
+                  "names the worker)")
+      ->check(CLI::IsMember({"process", "thread", "auto"}));
   cmd->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace of the run to FILE");
   cmd->add_flag("--json", a->json, "Print one JSON document (and nothing else) on stdout");
   cmd->callback([a, &exit_code] { exit_code = run_tune(*a); });

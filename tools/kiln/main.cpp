@@ -4,8 +4,12 @@
 
 #include "commands.hpp"
 #include "kiln/fingerprint.hpp"
+#include "kiln/worker_process.hpp"
 
 int main(int argc, char** argv) {
+  // SIGTERM or Ctrl-C ends the worker processes (and what they started) with
+  // kiln; SIGKILL does too, through PR_SET_PDEATHSIG (kiln/worker_process.hpp).
+  kiln::install_worker_signal_handlers();
   CLI::App app{"Kiln: JIT kernel generation with an integrated autotuner", "kiln"};
   app.set_version_flag("--version", std::string("kiln ") + kiln::kiln_version());
   app.require_subcommand(1);

@@ -32,6 +32,7 @@ struct TuneArgs {
   double delay_us = 0;
   std::string trace;
   bool json = false;
+  std::string isolation = "process";  // benchmark workers: process, thread or auto
 };
 
 struct TuneJob {
