@@ -232,7 +232,17 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   }
   ProgressBar progress(name, 0, stderr, opt.progress);
   auto trace = in.trace;
-  internal::PipelineOutput out = internal::run_search(problem, std::move(in), &progress);
+  internal::PipelineOutput out;
+  try {
+    out = internal::run_search(problem, std::move(in), &progress);
+  } catch (const Error& e) {
+    // A benchmark worker the user named that is missing or broken is found
+    // before anything runs: an error value, like a missing device. Misuse
+    // (kInvalidArgument) still throws.
+    if (e.code() != ErrorCode::kNotFound && e.code() != ErrorCode::kUnavailable) throw;
+    progress.finish();
+    return e.info();
+  }
   progress.finish();
   if (!opt.trace_path.empty()) {
     auto written = trace->write(opt.trace_path);
