@@ -374,16 +374,19 @@ Result<KernelCall> fill_call(Device& device, const std::vector<ArgSpec>& specs,
 
 std::int64_t call_bytes(const std::vector<ArgSpec>& specs, const ShapeDims& dims) {
   std::int64_t total = 0;
+  std::vector<const IntExpr*> exprs;  // the shapes summed so far, for the message
   for (const auto& spec : specs) {
     if (!spec.is_tensor()) {
       (void)scalar_arg(spec, dims);  // throws when the value does not fit its type
       continue;
     }
+    for (const auto& e : spec.tensor().shape) exprs.push_back(&e);
     const auto sum = checked_add(total, tensor_bytes(spec, dims));
     if (!sum) {
       throw Error(ErrorCode::kInvalidArgument,
-                  "the call's tensors together overflow 64-bit sizes (at most 2^63-1 bytes) "
-                  "at tensor '" +
+                  dims_text(exprs, dims) +
+                      ": the call's tensors together overflow 64-bit sizes (at most 2^63-1 "
+                      "bytes) at tensor '" +
                       spec.name + "': use a smaller shape");
     }
     total = *sum;
