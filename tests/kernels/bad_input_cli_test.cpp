@@ -133,6 +133,12 @@ TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
       {"bench tune --group-size 0", {"--group-size", "between 1 and 256"}},
       {"cache prune --max-size -1", {"--max-size", "not a size"}},
       {"cache prune --max-size 12Q", {"--max-size", "not a size"}},
+      // Names out of their set are usage errors too.
+      {"compile --kernel nope", {"--kernel", "nope"}},
+      {"compile --kernel gemm_f16 --arch sm_xx", {"--arch", "not a CUDA arch"}},
+      {"bench compile --kernel nope", {"--kernel", "nope"}},
+      {"bench compile --arch 90", {"--arch", "not a CUDA arch"}},
+      {"bench tune --kernel nope", {"no shipped kernel 'nope'"}},
   };
   for (const auto& c : cases) expect_usage_error(c);
 }

@@ -135,7 +135,8 @@ int run_bench_tune(const TuneBenchSetup& setup) {
   if (!setup.warm_child.empty()) return run_warm_child(setup);
   auto fail = [](const char* what, const ErrorInfo& e) {
     std::fprintf(stderr, "kiln bench tune: %s: %s\n", what, e.describe().c_str());
-    return 1;
+    // An unknown kernel or a --size it cannot take is bad input.
+    return e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kNotFound ? 2 : 1;
   };
 
   // (1) Calibrate: a few configs compiled and measured alone (which also

@@ -130,9 +130,12 @@ void add_compile_command(CLI::App& app, int& exit_code) {
       app.add_subcommand("compile", "Compile every config of a shipped kernel template");
   std::string names;
   for (const auto& n : shipped_template_names()) names += (names.empty() ? "" : ", ") + n;
-  cmd->add_option("--kernel", args->kernel, "Template to compile: " + names)->required();
+  cmd->add_option("--kernel", args->kernel, "Template to compile: " + names)
+      ->required()
+      ->check(CLI::IsMember(shipped_template_names()));
   cmd->add_option("--arch", args->arch,
-                  "Target arch, e.g. sm_90a (default: KILN_ARCH, else the GPU's)");
+                  "Target arch, e.g. sm_90a (default: KILN_ARCH, else the GPU's)")
+      ->check(cuda_arch());
   cmd->add_option("--group-size", args->group_size,
                   "Configs per NVRTC program (default: KILN_GROUP_SIZE, else 8)")
       ->transform(integer_in(0, kMaxGroupSize, "0: KILN_GROUP_SIZE, else 8"));

@@ -1,5 +1,6 @@
 #include "option_checks.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -72,6 +73,27 @@ CLI::Validator size_text() {
         return "'" + text + "' is not a size: use 512M, 4G or a byte count (at most 18 digits)";
       },
       "SIZE");
+}
+
+CLI::Validator cuda_arch() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text == "native") return "";  // as KILN_ARCH: the GPU's own
+        for (const char* prefix : {"sm_", "compute_"}) {
+          const std::string p = prefix;
+          if (text.rfind(p, 0) != 0) continue;
+          std::size_t i = p.size(), digits = 0;
+          while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
+            ++i, ++digits;
+          if (digits > 0 &&
+              (i == text.size() ||
+               (i + 1 == text.size() && std::isalpha(static_cast<unsigned char>(text[i])))))
+            return "";
+        }
+        return "'" + text +
+               "' is not a CUDA arch: write sm_NN or compute_NN (e.g. sm_80, sm_90a) or native";
+      },
+      "ARCH");
 }
 
 }  // namespace kiln::tool

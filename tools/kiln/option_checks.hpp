@@ -23,6 +23,10 @@ CLI::Validator number_in(double lo, double hi, const std::string& meaning = "");
 // A size such as 512M, 4G or a byte count (kiln/options.hpp parse_size).
 CLI::Validator size_text();
 
+// A CUDA target: sm_NN or compute_NN with an optional letter (sm_90a), or
+// native (as KILN_ARCH).
+CLI::Validator cuda_arch();
+
 // The ranges shared by several subcommands, in one place.
 inline constexpr std::int64_t kMaxThreads = 1024;   // as KILN_COMPILE_THREADS
 inline constexpr std::int64_t kMaxGroupSize = 256;  // as KILN_GROUP_SIZE
