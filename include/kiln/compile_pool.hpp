@@ -57,6 +57,11 @@ class CompilePool {
   // `on_complete`, when given, is called on the worker thread as each unit
   // finishes (never under the pool's lock; it may submit more); otherwise
   // results queue up for next().
+  // Never throws for want of threads: when fewer worker threads start than
+  // asked (a process or memory limit), the pool runs with those, logs a
+  // warning and says so in start_error(); when none starts, every unit
+  // submitted completes at once (on the submitting thread) with kUnavailable
+  // entries carrying that reason.
   CompilePool(CompilerFactory factory, PoolOptions options, Callback on_complete = {});
   // Every worker shares `compiler`, which must be thread-safe.
   CompilePool(std::shared_ptr<Compiler> compiler, PoolOptions options, Callback on_complete = {});
@@ -82,6 +87,8 @@ class CompilePool {
   void wait_idle();
 
   int workers() const { return static_cast<int>(threads_.size()); }
+  // Why fewer workers run than were asked for; empty when all started.
+  const std::string& start_error() const { return start_error_; }
   PoolStats stats() const;
 
  private:
@@ -91,6 +98,8 @@ class CompilePool {
     CancelToken cancel;
   };
   void work(int index, std::shared_ptr<Compiler> compiler);
+  // Counts, delivers (callback or queue) and releases one finished unit.
+  void complete(CompletedUnit done, std::uint64_t ticket, double busy);
 
   const CompileContext context_;
   const Callback callback_;
@@ -106,10 +115,15 @@ class CompilePool {
   bool stopping_ = false;
   PoolStats stats_;
   std::vector<std::thread> threads_;
+  std::string start_error_;  // set by the constructor only
 };
 
+// The most workers a pool runs (KILN_COMPILE_THREADS has the same bound).
+inline constexpr int kMaxCompileWorkers = 1024;
+
 // Worker count for `requested`: itself when > 0, else Options::compile_threads
-// when > 0, else std::thread::hardware_concurrency() (at least 1).
+// when > 0, else std::thread::hardware_concurrency() (at least 1); never more
+// than kMaxCompileWorkers (a larger request is clamped, with a warning).
 int resolve_workers(int requested, const Options& options = Options::global());
 
 }  // namespace kiln

@@ -44,6 +44,13 @@ struct Dim3 {
   bool operator==(const Dim3&) const = default;
 };
 
+// Blocks of `per_block` items each covering `items`: ceil(items /
+// per_block), checked (no wrap of items + per_block - 1, no narrowing past
+// a grid extent's 32 bits). Throws kiln::Error (kInvalidArgument) naming
+// `what` ("grid.x for M=...") when items < 0, per_block < 1 or the count
+// does not fit.
+std::uint32_t grid_extent(std::int64_t items, std::int64_t per_block, std::string_view what);
+
 // ---------------------------------------------------------------- arguments
 
 // The type of one kernel argument. The CPU backend checks these against the

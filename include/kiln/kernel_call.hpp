@@ -73,10 +73,21 @@ std::vector<std::string> dims_used(const std::vector<ArgSpec>& specs);
 // an expression fails or a dimension comes out negative.
 std::vector<std::int64_t> eval_shape(const ArgSpec& spec, const ShapeDims& dims);
 
+// The bytes the call's tensors need for `dims`, every size checked: each
+// tensor's element count and byte size, their sum, and every integer
+// scalar against its type (an i32 `M` of 2^31 is refused, never narrowed).
+// Throws kiln::Error (kInvalidArgument) naming the argument, the dims it
+// reads ("M=2147483648, K=8: M*K*4 bytes for tensor 'A' (f32) overflows
+// ...") and the limit. Allocates nothing.
+std::int64_t call_bytes(const std::vector<ArgSpec>& specs, const ShapeDims& dims);
+
 // Allocates and fills every tensor on `device` (random: uniform in [-1, 1)
 // for floating types and small integers otherwise, from `seed` and the
-// argument's name, the same on every run and machine). Throws kiln::Error
-// for a spec that cannot be evaluated; device failures come back as values.
+// argument's name, the same on every run and machine). Before allocating
+// anything it checks the sizes (call_bytes) and that the tensors together
+// fit the device's total memory. Every failure comes back as a value:
+// kInvalidArgument for a spec that cannot be evaluated or a problem too
+// large (naming the dims and the limit), device errors as they are.
 Result<KernelCall> make_call(Device& device, const std::vector<ArgSpec>& specs,
                              const ShapeDims& dims, std::uint64_t seed);
 

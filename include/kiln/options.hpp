@@ -63,6 +63,12 @@ struct Options {
   static Options from_env(const Environment& env, std::vector<std::string>* problems = nullptr);
   // The process's options, read on first use (thread-safe), problems logged once.
   static const Options& global();
+  // For the worker processes Kiln starts (benchmark and compile workers):
+  // they inherit the environment, and stderr, of the process that started
+  // them, which has reported its problems already; global() then reports
+  // none, so each warning is printed once per run, not once per process.
+  // Call before anything reads global().
+  static void problems_reported_by_parent();
   // Problems found when global() was read.
   static const std::vector<std::string>& global_problems();
 

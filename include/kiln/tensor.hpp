@@ -41,9 +41,15 @@ struct TensorArg {
   static TensorArg contiguous(DType dtype, std::vector<std::int64_t> shape, DeviceRef device = {});
 
   // Throws kiln::Error naming `name` when strides and shape differ in rank,
-  // a dim is negative, or a stride is negative.
+  // a dim is negative, a stride is negative, or the element count or the
+  // bytes it spans overflow 64 bits.
   void validate(std::string_view name = "tensor") const;
-  std::int64_t numel() const;
+  // The element count; throws kiln::Error naming `name` and the shape when
+  // it overflows 64 bits (never wraps).
+  std::int64_t numel(std::string_view name = "tensor") const;
+  // Bytes from the first element to one past the last (0 when a dim is 0);
+  // throws like numel().
+  std::int64_t storage_bytes(std::string_view name = "tensor") const;
 };
 
 // One class per dimension: 0 for stride 0 (broadcast), 1 for stride 1

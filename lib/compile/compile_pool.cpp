@@ -3,7 +3,9 @@
 // may submit more work.
 #include "kiln/compile_pool.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <system_error>
 
 #include "kiln/error.hpp"
 #include "kiln/log.hpp"
@@ -11,20 +13,25 @@
 namespace kiln {
 
 int resolve_workers(int requested, const Options& options) {
+  if (requested > kMaxCompileWorkers) {
+    KILN_LOG(kWarn) << requested << " compile workers asked for; using " << kMaxCompileWorkers
+                    << ", the most a pool runs";
+    return kMaxCompileWorkers;
+  }
   if (requested > 0) return requested;
-  if (options.compile_threads > 0) return options.compile_threads;
+  if (options.compile_threads > 0) return std::min(options.compile_threads, kMaxCompileWorkers);
   const unsigned cores = std::thread::hardware_concurrency();
   return cores > 0 ? static_cast<int>(cores) : 1;
 }
 
 namespace {
 
-UnitResult cancelled_result(const CompileUnit& unit) {
+// Every entry of `unit` failed with `code` before it was compiled.
+UnitResult unrun_result(const CompileUnit& unit, ErrorCode code, const std::string& why) {
   UnitResult r;
   r.unit = unit;
   for (const auto& s : unit.specializations) {
-    r.entries.push_back(make_error(ErrorCode::kCancelled,
-                                   "compile of " + unit.describe() + " was cancelled before it ran",
+    r.entries.push_back(make_error(code, "compile of " + unit.describe() + " " + why,
                                    {{"kernel", s.kernel},
                                     {"config", s.config.to_string()},
                                     {"entry", s.entry},
@@ -53,7 +60,19 @@ CompilePool::CompilePool(CompilerFactory factory, PoolOptions options, Callback 
   }
   threads_.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    threads_.emplace_back(&CompilePool::work, this, i, compilers[static_cast<std::size_t>(i)]);
+    // NOTES: a thread that cannot start (EAGAIN: a process or memory limit)
+    // must not escape as an exception here: the started threads would be
+    // destroyed joinable, which is std::terminate. The pool runs with those
+    // it has; with none, every unit fails at once with the reason.
+    try {
+      threads_.emplace_back(&CompilePool::work, this, i, compilers[static_cast<std::size_t>(i)]);
+    } catch (const std::system_error& e) {
+      start_error_ = "only " + std::to_string(i) + " of " + std::to_string(n) +
+                     " compile worker threads could start (" + e.what() +
+                     "): lower --threads or KILN_COMPILE_THREADS, or raise the process limit";
+      KILN_LOG(kWarn) << start_error_;
+      break;
+    }
   }
 }
 
@@ -79,16 +98,24 @@ CompilePool::~CompilePool() {
 
 std::uint64_t CompilePool::submit(CompileUnit unit, CancelToken cancel) {
   std::uint64_t ticket = 0;
+  const bool workerless = threads_.empty();
   {
     std::lock_guard lock(mutex_);
     if (stopping_) {
       throw Error(ErrorCode::kInvalidArgument, "CompilePool::submit after the pool began to stop");
     }
     ticket = next_ticket_++;
-    // A child token: cancel_all() cancels it without touching the caller's.
-    jobs_.push_back(Job{ticket, std::move(unit), CancelToken::child_of(cancel)});
     ++pending_;
     ++stats_.submitted;
+    // A child token: cancel_all() cancels it without touching the caller's.
+    if (!workerless) jobs_.push_back(Job{ticket, std::move(unit), CancelToken::child_of(cancel)});
+  }
+  if (workerless) {
+    CompletedUnit done;
+    done.ticket = ticket;
+    done.result = unrun_result(unit, ErrorCode::kUnavailable, "did not run: " + start_error_);
+    complete(std::move(done), ticket, 0);
+    return ticket;
   }
   work_ready_.notify_one();
   return ticket;
@@ -116,7 +143,7 @@ void CompilePool::work(int index, std::shared_ptr<Compiler> compiler) {
     done.ticket = job.ticket;
     done.worker = index;
     if (job.cancel.cancelled()) {
-      done.result = cancelled_result(job.unit);
+      done.result = unrun_result(job.unit, ErrorCode::kCancelled, "was cancelled before it ran");
     } else {
       try {
         done.result = compile_isolated(*compiler, job.unit, job.cancel, context_);
@@ -135,30 +162,34 @@ void CompilePool::work(int index, std::shared_ptr<Compiler> compiler) {
     }
     const double busy =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::size_t ok = done.result.ok_count();
-    {
-      std::lock_guard lock(mutex_);
-      running_.erase(job.ticket);
-      ++stats_.completed;
-      stats_.programs += done.result.programs;
-      stats_.artifacts += ok;
-      stats_.failed += done.result.entries.size() - ok;
-      stats_.busy_seconds += busy;
-      if (!callback_) done_.push_back(std::move(done));
-    }
-    if (callback_) {
-      try {
-        callback_(std::move(done));
-      } catch (const std::exception& e) {
-        KILN_LOG(kError) << "compile pool callback threw: " << e.what();
-      }
-    }
-    {
-      std::lock_guard lock(mutex_);
-      --pending_;
-    }
-    done_ready_.notify_all();
+    complete(std::move(done), job.ticket, busy);
   }
+}
+
+void CompilePool::complete(CompletedUnit done, std::uint64_t ticket, double busy) {
+  const std::size_t ok = done.result.ok_count();
+  {
+    std::lock_guard lock(mutex_);
+    running_.erase(ticket);
+    ++stats_.completed;
+    stats_.programs += done.result.programs;
+    stats_.artifacts += ok;
+    stats_.failed += done.result.entries.size() - ok;
+    stats_.busy_seconds += busy;
+    if (!callback_) done_.push_back(std::move(done));
+  }
+  if (callback_) {
+    try {
+      callback_(std::move(done));
+    } catch (const std::exception& e) {
+      KILN_LOG(kError) << "compile pool callback threw: " << e.what();
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    --pending_;
+  }
+  done_ready_.notify_all();
 }
 
 std::optional<CompletedUnit> CompilePool::next() {

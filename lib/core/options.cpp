@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -192,16 +193,26 @@ const GlobalOptions& global_options() {
 }
 }  // namespace
 
+namespace {
+// Set in worker processes: their parent reported the problems.
+std::atomic<bool> g_parent_reported{false};
+}  // namespace
+
 const Options& Options::global() {
   const GlobalOptions& g = global_options();
   // Reported after initialisation, so logging (which reads the level from
   // here) cannot re-enter the static initialiser.
   static const bool reported = [&] {
+    if (g_parent_reported.load()) return true;
     for (const auto& p : g.problems) KILN_LOG(kWarn) << p;
     return true;
   }();
   (void)reported;
   return g.options;
+}
+
+void Options::problems_reported_by_parent() {
+  g_parent_reported.store(true);
 }
 
 const std::vector<std::string>& Options::global_problems() {

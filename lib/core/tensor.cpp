@@ -3,6 +3,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "kiln/checked_math.hpp"
 #include "kiln/error.hpp"
 
 namespace kiln {
@@ -60,9 +61,30 @@ std::string DeviceRef::to_string() const {
   return kind == DeviceKind::kCpu ? "cpu" : "cuda:" + std::to_string(index);
 }
 
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+[[noreturn]] void too_large(std::string_view name, const std::vector<std::int64_t>& shape,
+                            const std::string& what) {
+  throw Error(ErrorCode::kInvalidArgument, "tensor argument '" + std::string(name) + "' of shape " +
+                                               shape_text(shape) + ": " + what +
+                                               " overflows 64-bit sizes (at most 2^63-1)");
+}
+
+}  // namespace
+
 TensorArg TensorArg::contiguous(DType dtype, std::vector<std::int64_t> shape, DeviceRef device) {
   std::vector<std::int64_t> strides(shape.size(), 1);
-  for (std::size_t i = shape.size(); i > 1; --i) strides[i - 2] = strides[i - 1] * shape[i - 1];
+  for (std::size_t i = shape.size(); i > 1; --i) {
+    auto stride = checked_mul(strides[i - 1], shape[i - 1]);
+    if (!stride) too_large("tensor", shape, "the stride of dim " + std::to_string(i - 2));
+    strides[i - 2] = *stride;
+  }
   return TensorArg{dtype, std::move(shape), std::move(strides), device};
 }
 
@@ -81,12 +103,37 @@ void TensorArg::validate(std::string_view name) const {
     if (strides[i] < 0)
       fail("dim " + std::to_string(i) + " has negative stride " + std::to_string(strides[i]));
   }
+  // Both throw, naming the shape, when a size overflows.
+  (void)numel(name);
+  (void)storage_bytes(name);
 }
 
-std::int64_t TensorArg::numel() const {
+std::int64_t TensorArg::numel(std::string_view name) const {
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape) {
+    const auto next = checked_mul(n, d);
+    if (!next) too_large(name, shape, "the element count");
+    n = *next;
+  }
   return n;
+}
+
+std::int64_t TensorArg::storage_bytes(std::string_view name) const {
+  for (auto d : shape)
+    if (d == 0) return 0;
+  std::int64_t last = 0;  // offset of the last element, in elements
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const std::int64_t stride = i < strides.size() ? strides[i] : 0;
+    const auto step = checked_mul(shape[i] - 1, stride);
+    const auto sum = step ? checked_add(last, *step) : std::nullopt;
+    if (!sum) too_large(name, shape, "the storage span");
+    last = *sum;
+  }
+  const auto count = checked_add<std::int64_t>(last, 1);
+  const auto bytes =
+      count ? checked_mul(*count, static_cast<std::int64_t>(dtype_size(dtype))) : std::nullopt;
+  if (!bytes) too_large(name, shape, "the byte size");
+  return *bytes;
 }
 
 std::vector<StrideClass> stride_pattern(const TensorArg& arg) {

@@ -17,11 +17,8 @@ Arg Arg::of_tensor(std::string name, void* data, TensorArg tensor) {
 }
 
 std::size_t Arg::storage_bytes() const {
-  if (!is_tensor || tensor.numel() == 0) return 0;
-  std::int64_t last = 0;
-  for (std::size_t i = 0; i < tensor.shape.size(); ++i)
-    last += (tensor.shape[i] - 1) * tensor.strides[i];
-  return static_cast<std::size_t>(last + 1) * dtype_size(tensor.dtype);
+  if (!is_tensor) return 0;
+  return static_cast<std::size_t>(tensor.storage_bytes(name));
 }
 
 std::vector<DeviceSpan> touched_spans(const ArgList& args) {

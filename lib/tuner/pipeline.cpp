@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "artifact_source.hpp"
@@ -168,7 +169,14 @@ Result<std::shared_ptr<WorkerState>> start_worker(const std::shared_ptr<Shared>&
     w->state->rebind(&w->replica->args);
   }
   w->track = s->in.trace->track("bench " + std::to_string(slot) + " (" + where + ")");
-  w->thread = std::thread(bench_loop, s, w);
+  try {
+    w->thread = std::thread(bench_loop, s, w);
+  } catch (const std::system_error& e) {
+    // Out of threads: this slot has no worker (the run goes on with the
+    // others, or stops naming why), never std::terminate.
+    return make_error(ErrorCode::kUnavailable,
+                      "cannot start a benchmark worker thread: " + std::string(e.what()));
+  }
   return w;
 }
 

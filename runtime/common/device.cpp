@@ -1,10 +1,30 @@
 // The backend-independent parts of include/kiln/device.hpp.
 #include "kiln/device.hpp"
 
+#include "kiln/checked_math.hpp"
+#include "kiln/error.hpp"
+
 namespace kiln {
 
 std::string Dim3::to_string() const {
   return "(" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + ")";
+}
+
+std::uint32_t grid_extent(std::int64_t items, std::int64_t per_block, std::string_view what) {
+  if (items < 0 || per_block < 1) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(what) + ": " + std::to_string(items) + " items in blocks of " +
+                    std::to_string(per_block) + " (items must be >= 0, blocks >= 1)");
+  }
+  const auto blocks = checked_narrow<std::uint32_t>(ceil_div_nonneg(items, per_block));
+  if (!blocks) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(what) + ": " + std::to_string(items) +
+                                                 " items in blocks of " +
+                                                 std::to_string(per_block) + " need " +
+                                                 std::to_string(ceil_div_nonneg(items, per_block)) +
+                                                 " blocks, more than a grid extent holds (2^32-1)");
+  }
+  return *blocks;
 }
 
 const char* arg_type_name(ArgType type) {

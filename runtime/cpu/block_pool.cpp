@@ -1,9 +1,25 @@
 #include "block_pool.hpp"
 
+#include <string>
+#include <system_error>
+
 namespace kiln::cpu {
 
-BlockPool::BlockPool(int threads) : threads_(threads < 1 ? 1 : threads) {
-  for (int r = 1; r < threads_; ++r) workers_.emplace_back([this, r] { worker_loop(r); });
+BlockPool::BlockPool(int threads) {
+  const int wanted = threads < 1 ? 1 : threads;
+  for (int r = 1; r < wanted; ++r) {
+    // A thread that cannot start (a process or memory limit) leaves fewer
+    // runners, never an exception that would destroy the started ones
+    // joinable (std::terminate): the caller always runs blocks itself.
+    try {
+      workers_.emplace_back([this, r] { worker_loop(r); });
+    } catch (const std::system_error& e) {
+      start_error_ = "the CPU device runs " + std::to_string(r) + " of " + std::to_string(wanted) +
+                     " block threads: " + e.what();
+      break;
+    }
+  }
+  threads_ = static_cast<int>(workers_.size()) + 1;
 }
 
 BlockPool::~BlockPool() {

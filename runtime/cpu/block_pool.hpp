@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -16,13 +17,16 @@ namespace kiln::cpu {
 
 class BlockPool {
  public:
-  // `threads` >= 1 runners in all: threads - 1 workers plus the caller.
+  // `threads` >= 1 runners in all: threads - 1 workers plus the caller;
+  // fewer when threads cannot be created (threads() and start_error() say).
   explicit BlockPool(int threads);
   ~BlockPool();
   BlockPool(const BlockPool&) = delete;
   BlockPool& operator=(const BlockPool&) = delete;
 
   int threads() const { return threads_; }
+  // Why threads() is less than asked for; empty when every thread started.
+  const std::string& start_error() const { return start_error_; }
 
   // Calls body(block, runner) once for each block in [0, count); runner is
   // in [0, threads()) and no two concurrent calls share one. One run at a
@@ -33,7 +37,8 @@ class BlockPool {
   void worker_loop(int runner);
   void drain(int runner);
 
-  const int threads_;
+  int threads_ = 1;  // set once by the constructor
+  std::string start_error_;
   std::mutex run_mutex_;  // one launch at a time
 
   std::mutex mutex_;

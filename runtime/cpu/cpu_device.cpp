@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "cache_flush.hpp"
 #include "kiln/cpu.hpp"
+#include "kiln/log.hpp"
 #include "llvm_info.hpp"
 
 namespace kiln::cpu {
@@ -54,6 +56,23 @@ std::size_t last_level_cache_bytes() {
   return best ? best : std::size_t{32} << 20;
 }
 
+// The memory this process may use: physical memory, or the cgroup's limit
+// when a container sets a lower one (where allocating more gets the process
+// killed, not refused). 0 when unknown.
+std::size_t host_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  std::size_t bytes =
+      pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
+  for (const char* limit :
+       {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(limit);
+    std::size_t value = 0;
+    if (in >> value && value > 0 && (bytes == 0 || value < bytes))
+      bytes = value;  // "max": no limit
+  }
+  return bytes;
+}
+
 std::string signature_text(const Signature& s) {
   std::string out = "(";
   for (unsigned i = 0; i < s.count && i < kMaxArgs; ++i) {
@@ -75,9 +94,9 @@ CpuDevice::CpuDevice(int threads, std::shared_ptr<HostJit> jit)
   props_.shared_per_block_optin = kSharedLimit;
   props_.shared_per_sm = kSharedLimit;
   props_.l2_bytes = last_level_cache_bytes();
-  props_.total_memory = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
-                        static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  props_.total_memory = host_memory_bytes();
   props_.max_threads_per_block = 1024;
+  if (!pool_.start_error().empty()) KILN_LOG(kWarn) << pool_.start_error();
 }
 
 CpuDevice::~CpuDevice() = default;
@@ -188,14 +207,23 @@ Status CpuDevice::run_blocks(const CpuKernelState& kernel, const LaunchConfig& c
 // ----------------------------------------------------------------- memory
 
 Result<Buffer> CpuDevice::allocate(std::size_t bytes) {
+  // More than the machine has would fail, or (memory overcommitted) succeed
+  // and get the process killed when it is touched: refuse it as a value.
+  if ((props_.total_memory && bytes > props_.total_memory) || bytes > SIZE_MAX - 63) {
+    return make_error(ErrorCode::kUnavailable, "cannot allocate " + std::to_string(bytes) +
+                                                   " bytes of host memory: the "
+                                                   "machine has " +
+                                                   std::to_string(props_.total_memory) + " bytes");
+  }
   auto state = std::make_unique<BufferState>();
   state->owner = this;
   // 64-byte lines, so vector loads of a tile never straddle two.
   std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
   state->data = std::aligned_alloc(64, rounded);
   if (!state->data) {
-    return make_error(ErrorCode::kUnavailable,
-                      "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    return make_error(ErrorCode::kUnavailable, "cannot allocate " + std::to_string(bytes) +
+                                                   " bytes of host memory (" +
+                                                   std::strerror(errno) + ")");
   }
   void* data = state->data;
   return Buffer(std::move(state), data, bytes);

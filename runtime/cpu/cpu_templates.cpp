@@ -51,13 +51,13 @@ KernelTemplate fused_add_rmsnorm_template() {
 
 Dim3 gemm_f32_grid(const Config& config, std::int64_t m, std::int64_t n) {
   const std::int64_t bm = param(config, "BM"), bn = param(config, "BN");
-  return {static_cast<std::uint32_t>((n + bn - 1) / bn),
-          static_cast<std::uint32_t>((m + bm - 1) / bm), 1};
+  return {grid_extent(n, bn, "gemm_f32 grid.x (N / BN)"),
+          grid_extent(m, bm, "gemm_f32 grid.y (M / BM)"), 1};
 }
 
 Dim3 fused_add_rmsnorm_grid(const Config& config, std::int64_t rows) {
   const std::int64_t per_block = param(config, "ROWS");
-  return {static_cast<std::uint32_t>((rows + per_block - 1) / per_block), 1, 1};
+  return {grid_extent(rows, per_block, "fused_add_rmsnorm grid.x (rows / ROWS)"), 1, 1};
 }
 
 }  // namespace kiln::cpu

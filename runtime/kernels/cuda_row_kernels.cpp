@@ -55,7 +55,7 @@ LaunchRule row_launch(const char* width) {
                       " is not a multiple of VEC=" + std::to_string(c.get_int("VEC")));
     }
     LaunchGeometry g;
-    g.grid = {static_cast<std::uint32_t>((rows + c.get_int("ROWS") - 1) / c.get_int("ROWS")), 1, 1};
+    g.grid = {grid_extent(rows, c.get_int("ROWS"), "grid.x (rows / ROWS)"), 1, 1};
     g.block = {static_cast<std::uint32_t>(c.get_int("THREADS")),
                static_cast<std::uint32_t>(c.get_int("ROWS")), 1};
     return g;

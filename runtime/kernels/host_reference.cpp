@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kiln/checked_math.hpp"
 #include "kiln/compare.hpp"
 #include "kiln/error.hpp"
 
@@ -49,7 +50,10 @@ std::int64_t int_scalar(const ArgList& args, const char* name) {
       [name](auto v) -> std::int64_t {
         using T = decltype(v);
         if constexpr (std::is_integral_v<T>) {
-          return static_cast<std::int64_t>(v);
+          if (auto n = checked_narrow<std::int64_t>(v)) return *n;
+          throw Error(ErrorCode::kInvalidArgument, std::string("argument '") + name +
+                                                       "' = " + std::to_string(v) +
+                                                       " does not fit a 64-bit signed dimension");
         } else {
           throw Error(ErrorCode::kInvalidArgument,
                       std::string("argument '") + name + "' must be an integer dimension");

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 
+#include "kiln/checked_math.hpp"
 #include "kiln/error.hpp"
 
 namespace kiln {
@@ -107,10 +109,11 @@ class Parser {
     if (std::isdigit(static_cast<unsigned char>(c))) {
       std::int64_t value = 0;
       while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-        if (__builtin_mul_overflow(value, 10, &value) ||
-            __builtin_add_overflow(value, text_[pos_] - '0', &value)) {
+        const auto next = checked_mul<std::int64_t>(value, 10);
+        const auto sum = next ? checked_add<std::int64_t>(*next, text_[pos_] - '0') : next;
+        if (!sum)
           fail(text_, "the number at offset " + std::to_string(pos_) + " does not fit 64 bits");
-        }
+        value = *sum;
         ++pos_;
       }
       if (pos_ < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[pos_])) ||
@@ -148,8 +151,9 @@ struct Evaluator {
   std::string_view text;
   const ExprVars& vars;
 
-  void check_overflow(bool overflowed, const std::string& op) const {
-    if (overflowed) fail(text, "'" + op + "' overflows 64-bit integers");
+  std::int64_t checked(std::optional<std::int64_t> r, const std::string& op) const {
+    if (!r) fail(text, "'" + op + "' overflows 64-bit integers");
+    return *r;
   }
 
   std::int64_t call(const IntExpr::Node& n) const {
@@ -166,11 +170,9 @@ struct Evaluator {
       if (a[1] <= 0)
         fail(text, n.name + "() needs a positive divisor, got " + std::to_string(a[1]));
       if (a[0] < 0) fail(text, n.name + "() needs a non-negative dividend");
-      const std::int64_t q = a[0] / a[1] + (a[0] % a[1] != 0);
+      const std::int64_t q = ceil_div_nonneg(a[0], a[1]);
       if (n.name == "ceil_div") return q;
-      std::int64_t r = 0;
-      check_overflow(__builtin_mul_overflow(q, a[1], &r), "round_up");
-      return r;
+      return checked(checked_mul(q, a[1]), "round_up");
     }
     if (n.name == "min") return *std::min_element(a.begin(), a.end());
     if (n.name == "max") return *std::max_element(a.begin(), a.end());
@@ -178,12 +180,9 @@ struct Evaluator {
   }
 
   std::int64_t binary(const std::string& op, std::int64_t x, std::int64_t y) const {
-    std::int64_t r = 0;
-    // NOTES: the overflow check runs before `r` is read (as one call's two
-    // arguments, their order would be unspecified).
-    if (op == "+") return check_overflow(__builtin_add_overflow(x, y, &r), op), r;
-    if (op == "-") return check_overflow(__builtin_sub_overflow(x, y, &r), op), r;
-    if (op == "*") return check_overflow(__builtin_mul_overflow(x, y, &r), op), r;
+    if (op == "+") return checked(checked_add(x, y), op);
+    if (op == "-") return checked(checked_sub(x, y), op);
+    if (op == "*") return checked(checked_mul(x, y), op);
     if (op == "/" || op == "%") {
       if (y == 0) fail(text, "division by zero");
       if (x == INT64_MIN && y == -1) fail(text, "'" + op + "' overflows 64-bit integers");

@@ -1,10 +1,16 @@
 // Described arguments -> device buffers with deterministic data.
 #include "kiln/kernel_call.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
+#include "kiln/checked_math.hpp"
 #include "kiln/compare.hpp"
 #include "kiln/error.hpp"
 #include "kiln/hash.hpp"
@@ -164,8 +170,97 @@ void fill_host(std::vector<std::uint8_t>& bytes, DType dtype, std::size_t count,
   }
 }
 
+// "M=2147483648, K=8": the dims `exprs` read, in the order they appear.
+std::string dims_text(const std::vector<const IntExpr*>& exprs, const ShapeDims& dims) {
+  std::vector<std::string> names;
+  for (const IntExpr* e : exprs)
+    for (auto& v : e->variables())
+      if (std::find(names.begin(), names.end(), v) == names.end()) names.push_back(v);
+  std::string out;
+  for (const auto& n : names) {
+    auto it = dims.find(n);
+    if (it != dims.end()) out += (out.empty() ? "" : ", ") + n + "=" + std::to_string(it->second);
+  }
+  return out.empty() ? "this shape" : out;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 6) bytes /= 1024, ++u;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+// "M*K*4": a tensor's byte size as the product of its shape expressions.
+std::string bytes_formula(const TensorSpec& t) {
+  std::string out;
+  for (const auto& e : t.shape) {
+    const std::string& text = e.text();
+    const bool name = std::all_of(text.begin(), text.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+    out += (name ? text : "(" + text + ")") + "*";
+  }
+  return out + std::to_string(dtype_size(t.dtype));
+}
+
+// The tensor's bytes for `dims`, checked: never a wrapped product.
+std::int64_t tensor_bytes(const ArgSpec& spec, const ShapeDims& dims) {
+  const TensorSpec& t = spec.tensor();
+  std::optional<std::int64_t> bytes = static_cast<std::int64_t>(dtype_size(t.dtype));
+  for (std::int64_t extent : eval_shape(spec, dims))
+    if (bytes) bytes = checked_mul(*bytes, extent);
+  if (bytes) return *bytes;
+  std::vector<const IntExpr*> exprs;
+  for (const auto& e : t.shape) exprs.push_back(&e);
+  throw Error(ErrorCode::kInvalidArgument,
+              dims_text(exprs, dims) + ": " + bytes_formula(t) + " bytes for tensor '" + spec.name +
+                  "' (" + dtype_name(t.dtype) +
+                  ") overflows 64-bit sizes (at most 2^63-1 bytes): use a smaller shape");
+}
+
+// An integer scalar's value, checked against its type's range (a kernel
+// taking `int n` must never see 2^31 wrapped to -2^31).
+template <class T>
+T narrow_scalar(const ArgSpec& spec, const ShapeDims& dims, std::int64_t value) {
+  if (auto v = checked_narrow<T>(value)) return *v;
+  const ScalarSpec& s = spec.scalar();
+  const std::string type = arg_type_name(s.type);
+  const std::string range = type + "'s range " + std::to_string(std::numeric_limits<T>::min()) +
+                            ".." + std::to_string(std::numeric_limits<T>::max());
+  if (s.is_literal) {
+    throw Error(ErrorCode::kInvalidArgument, "argument '" + spec.name + "' (" + type +
+                                                 "): the literal " + std::to_string(value) +
+                                                 " is outside " + range);
+  }
+  // "'N*N' = " only when the value is more than one dim.
+  const std::string expr = s.value.variables() == std::vector<std::string>{s.value.text()}
+                               ? ""
+                               : " = '" + s.value.text() + "'";
+  throw Error(ErrorCode::kInvalidArgument,
+              dims_text({&s.value}, dims) + ": argument '" + spec.name + "' (" + type + ")" + expr +
+                  " would be " + std::to_string(value) + ", outside " + range +
+                  " (the kernel takes it as " + type + "): use a smaller shape");
+}
+
+// A literal for an integer type: a whole number within 64 bits (casting
+// 2.5, 1e300 or NaN would truncate or be undefined).
+std::int64_t integer_literal(const ArgSpec& spec) {
+  const double f = spec.scalar().literal;
+  if (!std::isfinite(f) || f != std::trunc(f) || f < -0x1p63 || f >= 0x1p63) {
+    throw Error(ErrorCode::kInvalidArgument, "argument '" + spec.name + "' (" +
+                                                 arg_type_name(spec.scalar().type) +
+                                                 "): the literal " + std::to_string(f) +
+                                                 " is not a whole number within 64 bits");
+  }
+  return static_cast<std::int64_t>(f);
+}
+
 Arg scalar_arg(const ArgSpec& spec, const ShapeDims& dims) {
   const ScalarSpec& s = spec.scalar();
+  const bool floating = s.type == ArgType::kF32 || s.type == ArgType::kF64;
   std::int64_t n = 0;
   double f = s.literal;
   if (!s.is_literal) {
@@ -175,20 +270,26 @@ Arg scalar_arg(const ArgSpec& spec, const ShapeDims& dims) {
       throw Error(ErrorCode::kInvalidArgument, "argument '" + spec.name + "': " + err.what());
     }
     f = static_cast<double>(n);
-  } else {
-    n = static_cast<std::int64_t>(f);
+  } else if (!floating) {
+    n = integer_literal(spec);
+  }
+  if (s.type == ArgType::kF32 && std::isfinite(f) &&
+      std::abs(f) > std::numeric_limits<float>::max()) {
+    throw Error(ErrorCode::kInvalidArgument, "argument '" + spec.name +
+                                                 "' (f32): " + std::to_string(f) +
+                                                 " is outside f32's range (about 3.4e38)");
   }
   switch (s.type) {
     case ArgType::kBool:
       return Arg::of_scalar(spec.name, n != 0, s.in_key);
     case ArgType::kI32:
-      return Arg::of_scalar(spec.name, static_cast<std::int32_t>(n), s.in_key);
+      return Arg::of_scalar(spec.name, narrow_scalar<std::int32_t>(spec, dims, n), s.in_key);
     case ArgType::kU32:
-      return Arg::of_scalar(spec.name, static_cast<std::uint32_t>(n), s.in_key);
+      return Arg::of_scalar(spec.name, narrow_scalar<std::uint32_t>(spec, dims, n), s.in_key);
     case ArgType::kI64:
       return Arg::of_scalar(spec.name, n, s.in_key);
     case ArgType::kU64:
-      return Arg::of_scalar(spec.name, static_cast<std::uint64_t>(n), s.in_key);
+      return Arg::of_scalar(spec.name, narrow_scalar<std::uint64_t>(spec, dims, n), s.in_key);
     case ArgType::kF32:
       return Arg::of_scalar(spec.name, static_cast<float>(f), s.in_key);
     case ArgType::kF64:
@@ -200,9 +301,36 @@ Arg scalar_arg(const ArgSpec& spec, const ShapeDims& dims) {
               "argument '" + spec.name + "': scalars are bool, i32, u32, i64, u64, f32 or f64");
 }
 
-}  // namespace
+// Refuses a call whose tensors need more than the device holds: the
+// allocation would fail, or (host memory overcommitted) succeed and get the
+// process killed when the data is written.
+Status check_fits(const Device& device, const std::vector<ArgSpec>& specs, const ShapeDims& dims,
+                  std::int64_t total) {
+  const DeviceProperties& props = device.properties();
+  if (props.total_memory == 0 || static_cast<std::uint64_t>(total) <= props.total_memory)
+    return ok_status();
+  const ArgSpec* largest = nullptr;
+  std::int64_t largest_bytes = -1;
+  std::vector<const IntExpr*> exprs;
+  for (const auto& spec : specs) {
+    if (!spec.is_tensor()) continue;
+    for (const auto& e : spec.tensor().shape) exprs.push_back(&e);
+    const std::int64_t b = tensor_bytes(spec, dims);
+    if (b > largest_bytes) largest = &spec, largest_bytes = b;
+  }
+  return make_error(ErrorCode::kInvalidArgument,
+                    dims_text(exprs, dims) + ": the call's tensors need " +
+                        human_bytes(static_cast<double>(total)) + " (the largest, '" +
+                        largest->name + "', " + bytes_formula(largest->tensor()) + " = " +
+                        human_bytes(static_cast<double>(largest_bytes)) + "), more than the " +
+                        props.ref.to_string() + " device's " +
+                        human_bytes(static_cast<double>(props.total_memory)) +
+                        " of memory: use a smaller shape",
+                    {{"bytes_needed", std::to_string(total)},
+                     {"device_memory", std::to_string(props.total_memory)}});
+}
 
-Result<KernelCall> make_call(Device& device, const std::vector<ArgSpec>& specs,
+Result<KernelCall> fill_call(Device& device, const std::vector<ArgSpec>& specs,
                              const ShapeDims& dims, std::uint64_t seed) {
   KernelCall call;
   call.args.reserve(specs.size());
@@ -214,13 +342,21 @@ Result<KernelCall> make_call(Device& device, const std::vector<ArgSpec>& specs,
     const TensorSpec& t = spec.tensor();
     TensorArg desc =
         TensorArg::contiguous(t.dtype, eval_shape(spec, dims), device.properties().ref);
-    const auto count = static_cast<std::size_t>(desc.numel());
-    const std::size_t bytes = count * dtype_size(t.dtype);
+    const auto count = static_cast<std::size_t>(desc.numel(spec.name));
+    const auto bytes = static_cast<std::size_t>(tensor_bytes(spec, dims));
     // At least one byte: an empty tensor still gets a distinct address.
     auto buffer = device.allocate(bytes == 0 ? 1 : bytes);
     if (!buffer.ok()) return buffer.error();
     if (bytes > 0) {
-      std::vector<std::uint8_t> host(bytes);
+      std::vector<std::uint8_t> host;
+      try {
+        host.resize(bytes);
+      } catch (const std::bad_alloc&) {
+        return make_error(ErrorCode::kUnavailable,
+                          "cannot allocate " + human_bytes(static_cast<double>(bytes)) +
+                              " of host memory to fill tensor '" + spec.name +
+                              "': use a smaller shape or free some memory");
+      }
       Rng rng{seed ^ hash128(spec.name).low};
       fill_host(host, t.dtype, count, t.init, rng);
       Status copied = device.copy_to_device(buffer->data(), host.data(), bytes);
@@ -232,6 +368,43 @@ Result<KernelCall> make_call(Device& device, const std::vector<ArgSpec>& specs,
   Status done = device.synchronize();
   if (!done.ok()) return done.error();
   return call;
+}
+
+}  // namespace
+
+std::int64_t call_bytes(const std::vector<ArgSpec>& specs, const ShapeDims& dims) {
+  std::int64_t total = 0;
+  std::vector<const IntExpr*> exprs;  // the shapes summed so far, for the message
+  for (const auto& spec : specs) {
+    if (!spec.is_tensor()) {
+      (void)scalar_arg(spec, dims);  // throws when the value does not fit its type
+      continue;
+    }
+    for (const auto& e : spec.tensor().shape) exprs.push_back(&e);
+    const auto sum = checked_add(total, tensor_bytes(spec, dims));
+    if (!sum) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  dims_text(exprs, dims) +
+                      ": the call's tensors together overflow 64-bit sizes (at most 2^63-1 "
+                      "bytes) at tensor '" +
+                      spec.name + "': use a smaller shape");
+    }
+    total = *sum;
+  }
+  return total;
+}
+
+Result<KernelCall> make_call(Device& device, const std::vector<ArgSpec>& specs,
+                             const ShapeDims& dims, std::uint64_t seed) {
+  try {
+    // Every size and scalar is checked, and the total against the device,
+    // before the first byte is allocated.
+    Status fits = check_fits(device, specs, dims, call_bytes(specs, dims));
+    if (!fits.ok()) return fits.error();
+    return fill_call(device, specs, dims, seed);
+  } catch (const Error& e) {
+    return e.info();
+  }
 }
 
 nlohmann::json arg_specs_to_json(const std::vector<ArgSpec>& specs) {

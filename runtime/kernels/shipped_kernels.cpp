@@ -78,8 +78,8 @@ ShippedKernel cuda_gemm(std::string name, DType dtype) {
     t.launch = [](const Config& c, const ArgList& args) {
       const std::int64_t m = int_scalar(args, "M"), n = int_scalar(args, "N");
       LaunchGeometry g;
-      g.grid = {static_cast<std::uint32_t>((n + c.get_int("BN") - 1) / c.get_int("BN")),
-                static_cast<std::uint32_t>((m + c.get_int("BM") - 1) / c.get_int("BM")), 1};
+      g.grid = {grid_extent(n, c.get_int("BN"), "grid.x (N / BN)"),
+                grid_extent(m, c.get_int("BM"), "grid.y (M / BM)"), 1};
       g.block = {static_cast<std::uint32_t>(gemm_threads(c)), 1, 1};
       g.shared_bytes = gemm_shared_bytes(c);
       return g;

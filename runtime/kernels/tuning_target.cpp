@@ -58,6 +58,12 @@ std::vector<DeviceRef> device_refs(BackendKind kind, const std::vector<int>& ind
 Result<TuningTarget> open_cpu(const ToolchainFingerprint& toolchain,
                               const std::vector<int>& indices) {
 #if KILN_KERNELS_CPU
+  for (int i : indices) {
+    if (i != 0) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "no cpu:" + std::to_string(i) + ": this machine has 1 CPU device (0)");
+    }
+  }
   auto device = cpu::open_device(0);
   if (!device.ok()) return device.error();
   const auto refs = device_refs(BackendKind::kCpu, indices);

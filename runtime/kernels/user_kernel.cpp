@@ -184,6 +184,54 @@ ConfigSpace parse_space(const json& spec) {
   return at_field("space", [&] { return ConfigSpace::from_json(s, registry); });
 }
 
+// Configs the emptiness check looks at before it gives up on a huge space
+// (which the tuner samples rather than enumerates).
+constexpr std::uint64_t kSpaceScanLimit = 1'000'000;
+
+// A space with no config left is bad input, found before anything
+// compiles: names the constraints that reject every config on their own,
+// else all of them (together they leave nothing).
+void check_not_empty(const ConfigSpace& space) {
+  if (space.parameters().empty())
+    bad("space.parameters", "empty: a kernel to tune needs at least one parameter");
+  const std::uint64_t total = space.cartesian_size();
+  const auto& constraints = space.constraints();
+  std::vector<bool> ever_kept(constraints.size(), false);
+  for (std::uint64_t i = 0; i < total && i < kSpaceScanLimit; ++i) {
+    const Config config = space.config_at(i);
+    bool all = true;
+    for (std::size_t c = 0; c < constraints.size(); ++c) {
+      bool kept = false;
+      try {
+        kept = constraints[c].predicate(config);
+      } catch (const Error& e) {
+        bad("space.constraints", "'" + constraints[c].name + "' fails for {" + config.to_string() +
+                                     "}: " + e.what() +
+                                     " (constraints read parameters only; early_prune reads the "
+                                     "shape too)");
+      }
+      ever_kept[c] = ever_kept[c] || kept;
+      all = all && kept;
+    }
+    if (all) return;
+  }
+  if (total > kSpaceScanLimit) return;  // not proven empty: the tuner samples it
+  std::string alone, every;
+  std::size_t alone_count = 0;
+  for (std::size_t c = 0; c < constraints.size(); ++c) {
+    const std::string name = "'" + constraints[c].name + "'";
+    every += (every.empty() ? "" : ", ") + name;
+    if (!ever_kept[c]) alone += (alone_count++ ? ", " : "") + name;
+  }
+  const std::string who = alone_count == 1  ? "constraint " + alone + " rejects"
+                          : alone_count > 1 ? "constraints " + alone + " each reject"
+                                            : "constraints " + every + " together reject";
+  bad("space.constraints", "no config is left: " + who + " every one of the " +
+                               std::to_string(total) +
+                               " combinations of the parameters' values: relax a constraint or "
+                               "add values");
+}
+
 void check_tensor_names(const UserKernel& k, const std::vector<std::string>& names,
                         const char* field) {
   for (const auto& n : names) {
@@ -223,6 +271,7 @@ UserKernel parse_user_kernel(const json& spec, std::string source, std::string e
   k.tmpl.options = names_of(spec, "options");
   k.tmpl.include_dirs = names_of(spec, "include_dirs");
   k.tmpl.space = parse_space(spec);
+  check_not_empty(k.tmpl.space);
   at_field("entry", [&] { return k.tmpl.check(); });
   const auto& params = k.tmpl.space.parameters();
   auto is_param = [&](const std::string& n) {

@@ -16,6 +16,7 @@
 #include "kiln/bench_worker.hpp"
 #include "kiln/compile_worker.hpp"
 #include "kiln/devices.hpp"
+#include "kiln/options.hpp"
 #if KILN_WORKER_CPU
 #include "kiln/cpu.hpp"
 #endif
@@ -47,6 +48,9 @@ std::unique_ptr<kiln::Compiler> backend_compiler(const char* kind) {
 
 int main(int argc, char** argv) {
   if (::isatty(0)) return usage();
+  // The tuner that started this process has printed the environment's
+  // problems on the stderr this process shares.
+  kiln::Options::problems_reported_by_parent();
   std::unique_ptr<kiln::Compiler> compiler;
   if (argc == 3 && std::strcmp(argv[1], "--compile") == 0) {
     compiler = backend_compiler(argv[2]);

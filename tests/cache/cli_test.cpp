@@ -59,7 +59,7 @@ TEST_F(CacheCli, PruneToASize) {
   EXPECT_LE(pruned.json()["bytes"].get<std::uint64_t>(), 30000u);
   EXPECT_EQ(kiln_cache(env_, "prune --max-size 0").exit_code, 0);
   EXPECT_EQ(kiln_cache(env_, "stats --json").json()["artifacts"]["entries"], 0);
-  EXPECT_EQ(kiln_cache(env_, "prune --max-size lots").exit_code, 1);
+  EXPECT_EQ(kiln_cache(env_, "prune --max-size lots").exit_code, 2) << "a malformed size is usage";
   EXPECT_EQ(kiln_cache(env_, "prune").exit_code, 2) << "--max-size is required";
 }
 

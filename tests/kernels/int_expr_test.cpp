@@ -82,5 +82,22 @@ TEST(IntExpr, EvaluationErrorsAreNamed) {
   EXPECT_NE(error_of("pow(2, 3)").find("unknown function 'pow'"), std::string::npos);
 }
 
+// Every operator that can leave 64 bits says so instead of wrapping: a
+// wrapped size would become a small buffer or a negative grid.
+TEST(IntExpr, EveryOverflowIsAnErrorNotAWrap) {
+  const ExprVars big = {{"M", 4294967296}, {"N", INT64_MAX}};
+  for (const char* text :
+       {"N + 1", "-N - 2", "M * M", "M * M * 4", "round_up(N, 4096)", "-(-N - 1)", "(-N - 1) / -1",
+        "(-N - 1) % -1", "N * 2 / 2", "max(N, 1) + min(N, N)"}) {
+    const std::string error = error_of(text, big);
+    EXPECT_NE(error.find("overflows 64-bit integers"), std::string::npos) << text << ": " << error;
+    EXPECT_NE(error.find(text), std::string::npos) << "names the expression: " << error;
+  }
+  // At the edge, not past it: exact results.
+  EXPECT_EQ(IntExpr::parse("ceil_div(N, 2)").eval(big), INT64_MAX / 2 + 1);
+  EXPECT_EQ(IntExpr::parse("N - 1 + 1").eval(big), INT64_MAX);
+  EXPECT_EQ(IntExpr::parse("M * 2147483647").eval(big), 4294967296 * 2147483647);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -11,7 +11,9 @@
 #include "commands.hpp"
 #include "compile_backend.hpp"
 #include "kiln/compile_run.hpp"
+#include "kiln/templates.hpp"
 #include "kiln/toolchain.hpp"
+#include "option_checks.hpp"
 
 namespace kiln::tool {
 
@@ -68,11 +70,14 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = bench->add_subcommand(
       "compile", "Compile benchmark: naive vs threads vs grouping vs PCH vs all together");
-  cmd->add_option("--arch", args->arch, "Target arch (default sm_90a)");
+  cmd->add_option("--arch", args->arch, "Target arch (default sm_90a)")->check(cuda_arch());
   cmd->add_option("--kernel", args->kernels,
-                  "Templates to measure, one per header weight (default gemm_f16 gemm_f16_cccl)");
-  cmd->add_option("--max-configs", args->max_configs, "Use only the first N configs (0: all)");
-  cmd->add_option("--threads", args->cores, "Workers of the parallel variants (default: cores)");
+                  "Templates to measure, one per header weight (default gemm_f16 gemm_f16_cccl)")
+      ->check(CLI::IsMember(shipped_template_names()));
+  cmd->add_option("--max-configs", args->max_configs, "Use only the first N configs (0: all)")
+      ->transform(integer_in(0, kMaxConfigs, "0: all"));
+  cmd->add_option("--threads", args->cores, "Workers of the parallel variants (default: cores)")
+      ->transform(integer_in(0, kMaxThreads, "0: one per core"));
   cmd->add_flag("--processes", args->processes, "Also measure worker processes");
   cmd->add_flag("--sweep", args->sweep, "Also measure group sizes 2, 4, 16 and pairs of features");
   cmd->add_flag("--json", args->json, "Print the JSON report");

@@ -17,6 +17,7 @@
 
 #include "bench_tune_run.hpp"
 #include "commands.hpp"
+#include "option_checks.hpp"
 
 namespace kiln::tool {
 
@@ -133,7 +134,8 @@ int run_bench_tune(const TuneBenchSetup& setup) {
   if (!setup.warm_child.empty()) return run_warm_child(setup);
   auto fail = [](const char* what, const ErrorInfo& e) {
     std::fprintf(stderr, "kiln bench tune: %s: %s\n", what, e.describe().c_str());
-    return 1;
+    // An unknown kernel or a --size it cannot take is bad input.
+    return e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kNotFound ? 2 : 1;
   };
 
   // (1) Calibrate: a few configs compiled and measured alone (which also
@@ -295,21 +297,22 @@ void add_bench_tune_command(CLI::App& bench, int& exit_code) {
   cmd->add_option("--backend", setup->backend, "Backend to measure: cpu (default) or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--max-configs", setup->max_configs, "Configs tuned (default 32)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->transform(integer_in(1, kMaxConfigs));
   cmd->add_option("--size", setup->size, "M = N = K of the GEMM (default 96)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->transform(integer_in(1, kMaxBenchSize));
   cmd->add_option("--group-size", setup->group_size, "Configs per compile unit (default 1)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->transform(integer_in(1, kMaxGroupSize));
   cmd->add_option("--compile-threads", setup->compile_threads, "Compile pool threads (default 1)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->transform(integer_in(1, kMaxThreads));
   cmd->add_option("--bench-threads", setup->bench_threads,
                   "Threads of the benchmark worker's CPU device (default 1)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->transform(integer_in(1, kMaxThreads));
   cmd->add_option("--bench-ms", setup->bench_ms,
                   "Kernel time per config in ms (default: calibrated to about one config's "
-                  "compile time)");
+                  "compile time)")
+      ->check(number_in(0, kMaxBenchMs, "0: calibrated"));
   cmd->add_option("--rounds", setup->rounds, "Pipelined/serial pairs measured (default 1)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->transform(integer_in(1, kMaxRounds));
   cmd->add_option("--isolation", setup->isolation,
                   "Benchmark worker: thread (default), process or auto")
       ->check(CLI::IsMember({"thread", "process", "auto"}));

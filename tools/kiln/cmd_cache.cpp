@@ -15,6 +15,7 @@
 #include "kiln/artifact_cache.hpp"
 #include "kiln/options.hpp"
 #include "kiln/tuning_cache.hpp"
+#include "option_checks.hpp"
 
 namespace kiln::tool {
 
@@ -323,7 +324,9 @@ void add_cache_command(CLI::App& app, int& exit_code) {
   verify->callback([ctx, remove] { run_verify(*ctx, *remove); });
   auto max_size = std::make_shared<std::string>();
   auto* prune = sub("prune", "Evict least recently used artifacts down to a size");
-  prune->add_option("--max-size", *max_size, "Size to keep: 512M, 4G or bytes")->required();
+  prune->add_option("--max-size", *max_size, "Size to keep: 512M, 4G or bytes")
+      ->required()
+      ->check(size_text());
   prune->callback([ctx, max_size] { run_prune(*ctx, *max_size); });
   sub("clear", "Remove every artifact entry and tuning file")->callback([ctx] { run_clear(*ctx); });
   auto file = std::make_shared<std::string>();

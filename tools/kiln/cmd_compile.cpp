@@ -19,6 +19,7 @@
 #include "kiln/compile_worker.hpp"
 #include "kiln/templates.hpp"
 #include "kiln/toolchain.hpp"
+#include "option_checks.hpp"
 
 namespace kiln::tool {
 
@@ -129,13 +130,18 @@ void add_compile_command(CLI::App& app, int& exit_code) {
       app.add_subcommand("compile", "Compile every config of a shipped kernel template");
   std::string names;
   for (const auto& n : shipped_template_names()) names += (names.empty() ? "" : ", ") + n;
-  cmd->add_option("--kernel", args->kernel, "Template to compile: " + names)->required();
+  cmd->add_option("--kernel", args->kernel, "Template to compile: " + names)
+      ->required()
+      ->check(CLI::IsMember(shipped_template_names()));
   cmd->add_option("--arch", args->arch,
-                  "Target arch, e.g. sm_90a (default: KILN_ARCH, else the GPU's)");
+                  "Target arch, e.g. sm_90a (default: KILN_ARCH, else the GPU's)")
+      ->check(cuda_arch());
   cmd->add_option("--group-size", args->group_size,
-                  "Configs per NVRTC program (default: KILN_GROUP_SIZE, else 8)");
+                  "Configs per NVRTC program (default: KILN_GROUP_SIZE, else 8)")
+      ->transform(integer_in(0, kMaxGroupSize, "0: KILN_GROUP_SIZE, else 8"));
   cmd->add_option("--threads", args->threads,
-                  "Compile workers (default: KILN_COMPILE_THREADS, else one per core)");
+                  "Compile workers (default: KILN_COMPILE_THREADS, else one per core)")
+      ->transform(integer_in(0, kMaxThreads, "0: KILN_COMPILE_THREADS, else one per core"));
   cmd->add_flag("--no-pch", args->no_pch,
                 "Turn NVRTC precompiled headers off (KILN_PCH=0 does too)");
   cmd->add_flag("--ptx", args->ptx, "Emit PTX instead of CUBIN");

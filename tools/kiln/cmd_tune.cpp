@@ -17,6 +17,7 @@
 #include "kiln/artifact_cache.hpp"
 #include "kiln/toolchain.hpp"
 #include "kiln/tuning_cache.hpp"
+#include "option_checks.hpp"
 #include "tune_job.hpp"
 #include "tune_report.hpp"
 
@@ -82,7 +83,8 @@ int run_tune(const TuneArgs& args) {
   if (!call.ok()) {
     std::fprintf(stderr, "kiln tune: cannot set up the call: %s\n",
                  call.error().describe().c_str());
-    return 1;
+    // A shape too large for the device is bad input; a device failure is not.
+    return call.error().code == ErrorCode::kInvalidArgument ? 2 : 1;
   }
   target->backend.isolation = args.isolation == "thread" ? Isolation::kThread
                               : args.isolation == "auto" ? Isolation::kAuto
@@ -180,16 +182,20 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-pipeline", a->no_pipeline,
                 "Compile every config, then benchmark (to measure what the pipeline gains)");
   cmd->add_option("--group-size", a->group_size,
-                  "Configs per compiled program (default: KILN_GROUP_SIZE, else 8)");
+                  "Configs per compiled program (default: KILN_GROUP_SIZE, else 8)")
+      ->transform(integer_in(0, kMaxGroupSize, "0: KILN_GROUP_SIZE, else 8"));
   cmd->add_option("--threads", a->threads,
-                  "Compile workers (default: KILN_COMPILE_THREADS, else one per core)");
+                  "Compile workers (default: KILN_COMPILE_THREADS, else one per core)")
+      ->transform(integer_in(0, kMaxThreads, "0: KILN_COMPILE_THREADS, else one per core"));
   cmd->add_option("--budget-s", a->budget_s, "Time budget for the whole tuning, in seconds")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, kMaxBudgetSeconds, "0: no budget"));
   cmd->add_option("--max-configs", a->max_configs,
-                  "Configs measured at most, the default included (0: all)");
+                  "Configs measured at most, the default included (0: all)")
+      ->transform(integer_in(0, kMaxConfigs, "0: all"));
   cmd->add_option("--search", a->search, "exhaustive (default), random or annealing")
       ->check(CLI::IsMember({"exhaustive", "random", "annealing"}));
-  cmd->add_option("--seed", a->seed, "Seed of the random search and of the input data");
+  cmd->add_option("--seed", a->seed, "Seed of the random search and of the input data")
+      ->transform(integer_in(0, UINT64_MAX));
   cmd->add_option("--reference", a->reference,
                   "Check outputs against: auto (host code when cheap, else the default "
                   "config), host or default")
@@ -205,7 +211,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--delay-us", a->delay_us,
                   "Occupy the stream this long before each timed launch, so host launch "
                   "overhead stays out of the timing")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, kMaxDelayMicroseconds));
   cmd->add_option("--isolation", a->isolation,
                   "Benchmark worker: process (default: a crashing or hanging config costs only "
                   "its worker; an error if the worker is missing or broken), thread (in kiln's "

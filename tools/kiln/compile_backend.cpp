@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "kiln/compile_worker.hpp"
+#include "kiln/options.hpp"
 #if KILN_BACKEND_CUDA
 #include "kiln/nvrtc.hpp"
 #endif
@@ -59,6 +60,9 @@ CompilerFactory compiler_factory(bool pch, bool processes) {
 }
 
 int serve_worker(bool pch) {
+  // The `kiln compile --processes` that started this worker has printed the
+  // environment's problems on the stderr this process shares.
+  Options::problems_reported_by_parent();
 #if KILN_BACKEND_CUDA
   // The socket is stdin and stdout; anything printed by mistake must not
   // corrupt the frames, so stdout goes to stderr from here on.

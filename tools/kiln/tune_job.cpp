@@ -63,6 +63,12 @@ std::vector<int> device_indices(const std::string& text, BackendKind backend) {
       bad("--devices: " + ref.to_string() + " is not a " + backend_kind_name(backend) +
           " device (this kernel runs on " + backend_kind_name(backend) + ")");
     }
+    // The CPU backend has one device (the host); CUDA indices are checked
+    // against the driver's count when the target opens.
+    if (kind == DeviceKind::kCpu && ref.index != 0)
+      bad("--devices " + text + ": this machine has 1 CPU device (0)");
+    if (std::find(out.begin(), out.end(), ref.index) != out.end())
+      bad("--devices " + text + ": " + ref.to_string() + " is named twice");
     out.push_back(ref.index);
   }
   return out;
@@ -144,6 +150,10 @@ ShapeDims parse_shape(const std::string& text) {
     if (name.empty()) bad("--shape: '" + item + "' has no name" + example);
     std::int64_t v = 0;
     auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec == std::errc::result_out_of_range && ptr == value.data() + value.size() &&
+        value[0] != '-') {
+      bad("--shape: " + name + "=" + value + " is larger than any size (at most 2^63-1)");
+    }
     if (value.empty() || ec != std::errc() || ptr != value.data() + value.size() || v < 1) {
       bad("--shape: " + name + "='" + value + "' is not a positive integer" + example);
     }
@@ -175,6 +185,10 @@ Result<TuneJob> make_tune_job(const TuneArgs& a) {
                             "(rebuild with KILN_WITH_LLVM=ON)");
     }
     job.devices = device_indices(a.devices, job.backend);
+    // Every size of the call, checked before anything is opened, allocated
+    // or cached: a shape whose tensors overflow, or whose dims do not fit
+    // the kernel's scalar types, is bad input.
+    (void)call_bytes(job.args, job.shape);
     return job;
   } catch (const Error& e) {
     return e.info();

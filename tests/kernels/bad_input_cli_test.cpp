@@ -1,0 +1,205 @@
+// Bad input to `kiln` never crashes, blocks or lies: sizes that overflow or
+// do not fit the kernel's types, options out of their range, malformed
+// environment variables, a config space its constraints empty. Each is
+// checked with the real executable: exit code 2, a message naming the
+// option or dimension and the limit, and nothing written to the cache.
+#include "cli_runner.hpp"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliRun;
+
+const std::string kExample = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
+const std::string kGemm = "tune --kernel gemm_f32 --shape M=8,N=8,K=8 ";
+
+struct Case {
+  std::string args;
+  std::vector<std::string> expected;  // every one appears in stderr
+};
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+class BadInput : public testing::CliTest {
+ protected:
+  // Exit 2, every expected text in stderr, nothing on stdout, no cache
+  // directory created: the input was refused before anything was
+  // allocated, compiled or cached.
+  void expect_usage_error(const Case& c) {
+    CliRun run = kiln(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.args << "\n" << run.err;
+    for (const auto& e : c.expected)
+      EXPECT_NE(run.err.find(e), std::string::npos) << c.args << "\nwants: " << e << "\n"
+                                                    << run.err;
+    EXPECT_TRUE(run.out.empty()) << c.args << "\n" << run.out;
+    EXPECT_FALSE(fs::exists(dir_ / "cache")) << c.args << ": wrote to the cache";
+  }
+
+  // The example transpose kernel's spec with `space` in place of its own.
+  std::string spec_with_space(const std::string& name, const nlohmann::json& space) {
+    nlohmann::json spec = nlohmann::json::parse(testing::read_file(kExample + "space.json"));
+    spec["space"] = space;
+    const fs::path path = dir_ / name;
+    std::ofstream(path) << spec.dump(2);
+    return "tune --template " + kExample + "transpose.cpp --space " + path.string() +
+           " --entry 'example::transpose<{TILE},{STAGED}>' --shape M=40,N=72";
+  }
+};
+
+// `--shape M=2147483648,N=2147483648` once wrapped `count * dtype_size` to a
+// tiny buffer and segfaulted the tuner; an i32 scalar was narrowed.
+TEST_F(BadInput, ShapesTooLargeAreUsageErrorsNamingTheDimension) {
+  const Case cases[] = {
+      {"tune --kernel gemm --backend cpu --shape M=2147483648,N=2147483648,K=8",
+       {"M=2147483648, N=2147483648", "M*N*4 bytes for tensor 'C'", "overflows", "2^63-1"}},
+      {"tune --kernel gemm_f32 --shape M=4294967296,N=4294967296,K=4294967296",
+       {"M=4294967296, K=4294967296", "M*K*4 bytes for tensor 'A'", "overflows"}},
+      // Fits 64 bits, not the kernel's `int m`.
+      {"tune --kernel gemm_f32 --shape M=2147483648,N=8,K=8",
+       {"M=2147483648", "argument 'M' (i32)", "-2147483648..2147483647"}},
+      {"tune --kernel fused_add_rmsnorm --shape rows=8,hidden=3000000000",
+       {"hidden=3000000000", "argument 'hidden' (i32)"}},
+      // Fits every type, not any machine's memory (about 2 EiB).
+      {"tune --kernel fused_add_rmsnorm --shape rows=500000000,hidden=500000000",
+       {"rows=500000000, hidden=500000000", "the call's tensors need", "rows*hidden*4",
+        "more than the cpu device's"}},
+      {"tune --kernel gemm_f32 --shape M=99999999999999999999,N=8,K=8",
+       {"M=99999999999999999999", "at most 2^63-1"}},
+  };
+  for (const auto& c : cases) expect_usage_error(c);
+}
+
+// The same through a user kernel's spec: scalars of every integer type.
+TEST_F(BadInput, UserKernelScalarsOutsideTheirTypeAreUsageErrors) {
+  nlohmann::json spec = nlohmann::json::parse(testing::read_file(kExample + "space.json"));
+  spec["args"][2] = {{"name", "m"}, {"type", "u32"}, {"value", "M - 100"}};
+  spec["args"][3] = {{"name", "n"}, {"type", "i32"}, {"value", "N * N"}};
+  std::ofstream(dir_ / "scalars.json") << spec.dump(2);
+  const std::string base = "tune --template " + kExample + "transpose.cpp --space " +
+                           (dir_ / "scalars.json").string() +
+                           " --entry 'example::transpose<{TILE},{STAGED}>' --shape ";
+  expect_usage_error({base + "M=40,N=72", {"M=40", "argument 'm' (u32) = 'M - 100'", "-60"}});
+  expect_usage_error(
+      {base + "M=200,N=65536", {"N=65536", "argument 'n' (i32) = 'N * N'", "4294967296"}});
+}
+
+TEST_F(BadInput, ShapeTextsThatAreNotPositiveIntegersAreUsageErrors) {
+  const Case cases[] = {
+      {"tune --kernel gemm_f32 --shape M=0,N=8,K=8", {"M='0'", "not a positive integer"}},
+      {"tune --kernel gemm_f32 --shape M=8,N=8,K=8,M=16", {"M is given twice"}},
+      {"tune --kernel gemm_f32 --shape M=x,N=8,K=8", {"M='x'", "not a positive integer"}},
+      {"tune --kernel gemm_f32 --shape M=,N=8,K=8", {"M=''", "not a positive integer"}},
+      {"tune --kernel gemm_f32 --shape M=8.5,N=8,K=8", {"M='8.5'"}},
+      {"tune --kernel gemm_f32 --shape M=8,,N=8,K=8", {"'' is not NAME=VALUE"}},
+      {"tune --kernel gemm_f32 --shape M=8,N=8", {"--shape lacks K"}},
+  };
+  for (const auto& c : cases) expect_usage_error(c);
+}
+
+// Every numeric option of every subcommand is bounded like its KILN_*
+// variable; "-1" never wraps into an unsigned field, "nan" never passes.
+TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
+  const Case cases[] = {
+      {kGemm + "--threads 100000", {"--threads", "100000", "between 0 and 1024"}},
+      {kGemm + "--threads -3", {"--threads", "-3", "between 0 and 1024"}},
+      {kGemm + "--threads 0x10", {"--threads", "not a whole decimal number"}},
+      {kGemm + "--max-configs -1", {"--max-configs", "-1", "between 0 and"}},
+      {kGemm + "--group-size 257", {"--group-size", "between 0 and 256"}},
+      {kGemm + "--group-size -1", {"--group-size", "between 0 and 256"}},
+      {kGemm + "--budget-s nan", {"--budget-s", "not a finite", "between 0 and"}},
+      {kGemm + "--budget-s inf", {"--budget-s", "not a finite"}},
+      {kGemm + "--budget-s -1", {"--budget-s", "between 0 and"}},
+      {kGemm + "--seed -1", {"--seed", "between 0 and 18446744073709551615"}},
+      {kGemm + "--seed 18446744073709551616", {"--seed", "out of range"}},
+      {kGemm + "--delay-us 1e9", {"--delay-us", "between 0 and 10000"}},
+      {kGemm + "--delay-us nan", {"--delay-us", "not a finite"}},
+      {kGemm + "--devices 5", {"--devices 5: this machine has 1 CPU device (0)"}},
+      {kGemm + "--devices 0,cpu:3", {"this machine has 1 CPU device (0)"}},
+      {kGemm + "--devices 0,0", {"--devices 0,0", "named twice"}},
+      {"compile --kernel gemm_f16 --threads 100000", {"--threads", "between 0 and 1024"}},
+      {"compile --kernel gemm_f16 --group-size -1", {"--group-size", "between 0 and 256"}},
+      {"bench compile --threads 5000", {"--threads", "between 0 and 1024"}},
+      {"bench compile --max-configs -1", {"--max-configs", "between 0 and"}},
+      {"bench tune --compile-threads 100000", {"--compile-threads", "between 1 and 1024"}},
+      {"bench tune --bench-threads 0", {"--bench-threads", "between 1 and 1024"}},
+      {"bench tune --bench-ms nan", {"--bench-ms", "not a finite"}},
+      {"bench tune --rounds 0", {"--rounds", "between 1 and"}},
+      {"bench tune --size 1000000", {"--size", "between 1 and 16384"}},
+      {"bench tune --group-size 0", {"--group-size", "between 1 and 256"}},
+      {"cache prune --max-size -1", {"--max-size", "not a size"}},
+      {"cache prune --max-size 12Q", {"--max-size", "not a size"}},
+      // Names out of their set are usage errors too.
+      {"compile --kernel nope", {"--kernel", "nope"}},
+      {"compile --kernel gemm_f16 --arch sm_xx", {"--arch", "not a CUDA arch"}},
+      {"bench compile --kernel nope", {"--kernel", "nope"}},
+      {"bench compile --arch 90", {"--arch", "not a CUDA arch"}},
+      {"bench tune --kernel nope", {"no shipped kernel 'nope'"}},
+  };
+  for (const auto& c : cases) expect_usage_error(c);
+}
+
+// A value in range is read as decimal: CLI11 alone read "010" as octal 8.
+TEST_F(BadInput, NumbersInRangeAreReadAsDecimal) {
+  CliRun run = kiln(kGemm + "--threads 010 --group-size 02 --max-configs 1 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.json()["settings"]["threads"], 10);
+  EXPECT_EQ(run.json()["settings"]["group_size"], 2);
+}
+
+// Each malformed variable is reported once per run, not once more by every
+// worker process the run starts (they share its stderr).
+TEST_F(BadInput, EnvironmentWarningsArePrintedOnce) {
+  const fs::path err = dir_ / "stderr.txt";
+  const std::string cmd = "env KILN_CACHE_DIR=" + (dir_ / "cache").string() +
+                          " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING="
+                          " KILN_COMPILE_THREADS=abc KILN_GROUP_SIZE=-1 KILN_PCH=maybe"
+                          " KILN_CACHE_MAX_SIZE=huge " KILN_CLI_PATH " " +
+                          kGemm + "--max-configs 3 2>" + err.string();
+  const auto ran = testing::run_command(cmd);
+  ASSERT_EQ(ran.exit_code, 0) << testing::read_file(err);
+  const std::string text = testing::read_file(err);
+  for (const char* var :
+       {"KILN_COMPILE_THREADS='abc' is not valid", "KILN_GROUP_SIZE='-1' is not valid",
+        "KILN_PCH='maybe' is not valid", "KILN_CACHE_MAX_SIZE='huge' is not valid"}) {
+    EXPECT_EQ(count(text, var), 1u) << var << "\n" << text;
+  }
+}
+
+// A space with nothing left in it is a usage error naming the spec file and
+// the constraint, found before anything compiles (it was exit 1 with no
+// file named, after the cache was set up).
+TEST_F(BadInput, SpaceEmptiedByItsConstraintsIsAUsageErrorNamingTheSpec) {
+  const nlohmann::json tile = {{"name", "TILE"}, {"values", {8, 16, 32}}};
+  const nlohmann::json staged = {{"name", "STAGED"}, {"values", {false, true}}};
+  const std::string alone = spec_with_space(
+      "alone.json", {{"parameters", {tile, staged}}, {"constraints", {"TILE > 1000"}}});
+  expect_usage_error({alone,
+                      {(dir_ / "alone.json").string(), "space.constraints",
+                       "constraint 'TILE > 1000' rejects every one of the 6"}});
+  const std::string together = spec_with_space(
+      "together.json",
+      {{"parameters", {tile, staged}}, {"constraints", {"TILE < 16", "TILE > 16 && STAGED"}}});
+  expect_usage_error({together,
+                      {(dir_ / "together.json").string(),
+                       "constraints 'TILE < 16', 'TILE > 16 && STAGED' together reject"}});
+  const std::string none = spec_with_space("none.json", {{"parameters", nlohmann::json::array()}});
+  expect_usage_error({none, {(dir_ / "none.json").string(), "space.parameters"}});
+  const nlohmann::json no_values = {{"name", "TILE"}, {"values", nlohmann::json::array()}};
+  const std::string empty =
+      spec_with_space("empty_values.json", {{"parameters", {no_values, staged}}});
+  expect_usage_error({empty, {(dir_ / "empty_values.json").string(), "'TILE'", "empty"}});
+  // A constraint that cannot be evaluated (it reads the shape) says why.
+  const std::string reads_shape = spec_with_space(
+      "reads_shape.json", {{"parameters", {tile, staged}}, {"constraints", {"TILE <= M"}}});
+  expect_usage_error(
+      {reads_shape,
+       {(dir_ / "reads_shape.json").string(), "'TILE <= M'", "unknown name 'M'", "early_prune"}});
+}
+
+}  // namespace
+}  // namespace kiln

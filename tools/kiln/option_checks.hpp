@@ -1,0 +1,43 @@
+// Bounds for the numeric options of every `kiln` subcommand, the same
+// ranges the KILN_* variables have (lib/core/options.cpp). Each check reads
+// the text before CLI11 converts it: CLI11 2.1 reads integers with
+// strtoull(.., 0), so "-1" would wrap into an unsigned field and "010"
+// would be octal; "nan" passes every comparison. A value out of range is a
+// usage error (exit 2) whose message names the option and the range:
+//   --threads: 100000 is out of range: must be between 0 and 1024 (0: one per core)
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+namespace kiln::tool {
+
+// A decimal integer in [lo, hi]; rewritten without leading zeros, so CLI11
+// reads what the check read. `meaning` explains special values ("0: all").
+CLI::Validator integer_in(std::int64_t lo, std::uint64_t hi, const std::string& meaning = "");
+
+// A finite decimal number in [lo, hi] (no nan, inf or hex floats).
+CLI::Validator number_in(double lo, double hi, const std::string& meaning = "");
+
+// A size such as 512M, 4G or a byte count (kiln/options.hpp parse_size).
+CLI::Validator size_text();
+
+// A CUDA target: sm_NN or compute_NN with an optional letter (sm_90a), or
+// native (as KILN_ARCH).
+CLI::Validator cuda_arch();
+
+// The ranges shared by several subcommands, in one place.
+inline constexpr std::int64_t kMaxThreads = 1024;   // as KILN_COMPILE_THREADS
+inline constexpr std::int64_t kMaxGroupSize = 256;  // as KILN_GROUP_SIZE
+inline constexpr std::int64_t kMaxConfigs = 1'000'000'000;
+inline constexpr double kMaxBudgetSeconds = 1e6;  // about 11 days
+// `kiln bench tune`: --size (a 16384^3 GEMM already needs 3 GiB), --rounds
+// and --bench-ms (the kernel time each config is calibrated to).
+inline constexpr std::int64_t kMaxBenchSize = 16384;
+inline constexpr std::int64_t kMaxRounds = 1000;
+inline constexpr double kMaxBenchMs = 60'000;
+// Enough to hide any launch overhead, far below every benchmark deadline.
+inline constexpr double kMaxDelayMicroseconds = 10'000;
+
+}  // namespace kiln::tool
