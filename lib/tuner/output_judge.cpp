@@ -6,9 +6,11 @@ namespace kiln::internal {
 
 namespace {
 
+// The outcome and the first line of its reason: a report line, not a log.
 std::string short_reason(const Measurement& m) {
   std::string r = outcome_name(m.outcome);
-  if (!m.reason.empty()) r += ": " + m.reason.substr(0, 200);
+  if (!m.reason.empty())
+    r += ": " + m.reason.substr(0, std::min<std::size_t>(200, m.reason.find('\n')));
   return r;
 }
 

@@ -106,6 +106,8 @@ class Faulty : public DefaultReference {
     EXPECT_EQ(r["reference"], "consensus of 3 configs") << r.dump(2);
     EXPECT_NE(r["reference_detail"].get<std::string>().find("default config"), std::string::npos)
         << r["reference_detail"];
+    EXPECT_EQ(r["reference_detail"].get<std::string>().find('\n'), std::string::npos)
+        << "one line, not a compiler log: " << r["reference_detail"];
     const nlohmann::json* wrong = row(r, 1, 4);
     ASSERT_NE(wrong, nullptr) << r.dump(2);
     EXPECT_EQ((*wrong)["status"], "wrong_result") << wrong->dump();
