@@ -11,8 +11,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::CliRun;
 
-const std::string kExample = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
-const std::string kGemm = "tune --kernel gemm_f32 --shape M=8,N=8,K=8 ";
+const std::string kBadInputExample = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
+const std::string kSmallGemm = "tune --kernel gemm_f32 --shape M=8,N=8,K=8 ";
 
 struct Case {
   std::string args;
@@ -42,11 +42,11 @@ class BadInput : public testing::CliTest {
 
   // The example transpose kernel's spec with `space` in place of its own.
   std::string spec_with_space(const std::string& name, const nlohmann::json& space) {
-    nlohmann::json spec = nlohmann::json::parse(testing::read_file(kExample + "space.json"));
+    nlohmann::json spec = nlohmann::json::parse(testing::read_file(kBadInputExample + "space.json"));
     spec["space"] = space;
     const fs::path path = dir_ / name;
     std::ofstream(path) << spec.dump(2);
-    return "tune --template " + kExample + "transpose.cpp --space " + path.string() +
+    return "tune --template " + kBadInputExample + "transpose.cpp --space " + path.string() +
            " --entry 'example::transpose<{TILE},{STAGED}>' --shape M=40,N=72";
   }
 };
@@ -76,11 +76,11 @@ TEST_F(BadInput, ShapesTooLargeAreUsageErrorsNamingTheDimension) {
 
 // The same through a user kernel's spec: scalars of every integer type.
 TEST_F(BadInput, UserKernelScalarsOutsideTheirTypeAreUsageErrors) {
-  nlohmann::json spec = nlohmann::json::parse(testing::read_file(kExample + "space.json"));
+  nlohmann::json spec = nlohmann::json::parse(testing::read_file(kBadInputExample + "space.json"));
   spec["args"][2] = {{"name", "m"}, {"type", "u32"}, {"value", "M - 100"}};
   spec["args"][3] = {{"name", "n"}, {"type", "i32"}, {"value", "N * N"}};
   std::ofstream(dir_ / "scalars.json") << spec.dump(2);
-  const std::string base = "tune --template " + kExample + "transpose.cpp --space " +
+  const std::string base = "tune --template " + kBadInputExample + "transpose.cpp --space " +
                            (dir_ / "scalars.json").string() +
                            " --entry 'example::transpose<{TILE},{STAGED}>' --shape ";
   expect_usage_error({base + "M=40,N=72", {"M=40", "argument 'm' (u32) = 'M - 100'", "-60"}});
@@ -105,22 +105,22 @@ TEST_F(BadInput, ShapeTextsThatAreNotPositiveIntegersAreUsageErrors) {
 // variable; "-1" never wraps into an unsigned field, "nan" never passes.
 TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
   const Case cases[] = {
-      {kGemm + "--threads 100000", {"--threads", "100000", "between 0 and 1024"}},
-      {kGemm + "--threads -3", {"--threads", "-3", "between 0 and 1024"}},
-      {kGemm + "--threads 0x10", {"--threads", "not a whole decimal number"}},
-      {kGemm + "--max-configs -1", {"--max-configs", "-1", "between 0 and"}},
-      {kGemm + "--group-size 257", {"--group-size", "between 0 and 256"}},
-      {kGemm + "--group-size -1", {"--group-size", "between 0 and 256"}},
-      {kGemm + "--budget-s nan", {"--budget-s", "not a finite", "between 0 and"}},
-      {kGemm + "--budget-s inf", {"--budget-s", "not a finite"}},
-      {kGemm + "--budget-s -1", {"--budget-s", "between 0 and"}},
-      {kGemm + "--seed -1", {"--seed", "between 0 and 18446744073709551615"}},
-      {kGemm + "--seed 18446744073709551616", {"--seed", "out of range"}},
-      {kGemm + "--delay-us 1e9", {"--delay-us", "between 0 and 10000"}},
-      {kGemm + "--delay-us nan", {"--delay-us", "not a finite"}},
-      {kGemm + "--devices 5", {"--devices 5: this machine has 1 CPU device (0)"}},
-      {kGemm + "--devices 0,cpu:3", {"this machine has 1 CPU device (0)"}},
-      {kGemm + "--devices 0,0", {"--devices 0,0", "named twice"}},
+      {kSmallGemm + "--threads 100000", {"--threads", "100000", "between 0 and 1024"}},
+      {kSmallGemm + "--threads -3", {"--threads", "-3", "between 0 and 1024"}},
+      {kSmallGemm + "--threads 0x10", {"--threads", "not a whole decimal number"}},
+      {kSmallGemm + "--max-configs -1", {"--max-configs", "-1", "between 0 and"}},
+      {kSmallGemm + "--group-size 257", {"--group-size", "between 0 and 256"}},
+      {kSmallGemm + "--group-size -1", {"--group-size", "between 0 and 256"}},
+      {kSmallGemm + "--budget-s nan", {"--budget-s", "not a finite", "between 0 and"}},
+      {kSmallGemm + "--budget-s inf", {"--budget-s", "not a finite"}},
+      {kSmallGemm + "--budget-s -1", {"--budget-s", "between 0 and"}},
+      {kSmallGemm + "--seed -1", {"--seed", "between 0 and 18446744073709551615"}},
+      {kSmallGemm + "--seed 18446744073709551616", {"--seed", "out of range"}},
+      {kSmallGemm + "--delay-us 1e9", {"--delay-us", "between 0 and 10000"}},
+      {kSmallGemm + "--delay-us nan", {"--delay-us", "not a finite"}},
+      {kSmallGemm + "--devices 5", {"--devices 5: this machine has 1 CPU device (0)"}},
+      {kSmallGemm + "--devices 0,cpu:3", {"this machine has 1 CPU device (0)"}},
+      {kSmallGemm + "--devices 0,0", {"--devices 0,0", "named twice"}},
       {"compile --kernel gemm_f16 --threads 100000", {"--threads", "between 0 and 1024"}},
       {"compile --kernel gemm_f16 --group-size -1", {"--group-size", "between 0 and 256"}},
       {"bench compile --threads 5000", {"--threads", "between 0 and 1024"}},
@@ -145,7 +145,7 @@ TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
 
 // A value in range is read as decimal: CLI11 alone read "010" as octal 8.
 TEST_F(BadInput, NumbersInRangeAreReadAsDecimal) {
-  CliRun run = kiln(kGemm + "--threads 010 --group-size 02 --max-configs 1 --json");
+  CliRun run = kiln(kSmallGemm + "--threads 010 --group-size 02 --max-configs 1 --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.json()["settings"]["threads"], 10);
   EXPECT_EQ(run.json()["settings"]["group_size"], 2);
@@ -159,7 +159,7 @@ TEST_F(BadInput, EnvironmentWarningsArePrintedOnce) {
                           " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING="
                           " KILN_COMPILE_THREADS=abc KILN_GROUP_SIZE=-1 KILN_PCH=maybe"
                           " KILN_CACHE_MAX_SIZE=huge " KILN_CLI_PATH " " +
-                          kGemm + "--max-configs 3 2>" + err.string();
+                          kSmallGemm + "--max-configs 3 2>" + err.string();
   const auto ran = testing::run_command(cmd);
   ASSERT_EQ(ran.exit_code, 0) << testing::read_file(err);
   const std::string text = testing::read_file(err);

@@ -21,7 +21,7 @@ using DefaultReference = testing::CliTest;
 
 // MODE 0: y = 2x (right). 1: a null write (SIGSEGV). 2: spins forever.
 // 3: does not compile. 4: fast and wrong (writes y[0] only).
-const char* kSource = R"(
+const char* kFaultyDefaultSource = R"(
 #include "kiln/cpu_kernel.h"
 namespace t {
 template <int U, int MODE>
@@ -73,7 +73,7 @@ class Faulty : public DefaultReference {
   // `kiln tune` of the spec, killed after 240 s so a hang fails the test.
   CliRun tune(const std::string& spec_text, const std::string& flags = "",
               const std::string& env = "") {
-    std::ofstream(dir_ / "ax.cpp") << kSource;
+    std::ofstream(dir_ / "ax.cpp") << kFaultyDefaultSource;
     std::ofstream(dir_ / "ax.json") << spec_text;
     const fs::path err = dir_ / "stderr.txt";
     const std::string cmd = "timeout -k 5 240 env KILN_CACHE_DIR=" + (dir_ / "cache").string() +

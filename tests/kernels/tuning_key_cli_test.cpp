@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 using testing::CliRun;
 using testing::read_file;
 
-const char* const kSource =
+const char* const kKeyedSource =
     R"cpp(#include "kiln/cpu_kernel.h"
           namespace t {
           template <int ITEMS>
@@ -43,7 +43,7 @@ nlohmann::json base_spec() {
 // `kiln tune` arguments.
 struct UserKernelFiles {
   fs::path dir;
-  std::string source = kSource;
+  std::string source = kKeyedSource;
   nlohmann::json spec = base_spec();
   std::string entry = "t::scale<{ITEMS}>";
 
