@@ -140,7 +140,13 @@ inline pid_t start_program(const std::vector<std::string>& argv,
   sigaddset(&defaults, SIGINT);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  // NOTES: a process group of its own, whose parent (this test) is in
+  // another group of the same session: never an orphaned group, in which
+  // the kernel discards SIGTSTP (ctest may run this test as a session
+  // leader, which orphans the test's own group).
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   pid_t pid = -1;
   const int rc = ::posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
