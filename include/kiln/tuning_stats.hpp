@@ -15,9 +15,9 @@
 namespace kiln {
 
 struct KernelStats {
-  std::uint64_t cache_hits = 0;    // decisions served from memory or disk
-  std::uint64_t cache_misses = 0;  // decisions that had to be tuned (or defaulted)
-  std::uint64_t configs = 0;       // configs considered after pruning
+  std::uint64_t cache_hits = 0;     // decisions served from memory or disk
+  std::uint64_t cache_misses = 0;   // decisions that had to be tuned (or defaulted)
+  std::uint64_t configs = 0;        // configs considered after pruning
   std::uint64_t compiled = 0;       // configs compiled in this run
   std::uint64_t artifact_hits = 0;  // configs whose artifact came from the artifact cache instead
   std::uint64_t benchmarked = 0;    // configs measured successfully

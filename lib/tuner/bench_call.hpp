@@ -53,7 +53,6 @@ std::pair<Artifact, LaunchGeometry> parse_measure_request(const nlohmann::json& 
 // A measure reply: the measurement and, when captured, the outputs.
 Message measure_reply(const Measurement& m, const Outputs& outputs);
 // Throws kiln::Error (kCorrupt) for a malformed reply.
-Measurement parse_measure_reply(const nlohmann::json& json, std::string_view raw,
-                                Outputs* outputs);
+Measurement parse_measure_reply(const nlohmann::json& json, std::string_view raw, Outputs* outputs);
 
 }  // namespace kiln::internal

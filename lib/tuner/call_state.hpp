@@ -37,7 +37,7 @@ class CallState {
 
  private:
   const ArgList* args_ = nullptr;
-  std::map<std::string, std::string> snapshots_;  // name -> bytes of its storage span
+  std::map<std::string, std::string> snapshots_;         // name -> bytes of its storage span
   std::map<std::string, std::string> output_snapshots_;  // outputs not in snapshots_
   std::vector<std::string> reset_;
   std::vector<std::string> outputs_;

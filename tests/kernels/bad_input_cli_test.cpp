@@ -42,7 +42,8 @@ class BadInput : public testing::CliTest {
 
   // The example transpose kernel's spec with `space` in place of its own.
   std::string spec_with_space(const std::string& name, const nlohmann::json& space) {
-    nlohmann::json spec = nlohmann::json::parse(testing::read_file(kBadInputExample + "space.json"));
+    nlohmann::json spec =
+        nlohmann::json::parse(testing::read_file(kBadInputExample + "space.json"));
     spec["space"] = space;
     const fs::path path = dir_ / name;
     std::ofstream(path) << spec.dump(2);

@@ -25,7 +25,7 @@ const char* const kKeyedSource =
               if (first + k < n) y[first + k] = 2.0f * x[first + k];
           }
           }  // namespace t
-)cpp";
+    )cpp";
 
 nlohmann::json base_spec() {
   return nlohmann::json::parse(R"json({

@@ -44,8 +44,8 @@ struct TuneReport {
   std::string reference_detail;
   bool saved = false;            // the winner was written to the tuning cache
   std::string not_saved_reason;  // why not, when tuned and not saved
-  nlohmann::json settings;        // the options the run used
-  std::vector<ConfigRow> rows;    // ok rows fastest first, then failures
+  nlohmann::json settings;       // the options the run used
+  std::vector<ConfigRow> rows;   // ok rows fastest first, then failures
   std::optional<ConfigRow> winner;
   std::optional<ConfigRow> default_row;
   KernelStats stats;
