@@ -106,11 +106,8 @@ ReferenceReport OutputJudge::finish() {
   std::stable_sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
     return a->members.size() > b->members.size();
   });
-  const std::size_t healthy = pending_.size() + [&] {
-    std::size_t n = 0;
-    for (const auto& g : groups_) n += g.members.size();
-    return n;
-  }();
+  std::size_t healthy = 0;  // every pending config is in a group by now
+  for (const auto& g : groups_) healthy += g.members.size();
   if (order.empty() || order[0]->members.size() < 2 ||
       (order.size() > 1 && order[1]->members.size() == order[0]->members.size())) {
     report.kind = ReferenceReport::Kind::kNone;
