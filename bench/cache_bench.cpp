@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "cuda/nvrtc_api.hpp"
-#include "kiln/artifact_cache.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
 
 namespace {
 

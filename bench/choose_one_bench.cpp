@@ -18,8 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kiln/choose_one.hpp"
-#include "kiln/tuning_scope.hpp"
+#include "kiln/framework/choose_one.hpp"
+#include "kiln/framework/tuning_scope.hpp"
 
 namespace {
 

@@ -18,10 +18,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "kiln/compile_run.hpp"
-#include "kiln/compile_worker.hpp"
-#include "kiln/nvrtc.hpp"
-#include "kiln/toolchain.hpp"
+#include "compile/compile_worker.hpp"
+#include "kiln/compile/compile_run.hpp"
+#include "kiln/runtime/nvrtc.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 namespace {
 

@@ -28,7 +28,7 @@
 
 #include "cpu/clang_compiler.hpp"
 #include "cpu/clang_prelude.hpp"
-#include "kiln/cpu.hpp"
+#include "kiln/runtime/cpu.hpp"
 
 namespace {
 

@@ -16,12 +16,12 @@
 #include <filesystem>
 #include <vector>
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/bench_worker.hpp"
-#include "kiln/cpu.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuner.hpp"
-#include "kiln/worker_process.hpp"
+#include "core/worker_process.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/runtime/cpu.hpp"
+#include "kiln/runtime/toolchain.hpp"
+#include "kiln/tuner/tuner.hpp"
+#include "tuner/bench_worker.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The config-space JSON reader. Promises (include/kiln/config_space.hpp):
+// The config-space JSON reader. Promises (include/kiln/core/config_space.hpp):
 // any JSON gives a space or kiln::Error naming the problem, never another
 // exception or a crash; a space that was read survives to_json/from_json
 // unchanged, and its default (when it has one) is a member.
@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_check.hpp"
-#include "kiln/config_space.hpp"
-#include "kiln/error.hpp"
+#include "kiln/core/config_space.hpp"
+#include "kiln/core/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using kiln::fuzz::check;

@@ -1,4 +1,4 @@
-// The template placeholder parser. Promises (include/kiln/kernel.hpp): a
+// The template placeholder parser. Promises (include/kiln/compile/kernel.hpp): a
 // pattern parses into placeholders that lie inside it and read `{NAME}`, or
 // kiln::Error naming the problem; substituting a config that has every name
 // leaves no unescaped brace behind.
@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
-#include "kiln/config.hpp"
-#include "kiln/error.hpp"
-#include "kiln/kernel.hpp"
+#include "kiln/compile/kernel.hpp"
+#include "kiln/core/config.hpp"
+#include "kiln/core/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using kiln::fuzz::check;

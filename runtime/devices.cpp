@@ -1,15 +1,15 @@
 // Devices by reference across the backends compiled in (KILN_HAVE_CUDA /
 // KILN_HAVE_LLVM, like toolchain.cpp).
-#include "kiln/devices.hpp"
+#include "kiln/runtime/devices.hpp"
 
 #include <charconv>
 #include <string>
 
 #if KILN_HAVE_CUDA
-#include "kiln/cuda.hpp"
+#include "kiln/runtime/cuda.hpp"
 #endif
 #if KILN_HAVE_LLVM
-#include "kiln/cpu.hpp"
+#include "kiln/runtime/cpu.hpp"
 #endif
 
 namespace kiln {

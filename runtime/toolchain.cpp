@@ -1,6 +1,6 @@
 // Joins the backends' probes into one report. The only file that knows which
 // backends were compiled in (KILN_HAVE_CUDA / KILN_HAVE_LLVM).
-#include "kiln/toolchain.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -9,7 +9,7 @@
 #endif
 #if KILN_HAVE_LLVM
 #include "cpu/llvm_info.hpp"
-#include "kiln/cpu.hpp"
+#include "kiln/runtime/cpu.hpp"
 #endif
 
 namespace kiln {

@@ -9,10 +9,10 @@
 #include <cstring>
 #include <vector>
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuning_cache.hpp"
-#include "kiln/tuning_target.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/kernels/tuning_target.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 using namespace kiln;
 

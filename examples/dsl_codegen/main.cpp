@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/hash.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuning_cache.hpp"
-#include "kiln/tuning_target.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/core/hash.hpp"
+#include "kiln/kernels/tuning_target.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 using namespace kiln;
 

@@ -12,11 +12,11 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "kiln/backend_select.hpp"
-#include "kiln/capture.hpp"
-#include "kiln/kernel_runner.hpp"
-#include "kiln/tuning_scope.hpp"
-#include "kiln/tuning_target.hpp"
+#include "kiln/framework/backend_select.hpp"
+#include "kiln/framework/capture.hpp"
+#include "kiln/framework/kernel_runner.hpp"
+#include "kiln/framework/tuning_scope.hpp"
+#include "kiln/kernels/tuning_target.hpp"
 
 using namespace kiln;
 

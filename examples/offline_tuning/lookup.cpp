@@ -6,10 +6,10 @@
 //   usage: kiln_example_offline_lookup [TABLE.json]
 #include <cstdio>
 
-#include "kiln/cpu.hpp"
-#include "kiln/shipped_kernels.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/kernels/shipped_kernels.hpp"
+#include "kiln/runtime/cpu.hpp"
+#include "kiln/runtime/toolchain.hpp"
 #include "shapes.hpp"
 
 using namespace kiln;

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "kiln/kernel_call.hpp"
+#include "kiln/kernels/kernel_call.hpp"
 
 namespace example {
 

@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/shipped_kernels.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/kernels/shipped_kernels.hpp"
+#include "kiln/runtime/toolchain.hpp"
 #include "shapes.hpp"
 
 using namespace kiln;

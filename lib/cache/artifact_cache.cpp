@@ -1,4 +1,4 @@
-#include "kiln/artifact_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

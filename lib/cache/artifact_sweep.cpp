@@ -8,7 +8,7 @@
 
 #include "entry_check.hpp"
 #include "file_io.hpp"
-#include "kiln/artifact_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
 
 namespace kiln {
 

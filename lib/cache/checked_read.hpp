@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln::cache {
 

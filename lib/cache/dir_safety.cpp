@@ -5,7 +5,7 @@
 #include <cerrno>
 
 #include "file_io.hpp"
-#include "kiln/log.hpp"
+#include "kiln/core/log.hpp"
 
 namespace kiln::cache {
 

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <optional>
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/error.hpp"
-#include "kiln/options.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/options.hpp"
 
 namespace kiln::cache {
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "kiln/artifact_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
 
 namespace kiln::cache {
 

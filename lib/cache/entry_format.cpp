@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "kiln/artifact_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
 
 namespace kiln::cache {
 

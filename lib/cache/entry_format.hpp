@@ -17,8 +17,8 @@
 #include <string>
 #include <string_view>
 
-#include "kiln/error.hpp"
-#include "kiln/hash.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/hash.hpp"
 
 namespace kiln::cache {
 

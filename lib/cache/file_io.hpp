@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "checked_read.hpp"
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln::cache {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <mutex>
 
-#include "kiln/artifact_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
 
 namespace kiln {
 

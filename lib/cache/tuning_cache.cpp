@@ -1,4 +1,4 @@
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
 
 #include <unistd.h>
 

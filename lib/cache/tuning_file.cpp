@@ -3,7 +3,7 @@
 #include "checked_read.hpp"
 #include "dir_safety.hpp"
 #include "json_guard.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
 
 namespace kiln::cache {
 

@@ -6,7 +6,7 @@
 //     "records": [ TuningRecord::to_json(), ... sorted by id ] }
 //
 // tests/cache/golden/tuning_v2.json pins this layout; any change bumps
-// kTuningFormatVersion (include/kiln/tuning_cache.hpp). tuning_v1.json is
+// kTuningFormatVersion (include/kiln/cache/tuning_cache.hpp). tuning_v1.json is
 // kept to test that an older file is refused, never served.
 #pragma once
 
@@ -19,8 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include "checked_read.hpp"
-#include "kiln/error.hpp"
-#include "kiln/tuning_record.hpp"
+#include "kiln/cache/tuning_record.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln::cache {
 

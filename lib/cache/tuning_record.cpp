@@ -1,12 +1,12 @@
-#include "kiln/tuning_record.hpp"
+#include "kiln/cache/tuning_record.hpp"
 
 #include <cstdio>
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "kiln/error.hpp"
-#include "kiln/keys.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/keys.hpp"
 
 namespace kiln {
 

@@ -3,7 +3,7 @@
 // tell a torn or swapped pair from a good one.
 #include <nlohmann/json.hpp>
 
-#include "kiln/compile.hpp"
+#include "kiln/compile/compile.hpp"
 
 namespace kiln {
 

@@ -1,14 +1,14 @@
 // The compile pool. One mutex guards every shared field; workers never hold
 // it while compiling or while running the completion callback, so a callback
 // may submit more work.
-#include "kiln/compile_pool.hpp"
+#include "kiln/compile/compile_pool.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <system_error>
 
-#include "kiln/error.hpp"
-#include "kiln/log.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/log.hpp"
 
 namespace kiln {
 

@@ -1,12 +1,12 @@
 // compile_all() and the compile benchmark.
-#include "kiln/compile_run.hpp"
+#include "kiln/compile/compile_run.hpp"
 
 #include <chrono>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "kiln/error.hpp"
-#include "kiln/templates.hpp"
+#include "kiln/compile/templates.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 

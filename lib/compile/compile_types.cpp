@@ -1,7 +1,7 @@
 // Value types of the compile stage: names, JSON, the cancel token.
 #include <nlohmann/json.hpp>
 
-#include "kiln/compile.hpp"
+#include "kiln/compile/compile.hpp"
 
 namespace kiln {
 

@@ -1,7 +1,7 @@
 // Worker-process compiler: the parent side (WorkerProcessCompiler) and the
 // child side (serve_compile_worker). See kiln/compile_worker.hpp for the
 // wire format.
-#include "kiln/compile_worker.hpp"
+#include "compile/compile_worker.hpp"
 
 #include <poll.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "kiln/log.hpp"
+#include "kiln/core/log.hpp"
 
 namespace kiln {
 

@@ -2,11 +2,11 @@
 #include <algorithm>
 #include <map>
 
-#include "kiln/compile_engine.hpp"
+#include "kiln/compile/compile_engine.hpp"
 
 #include "include_digest.hpp"
-#include "kiln/error.hpp"
-#include "kiln/keys.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/keys.hpp"
 
 namespace kiln {
 

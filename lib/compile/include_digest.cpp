@@ -9,7 +9,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "kiln/log.hpp"
+#include "kiln/core/log.hpp"
 
 namespace kiln::internal {
 

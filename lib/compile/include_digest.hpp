@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/hash.hpp"
+#include "kiln/core/hash.hpp"
 
 namespace kiln::internal {
 

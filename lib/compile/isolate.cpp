@@ -9,8 +9,8 @@
 #include <chrono>
 #include <numeric>
 
-#include "kiln/compile_engine.hpp"
-#include "kiln/log.hpp"
+#include "kiln/compile/compile_engine.hpp"
+#include "kiln/core/log.hpp"
 
 namespace kiln {
 

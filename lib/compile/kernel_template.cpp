@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <set>
 
-#include "kiln/error.hpp"
-#include "kiln/kernel.hpp"
-#include "kiln/log.hpp"
+#include "kiln/compile/kernel.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/log.hpp"
 
 namespace kiln {
 

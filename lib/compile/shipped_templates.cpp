@@ -4,8 +4,8 @@
 #include <map>
 #include <mutex>
 
-#include "kiln/error.hpp"
-#include "kiln/templates.hpp"
+#include "kiln/compile/templates.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 

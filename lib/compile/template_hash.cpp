@@ -1,9 +1,9 @@
 // The content hash of a kernel template: its part of the definition hash
-// that enters the tuning key (kiln/tuner.hpp, definition_hash).
+// that enters the tuning key (kiln/tuner/tuner.hpp, definition_hash).
 #include <nlohmann/json.hpp>
 
 #include "include_digest.hpp"
-#include "kiln/kernel.hpp"
+#include "kiln/compile/kernel.hpp"
 
 namespace kiln {
 

@@ -1,8 +1,8 @@
-#include "kiln/config.hpp"
+#include "kiln/core/config.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 

@@ -3,8 +3,8 @@
 //    "constraints": ["smem", ...], "default": {"BM": 64, ...}}
 #include <nlohmann/json.hpp>
 
-#include "kiln/config_space.hpp"
-#include "kiln/error.hpp"
+#include "kiln/core/config_space.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 

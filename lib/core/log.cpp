@@ -1,4 +1,4 @@
-#include "kiln/log.hpp"
+#include "kiln/core/log.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "kiln/options.hpp"
+#include "kiln/core/options.hpp"
 
 namespace kiln {
 

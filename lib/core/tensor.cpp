@@ -1,10 +1,10 @@
-#include "kiln/tensor.hpp"
+#include "kiln/core/tensor.hpp"
 
 #include <array>
 #include <nlohmann/json.hpp>
 
-#include "kiln/checked_math.hpp"
-#include "kiln/error.hpp"
+#include "kiln/core/checked_math.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 

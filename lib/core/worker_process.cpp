@@ -1,5 +1,5 @@
 // A child process over a socketpair; see kiln/worker_process.hpp.
-#include "kiln/worker_process.hpp"
+#include "core/worker_process.hpp"
 
 #include <poll.h>
 #include <signal.h>

@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "kiln/worker_process.hpp"
+#include "core/worker_process.hpp"
 
 namespace kiln {
 

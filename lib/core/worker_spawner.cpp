@@ -15,8 +15,8 @@
 #include <mutex>
 #include <thread>
 
-#include "kiln/log.hpp"
-#include "kiln/worker_process.hpp"
+#include "core/worker_process.hpp"
+#include "kiln/core/log.hpp"
 
 extern char** environ;
 

@@ -1,9 +1,9 @@
 // The auto backend's pruning and ordering, and cross-backend validation.
-#include "kiln/backend_select.hpp"
+#include "kiln/framework/backend_select.hpp"
 
 #include <algorithm>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 #include "read_outputs.hpp"
 
 namespace kiln {

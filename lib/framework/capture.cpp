@@ -1,9 +1,9 @@
 // Capture and replay of choose_one decisions.
-#include "kiln/capture.hpp"
+#include "kiln/framework/capture.hpp"
 
 #include <limits>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 #include "thread_context.hpp"
 
 namespace kiln {

@@ -1,12 +1,12 @@
 // Buckets, profiles and the inputs generated for each profile.
-#include "kiln/dynamic_shapes.hpp"
+#include "kiln/framework/dynamic_shapes.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <random>
 
-#include "kiln/compare.hpp"
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/tuner/compare.hpp"
 
 namespace kiln {
 

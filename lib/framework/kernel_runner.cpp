@@ -1,15 +1,15 @@
 // KernelRunner: tactics from a Kiln kernel's config space, compiled through
 // the artifact cache and the compile pool, launched on one device.
-#include "kiln/kernel_runner.hpp"
+#include "kiln/framework/kernel_runner.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "kiln/artifact_store.hpp"
-#include "kiln/compile_engine.hpp"
-#include "kiln/compile_run.hpp"
-#include "kiln/error.hpp"
-#include "kiln/log.hpp"
+#include "kiln/cache/artifact_store.hpp"
+#include "kiln/compile/compile_engine.hpp"
+#include "kiln/compile/compile_run.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/log.hpp"
 
 namespace kiln {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "kiln/compare.hpp"
+#include "kiln/tuner/compare.hpp"
 
 namespace kiln::internal {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/args.hpp"
+#include "kiln/tuner/args.hpp"
 
 namespace kiln::internal {
 

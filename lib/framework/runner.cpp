@@ -1,7 +1,7 @@
 // TunableRunner's identity: hashed once, at construction.
-#include "kiln/runner.hpp"
+#include "kiln/framework/runner.hpp"
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 #include "tactic_key.hpp"
 
 namespace kiln {

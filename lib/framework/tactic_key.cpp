@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln::internal {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "kiln/choose_one.hpp"
-#include "kiln/problem.hpp"
+#include "kiln/core/problem.hpp"
+#include "kiln/framework/choose_one.hpp"
 
 namespace kiln::internal {
 

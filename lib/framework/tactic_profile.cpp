@@ -7,9 +7,9 @@
 #include <chrono>
 #include <set>
 
-#include "kiln/error.hpp"
-#include "kiln/log.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/log.hpp"
 #include "read_outputs.hpp"
 #include "tactic_key.hpp"
 

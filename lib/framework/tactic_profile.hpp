@@ -6,8 +6,8 @@
 #include <optional>
 #include <span>
 
-#include "kiln/choose_one.hpp"
-#include "kiln/measurement.hpp"
+#include "kiln/framework/choose_one.hpp"
+#include "kiln/tuner/measurement.hpp"
 
 namespace kiln {
 

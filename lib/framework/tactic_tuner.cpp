@@ -3,13 +3,13 @@
 // fallback.
 #include <array>
 
-#include "kiln/capture.hpp"
-#include "kiln/choose_one.hpp"
-#include "kiln/error.hpp"
-#include "kiln/log.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuning_cache.hpp"
-#include "kiln/tuning_target.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/log.hpp"
+#include "kiln/framework/capture.hpp"
+#include "kiln/framework/choose_one.hpp"
+#include "kiln/kernels/tuning_target.hpp"
+#include "kiln/runtime/toolchain.hpp"
 #include "tactic_key.hpp"
 #include "tactic_profile.hpp"
 #include "thread_context.hpp"

@@ -1,12 +1,12 @@
 // Tuning and skip scopes: per-thread switches saved at entry and restored
 // by the destructor, so an exception unwinding through a scope restores
 // the outer state exactly as a normal exit does.
-#include "kiln/tuning_scope.hpp"
+#include "kiln/framework/tuning_scope.hpp"
 
-#include "kiln/choose_one.hpp"
-#include "kiln/log.hpp"
-#include "kiln/options.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/core/log.hpp"
+#include "kiln/core/options.hpp"
+#include "kiln/framework/choose_one.hpp"
 #include "thread_context.hpp"
 
 namespace kiln {

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "kiln/error.hpp"
-#include "kiln/options.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/options.hpp"
 
 namespace kiln {
 

@@ -1,9 +1,9 @@
-#include "kiln/fingerprint.hpp"
+#include "kiln/core/fingerprint.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/error.hpp"
-#include "kiln/keys.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/keys.hpp"
 
 namespace kiln {
 

@@ -1,8 +1,8 @@
-#include "kiln/problem.hpp"
+#include "kiln/core/problem.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 

@@ -1,8 +1,8 @@
-#include "kiln/args.hpp"
+#include "kiln/tuner/args.hpp"
 
 #include <set>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 

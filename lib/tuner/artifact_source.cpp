@@ -1,10 +1,10 @@
 // Artifacts for configs: the artifact cache first, the compiler second.
 #include "artifact_source.hpp"
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/artifact_store.hpp"
-#include "kiln/error.hpp"
-#include "kiln/log.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/artifact_store.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/log.hpp"
 
 namespace kiln::internal {
 

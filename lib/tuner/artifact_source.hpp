@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "kiln/compile_engine.hpp"
-#include "kiln/tuner.hpp"
+#include "kiln/compile/compile_engine.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln::internal {
 

@@ -1,6 +1,6 @@
 #include "bench_call.hpp"
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln::internal {
 

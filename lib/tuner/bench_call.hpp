@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host_args.hpp"
-#include "kiln/tuner.hpp"
+#include "kiln/tuner/tuner.hpp"
 #include "measure.hpp"
 
 namespace kiln::internal {

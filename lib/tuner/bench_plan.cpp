@@ -1,8 +1,8 @@
 #include "bench_plan.hpp"
 
 #include "host_args.hpp"
-#include "kiln/error.hpp"
-#include "kiln/log.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/log.hpp"
 #include "worker_find.hpp"
 
 namespace kiln::internal {

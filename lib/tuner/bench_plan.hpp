@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/tuner.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln::internal {
 

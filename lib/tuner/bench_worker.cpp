@@ -1,6 +1,6 @@
 // The benchmark worker's side of kiln/bench_worker.hpp (where the tuner
 // finds the worker: worker_find.cpp).
-#include "kiln/bench_worker.hpp"
+#include "tuner/bench_worker.hpp"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 
 #include "bench_call.hpp"
 #include "call_state.hpp"
-#include "kiln/worker_process.hpp"
+#include "core/worker_process.hpp"
 #include "measure.hpp"
 
 namespace kiln {

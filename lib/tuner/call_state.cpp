@@ -1,7 +1,7 @@
 #include "call_state.hpp"
 
-#include "kiln/compare.hpp"
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/tuner/compare.hpp"
 
 namespace kiln::internal {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kiln/args.hpp"
-#include "kiln/device.hpp"
-#include "kiln/tuner.hpp"
+#include "kiln/runtime/device.hpp"
+#include "kiln/tuner/args.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln::internal {
 

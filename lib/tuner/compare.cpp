@@ -1,10 +1,10 @@
-#include "kiln/compare.hpp"
+#include "kiln/tuner/compare.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 

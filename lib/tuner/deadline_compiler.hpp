@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "kiln/compile.hpp"
+#include "kiln/compile/compile.hpp"
 
 namespace kiln::internal {
 

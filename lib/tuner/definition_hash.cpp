@@ -1,6 +1,6 @@
 // The definition hash of a tunable kernel: what makes a tuning record
 // belong to this kernel and no other (docs/caching.md, "Keys").
-#include "kiln/tuner.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln {
 

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "kiln/args.hpp"
-#include "kiln/device.hpp"
+#include "kiln/runtime/device.hpp"
+#include "kiln/tuner/args.hpp"
 
 namespace kiln::internal {
 

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln::internal {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "call_state.hpp"
-#include "kiln/measurement.hpp"
-#include "kiln/tuner.hpp"
+#include "kiln/tuner/measurement.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln::internal {
 

@@ -1,11 +1,11 @@
-#include "kiln/measurement.hpp"
+#include "kiln/tuner/measurement.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 

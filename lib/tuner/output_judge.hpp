@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "kiln/compare.hpp"
-#include "kiln/tuner.hpp"
+#include "kiln/tuner/compare.hpp"
+#include "kiln/tuner/tuner.hpp"
 #include "measure.hpp"
 
 namespace kiln::internal {

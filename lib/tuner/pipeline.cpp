@@ -12,9 +12,9 @@
 #include "bench_plan.hpp"
 #include "deadline_compiler.hpp"
 #include "host_args.hpp"
-#include "kiln/compile_pool.hpp"
-#include "kiln/error.hpp"
-#include "kiln/log.hpp"
+#include "kiln/compile/compile_pool.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/log.hpp"
 #include "process_bench.hpp"
 
 namespace kiln::internal {

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "call_state.hpp"
-#include "kiln/compile_engine.hpp"
-#include "kiln/progress.hpp"
-#include "kiln/trace.hpp"
-#include "kiln/tuner.hpp"
+#include "kiln/compile/compile_engine.hpp"
+#include "kiln/tuner/tuner.hpp"
 #include "measure.hpp"
 #include "output_judge.hpp"
+#include "tuner/progress.hpp"
+#include "tuner/trace.hpp"
 
 namespace kiln::internal {
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <mutex>
 
-#include "kiln/log.hpp"
+#include "kiln/core/log.hpp"
 #include "measure.hpp"
 
 namespace kiln::internal {

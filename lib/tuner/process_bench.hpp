@@ -15,8 +15,8 @@
 #include <string>
 
 #include "bench_call.hpp"
-#include "kiln/measurement.hpp"
-#include "kiln/worker_process.hpp"
+#include "core/worker_process.hpp"
+#include "kiln/tuner/measurement.hpp"
 
 namespace kiln::internal {
 

@@ -1,4 +1,4 @@
-#include "kiln/progress.hpp"
+#include "tuner/progress.hpp"
 
 #include <unistd.h>
 

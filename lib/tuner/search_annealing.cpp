@@ -6,8 +6,8 @@
 #include <cmath>
 #include <random>
 
-#include "kiln/error.hpp"
-#include "kiln/search.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/tuner/search.hpp"
 #include "search_internal.hpp"
 
 namespace kiln {

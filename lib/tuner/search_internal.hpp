@@ -6,7 +6,7 @@
 #include <random>
 #include <unordered_set>
 
-#include "kiln/config_space.hpp"
+#include "kiln/core/config_space.hpp"
 
 namespace kiln::internal {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "kiln/compile_pool.hpp"
-#include "kiln/search.hpp"
+#include "kiln/compile/compile_pool.hpp"
+#include "kiln/tuner/search.hpp"
 
 namespace kiln::internal {
 

@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "kiln/progress.hpp"
-#include "kiln/tuner.hpp"
+#include "kiln/tuner/tuner.hpp"
 #include "pipeline.hpp"
+#include "tuner/progress.hpp"
 
 namespace kiln::internal {
 

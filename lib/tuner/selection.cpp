@@ -1,4 +1,4 @@
-#include "kiln/selection.hpp"
+#include "kiln/tuner/selection.hpp"
 
 #include <algorithm>
 

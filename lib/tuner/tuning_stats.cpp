@@ -1,4 +1,4 @@
-#include "kiln/tuning_stats.hpp"
+#include "kiln/tuner/tuning_stats.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -9,10 +9,10 @@
 #include <optional>
 #include <vector>
 
-#include "kiln/bench_worker.hpp"
-#include "kiln/compile_worker.hpp"
-#include "kiln/options.hpp"
+#include "compile/compile_worker.hpp"
+#include "kiln/core/options.hpp"
 #include "process_bench.hpp"
+#include "tuner/bench_worker.hpp"
 
 namespace kiln {
 

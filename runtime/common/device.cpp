@@ -1,8 +1,8 @@
-// The backend-independent parts of include/kiln/device.hpp.
-#include "kiln/device.hpp"
+// The backend-independent parts of include/kiln/runtime/device.hpp.
+#include "kiln/runtime/device.hpp"
 
-#include "kiln/checked_math.hpp"
-#include "kiln/error.hpp"
+#include "kiln/core/checked_math.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 

@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "kiln/device.hpp"
+#include "kiln/runtime/device.hpp"
 
 namespace kiln::cpu {
 

@@ -26,9 +26,9 @@
 #include <sstream>
 
 #include "clang_prelude.hpp"
-#include "kiln/cpu.hpp"
-#include "kiln/log.hpp"
-#include "kiln/options.hpp"
+#include "kiln/core/log.hpp"
+#include "kiln/core/options.hpp"
+#include "kiln/runtime/cpu.hpp"
 #include "llvm_info.hpp"
 
 #ifndef KILN_CLANG_EXECUTABLE

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/compile.hpp"
+#include "kiln/compile/compile.hpp"
 
 // Forward declarations: this header is included by LLVM-free code (bench).
 namespace llvm {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "kiln/compile.hpp"
+#include "kiln/compile/compile.hpp"
 
 namespace kiln::cpu {
 

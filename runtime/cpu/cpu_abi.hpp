@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "kiln/device.hpp"
+#include "kiln/runtime/device.hpp"
 
 namespace kiln::cpu {
 

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "cache_flush.hpp"
-#include "kiln/cpu.hpp"
-#include "kiln/log.hpp"
+#include "kiln/core/log.hpp"
+#include "kiln/runtime/cpu.hpp"
 #include "llvm_info.hpp"
 
 namespace kiln::cpu {

@@ -14,7 +14,7 @@
 #include "block_pool.hpp"
 #include "cpu_abi.hpp"
 #include "host_jit.hpp"
-#include "kiln/device.hpp"
+#include "kiln/runtime/device.hpp"
 
 namespace kiln::cpu {
 

@@ -1,7 +1,7 @@
 // The shipped CPU templates (templates/cpu/, embedded at build time) as
 // KernelTemplates with their config spaces and launch geometry.
-#include "kiln/cpu.hpp"
-#include "kiln/templates.hpp"
+#include "kiln/compile/templates.hpp"
+#include "kiln/runtime/cpu.hpp"
 
 namespace kiln::cpu {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln::cpu {
 

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <vector>
 
-#include "kiln/hash.hpp"
+#include "kiln/core/hash.hpp"
 
 namespace kiln::cpu {
 

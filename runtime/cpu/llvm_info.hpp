@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "kiln/toolchain.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 namespace kiln::cpu {
 

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "driver_api.hpp"
-#include "kiln/device.hpp"
+#include "kiln/runtime/device.hpp"
 
 namespace kiln::cuda {
 

@@ -1,11 +1,11 @@
 // CudaDevice: loading CUBINs and launching their functions, and the public
-// factory (include/kiln/cuda.hpp).
+// factory (include/kiln/runtime/cuda.hpp).
 #include <algorithm>
 #include <array>
 #include <vector>
 
 #include "cuda_device.hpp"
-#include "kiln/cuda.hpp"
+#include "kiln/runtime/cuda.hpp"
 
 namespace kiln::cuda {
 

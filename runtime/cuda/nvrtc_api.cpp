@@ -1,7 +1,7 @@
 #include "nvrtc_api.hpp"
 
 #include "dynlib.hpp"
-#include "kiln/options.hpp"
+#include "kiln/core/options.hpp"
 
 namespace kiln::cuda {
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln::cuda {
 

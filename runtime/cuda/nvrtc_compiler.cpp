@@ -7,8 +7,8 @@
 #include <shared_mutex>
 #include <sstream>
 
-#include "kiln/log.hpp"
-#include "kiln/toolchain.hpp"
+#include "kiln/core/log.hpp"
+#include "kiln/runtime/toolchain.hpp"
 #include "nvrtc_api.hpp"
 #include "nvrtc_pch.hpp"
 

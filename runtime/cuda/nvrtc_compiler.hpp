@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "kiln/compile.hpp"
-#include "kiln/nvrtc.hpp"
-#include "kiln/options.hpp"
+#include "kiln/compile/compile.hpp"
+#include "kiln/core/options.hpp"
+#include "kiln/runtime/nvrtc.hpp"
 
 namespace kiln::cuda {
 

@@ -4,7 +4,7 @@
 
 #include <system_error>
 
-#include "kiln/log.hpp"
+#include "kiln/core/log.hpp"
 #include "nvrtc_api.hpp"
 
 namespace kiln::cuda {

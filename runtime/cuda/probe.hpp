@@ -1,7 +1,7 @@
 // Fills the CUDA parts of a ToolchainReport (only built with KILN_HAVE_CUDA).
 #pragma once
 
-#include "kiln/toolchain.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 namespace kiln::cuda {
 

@@ -1,6 +1,6 @@
 // Backend names. Apart from tuning_target.cpp so that code naming a backend
 // (a user kernel's spec) does not pull the backends' compilers into a link.
-#include "kiln/tuning_target.hpp"
+#include "kiln/kernels/tuning_target.hpp"
 
 namespace kiln {
 

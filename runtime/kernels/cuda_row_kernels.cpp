@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "host_reference.hpp"
-#include "kiln/error.hpp"
-#include "kiln/templates.hpp"
+#include "kiln/compile/templates.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln::internal {
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "kiln/shipped_kernels.hpp"
+#include "kiln/kernels/shipped_kernels.hpp"
 
 namespace kiln::internal {
 

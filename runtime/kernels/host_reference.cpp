@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "kiln/checked_math.hpp"
-#include "kiln/compare.hpp"
-#include "kiln/error.hpp"
+#include "kiln/core/checked_math.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/tuner/compare.hpp"
 
 namespace kiln::internal {
 

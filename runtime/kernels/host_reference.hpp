@@ -4,8 +4,8 @@
 // the expected outputs back into the output arguments.
 #pragma once
 
-#include "kiln/args.hpp"
-#include "kiln/device.hpp"
+#include "kiln/runtime/device.hpp"
+#include "kiln/tuner/args.hpp"
 
 namespace kiln::internal {
 

@@ -1,15 +1,15 @@
 // A recursive-descent parser into a small tree, and a checked evaluator.
 // Every error names the whole expression, so a bad launch rule in a JSON
 // file can be found from the message alone.
-#include "kiln/int_expr.hpp"
+#include "kiln/kernels/int_expr.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <optional>
 #include <set>
 
-#include "kiln/checked_math.hpp"
-#include "kiln/error.hpp"
+#include "kiln/core/checked_math.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 

@@ -1,5 +1,5 @@
 // Described arguments -> device buffers with deterministic data.
-#include "kiln/kernel_call.hpp"
+#include "kiln/kernels/kernel_call.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,10 +10,10 @@
 #include <optional>
 #include <set>
 
-#include "kiln/checked_math.hpp"
-#include "kiln/compare.hpp"
-#include "kiln/error.hpp"
-#include "kiln/hash.hpp"
+#include "kiln/core/checked_math.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/hash.hpp"
+#include "kiln/tuner/compare.hpp"
 
 namespace kiln {
 

@@ -2,16 +2,16 @@
 // from where they are defined (runtime/cpu/cpu_templates.cpp,
 // lib/compile/shipped_templates.cpp); this file adds what tuning a call
 // needs: launch rules, argument descriptions, references and tolerances.
-#include "kiln/shipped_kernels.hpp"
+#include "kiln/kernels/shipped_kernels.hpp"
 
 #include <cmath>
 
 #include "cuda_row_kernels.hpp"
 #include "host_reference.hpp"
-#include "kiln/error.hpp"
-#include "kiln/templates.hpp"
+#include "kiln/compile/templates.hpp"
+#include "kiln/core/error.hpp"
 #if KILN_KERNELS_CPU
-#include "kiln/cpu.hpp"
+#include "kiln/runtime/cpu.hpp"
 #endif
 
 namespace kiln {

@@ -1,19 +1,19 @@
 // Opening a backend for tuning: its compiler, the toolchain fingerprint,
 // the arch, and the devices. KILN_KERNELS_CPU / KILN_KERNELS_CUDA say which
 // backends this build has (runtime/kernels/CMakeLists.txt).
-#include "kiln/tuning_target.hpp"
+#include "kiln/kernels/tuning_target.hpp"
 
-#include "kiln/bench_worker.hpp"
-#include "kiln/log.hpp"
+#include "kiln/core/log.hpp"
+#include "tuner/bench_worker.hpp"
 
 #if KILN_KERNELS_CPU
-#include "kiln/cpu.hpp"
+#include "kiln/runtime/cpu.hpp"
 #endif
 #if KILN_KERNELS_CUDA
-#include "kiln/cuda.hpp"
-#include "kiln/nvrtc.hpp"
-#include "kiln/options.hpp"
-#include "kiln/toolchain.hpp"
+#include "kiln/core/options.hpp"
+#include "kiln/runtime/cuda.hpp"
+#include "kiln/runtime/nvrtc.hpp"
+#include "kiln/runtime/toolchain.hpp"
 #endif
 
 namespace kiln {
@@ -121,7 +121,7 @@ Result<TuningTarget> open_cuda(const ToolchainFingerprint& toolchain,
   auto device = cuda::open_device(refs.front().index);
   if (!device.ok()) return device.error();
   // The arch of the device that runs the benchmarks, unless KILN_ARCH says
-  // otherwise (kiln/options.hpp).
+  // otherwise (kiln/core/options.hpp).
   const std::string arch =
       Options::global().arch.empty() ? (*device)->properties().arch : Options::global().arch;
   TuningTarget t;

@@ -2,7 +2,7 @@
 // about ("args[2].shape[0]: ..."), so a typo in a hand-written file is a
 // one-line fix; unknown keys are errors too, since a misspelt optional key
 // would otherwise be ignored in silence.
-#include "kiln/user_kernel.hpp"
+#include "kiln/kernels/user_kernel.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 

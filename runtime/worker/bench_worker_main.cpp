@@ -13,15 +13,15 @@
 #include <cstring>
 #include <memory>
 
-#include "kiln/bench_worker.hpp"
-#include "kiln/compile_worker.hpp"
-#include "kiln/devices.hpp"
-#include "kiln/options.hpp"
+#include "compile/compile_worker.hpp"
+#include "kiln/core/options.hpp"
+#include "kiln/runtime/devices.hpp"
+#include "tuner/bench_worker.hpp"
 #if KILN_WORKER_CPU
-#include "kiln/cpu.hpp"
+#include "kiln/runtime/cpu.hpp"
 #endif
 #if KILN_WORKER_CUDA
-#include "kiln/nvrtc.hpp"
+#include "kiln/runtime/nvrtc.hpp"
 #endif
 
 namespace {

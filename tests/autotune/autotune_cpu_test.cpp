@@ -9,11 +9,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/cpu.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuner.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/runtime/cpu.hpp"
+#include "kiln/runtime/toolchain.hpp"
+#include "kiln/tuner/tuner.hpp"
 #include "tune_session.hpp"
 
 namespace kiln {

@@ -10,12 +10,12 @@
 #include <string>
 #include <tuple>
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/cpu.hpp"
-#include "kiln/options.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuner.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/core/options.hpp"
+#include "kiln/runtime/cpu.hpp"
+#include "kiln/runtime/toolchain.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln::testing {
 

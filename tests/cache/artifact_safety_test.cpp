@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "cache_test_util.hpp"
-#include "kiln/artifact_cache.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
 
 namespace kiln {
 namespace {

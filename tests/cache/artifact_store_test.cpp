@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "cache_test_util.hpp"
-#include "kiln/artifact_store.hpp"
-#include "kiln/keys.hpp"
+#include "kiln/cache/artifact_store.hpp"
+#include "kiln/core/keys.hpp"
 
 namespace kiln {
 namespace {

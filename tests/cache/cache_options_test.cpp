@@ -2,7 +2,7 @@
 // that picks a tuning file, with their precedence and malformed values.
 #include <gtest/gtest.h>
 
-#include "kiln/options.hpp"
+#include "kiln/core/options.hpp"
 
 namespace kiln {
 namespace {

@@ -14,9 +14,9 @@
 #include <string>
 
 #include "checked_read.hpp"
-#include "kiln/artifact_cache.hpp"
-#include "kiln/options.hpp"
-#include "kiln/tuning_record.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_record.hpp"
+#include "kiln/core/options.hpp"
 
 namespace kiln::testing {
 

@@ -10,7 +10,7 @@
 
 #include "cache_test_util.hpp"
 #include "deadline_run.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
 #include "run_command.hpp"
 
 namespace kiln::testing {

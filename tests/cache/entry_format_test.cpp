@@ -5,7 +5,7 @@
 #include "cache_test_util.hpp"
 #include "entry_format.hpp"
 #include "file_io.hpp"
-#include "kiln/artifact_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
 
 namespace kiln {
 namespace {

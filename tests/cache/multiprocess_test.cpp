@@ -5,8 +5,8 @@
 
 #include "cache_test_util.hpp"
 #include "file_io.hpp"
-#include "kiln/artifact_cache.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
 #include "process_util.hpp"
 
 namespace kiln {

@@ -14,7 +14,7 @@
 #include "cache_test_util.hpp"
 #include "checked_read.hpp"
 #include "deadline_run.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
 #include "odd_files.hpp"
 #include "tuning_file.hpp"
 

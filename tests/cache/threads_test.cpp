@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "cache_test_util.hpp"
-#include "kiln/artifact_cache.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
 
 namespace kiln {
 namespace {

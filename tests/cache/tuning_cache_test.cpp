@@ -11,7 +11,7 @@
 
 #include "cache_test_util.hpp"
 #include "file_io.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
 #include "tuning_file.hpp"
 
 namespace kiln {

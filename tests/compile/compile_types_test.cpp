@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/compile.hpp"
+#include "kiln/compile/compile.hpp"
 #include "test_kernels.hpp"
 
 namespace kiln {

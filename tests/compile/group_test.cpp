@@ -2,7 +2,7 @@
 // independence from grouping. No compiler runs here.
 #include <gtest/gtest.h>
 
-#include "kiln/compile_engine.hpp"
+#include "kiln/compile/compile_engine.hpp"
 #include "test_kernels.hpp"
 
 namespace kiln {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kiln/compile_engine.hpp"
+#include "kiln/compile/compile_engine.hpp"
 
 namespace kiln {
 namespace {

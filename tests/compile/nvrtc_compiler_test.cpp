@@ -9,7 +9,7 @@
 
 #include "cuda/nvrtc_api.hpp"
 #include "cuda/nvrtc_compiler.hpp"
-#include "kiln/compile_engine.hpp"
+#include "kiln/compile/compile_engine.hpp"
 #include "test_kernels.hpp"
 
 namespace kiln {

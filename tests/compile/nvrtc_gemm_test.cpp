@@ -4,10 +4,10 @@
 
 #include <tuple>
 #include "cuda/nvrtc_api.hpp"
-#include "kiln/compile_engine.hpp"
-#include "kiln/nvrtc.hpp"
-#include "kiln/templates.hpp"
-#include "kiln/toolchain.hpp"
+#include "kiln/compile/compile_engine.hpp"
+#include "kiln/compile/templates.hpp"
+#include "kiln/runtime/nvrtc.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 #include "test_kernels.hpp"
 

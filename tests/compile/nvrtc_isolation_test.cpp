@@ -6,8 +6,8 @@
 
 #include "cuda/nvrtc_api.hpp"
 #include "cuda/nvrtc_compiler.hpp"
-#include "kiln/compile_engine.hpp"
-#include "kiln/toolchain.hpp"
+#include "kiln/compile/compile_engine.hpp"
+#include "kiln/runtime/toolchain.hpp"
 #include "test_kernels.hpp"
 
 namespace kiln {

@@ -7,11 +7,11 @@
 #include <chrono>
 #include <thread>
 
+#include "compile/compile_worker.hpp"
 #include "cuda/nvrtc_api.hpp"
-#include "kiln/compile_pool.hpp"
-#include "kiln/compile_worker.hpp"
-#include "kiln/nvrtc.hpp"
-#include "kiln/toolchain.hpp"
+#include "kiln/compile/compile_pool.hpp"
+#include "kiln/runtime/nvrtc.hpp"
+#include "kiln/runtime/toolchain.hpp"
 #include "test_kernels.hpp"
 
 namespace kiln {

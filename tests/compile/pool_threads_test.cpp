@@ -6,7 +6,7 @@
 // active exception" from `kiln tune --threads 100000`).
 #include <gtest/gtest.h>
 
-#include "kiln/compile_pool.hpp"
+#include "kiln/compile/compile_pool.hpp"
 #include "thread_limit.hpp"
 
 namespace kiln {

@@ -1,7 +1,7 @@
 // Kernel templates: placeholders, specialisation and their error cases.
 #include <gtest/gtest.h>
 
-#include "kiln/kernel.hpp"
+#include "kiln/compile/kernel.hpp"
 
 namespace kiln {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <string>
 
-#include "kiln/compile_engine.hpp"
-#include "kiln/kernel.hpp"
+#include "kiln/compile/compile_engine.hpp"
+#include "kiln/compile/kernel.hpp"
 
 namespace kiln::test {
 

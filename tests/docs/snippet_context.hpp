@@ -8,19 +8,19 @@
 #include <memory>
 #include <utility>
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/backend_select.hpp"
-#include "kiln/capture.hpp"
-#include "kiln/choose_one.hpp"
-#include "kiln/compare.hpp"
-#include "kiln/device.hpp"
-#include "kiln/dynamic_shapes.hpp"
-#include "kiln/kernel_runner.hpp"
-#include "kiln/runner.hpp"
-#include "kiln/shipped_kernels.hpp"
-#include "kiln/tuner.hpp"
-#include "kiln/tuning_cache.hpp"
-#include "kiln/tuning_scope.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/framework/backend_select.hpp"
+#include "kiln/framework/capture.hpp"
+#include "kiln/framework/choose_one.hpp"
+#include "kiln/framework/dynamic_shapes.hpp"
+#include "kiln/framework/kernel_runner.hpp"
+#include "kiln/framework/runner.hpp"
+#include "kiln/framework/tuning_scope.hpp"
+#include "kiln/kernels/shipped_kernels.hpp"
+#include "kiln/runtime/device.hpp"
+#include "kiln/tuner/compare.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln_doc_context {
 

@@ -21,11 +21,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/cpu.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuner.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/runtime/cpu.hpp"
+#include "kiln/runtime/toolchain.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace {
 

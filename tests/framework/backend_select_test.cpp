@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "framework_test_util.hpp"
-#include "kiln/backend_select.hpp"
-#include "kiln/tuning_scope.hpp"
+#include "kiln/framework/backend_select.hpp"
+#include "kiln/framework/tuning_scope.hpp"
 
 namespace kiln {
 namespace {

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "framework_test_util.hpp"
-#include "kiln/capture.hpp"
+#include "kiln/framework/capture.hpp"
 
 namespace kiln {
 namespace {

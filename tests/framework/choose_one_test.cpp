@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "framework_test_util.hpp"
-#include "kiln/tuning_cache.hpp"
-#include "kiln/tuning_scope.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/framework/tuning_scope.hpp"
 
 namespace kiln {
 namespace {

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "framework_test_util.hpp"
-#include "kiln/dynamic_shapes.hpp"
-#include "kiln/tuning_scope.hpp"
+#include "kiln/framework/dynamic_shapes.hpp"
+#include "kiln/framework/tuning_scope.hpp"
 
 namespace kiln {
 namespace {

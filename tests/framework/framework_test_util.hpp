@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kiln/choose_one.hpp"
-#include "kiln/runner.hpp"
+#include "kiln/framework/choose_one.hpp"
+#include "kiln/framework/runner.hpp"
 
 namespace kiln::testing {
 

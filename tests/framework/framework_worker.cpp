@@ -8,7 +8,7 @@
 #include <string>
 
 #include "framework_test_util.hpp"
-#include "kiln/tuning_scope.hpp"
+#include "kiln/framework/tuning_scope.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

@@ -7,12 +7,12 @@
 #include <cmath>
 
 #include "framework_test_util.hpp"
-#include "kiln/artifact_cache.hpp"
-#include "kiln/backend_select.hpp"
-#include "kiln/cpu.hpp"
-#include "kiln/kernel_runner.hpp"
-#include "kiln/tuning_scope.hpp"
-#include "kiln/tuning_target.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/framework/backend_select.hpp"
+#include "kiln/framework/kernel_runner.hpp"
+#include "kiln/framework/tuning_scope.hpp"
+#include "kiln/kernels/tuning_target.hpp"
+#include "kiln/runtime/cpu.hpp"
 
 namespace kiln {
 namespace {

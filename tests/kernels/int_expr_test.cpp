@@ -1,9 +1,9 @@
 // The integer expressions of launch rules, shapes and constraints.
-#include "kiln/int_expr.hpp"
+#include "kiln/kernels/int_expr.hpp"
 
 #include <gtest/gtest.h>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 namespace {

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <limits>
 
-#include "kiln/cpu.hpp"
-#include "kiln/kernel_call.hpp"
-#include "kiln/shipped_kernels.hpp"
+#include "kiln/kernels/kernel_call.hpp"
+#include "kiln/kernels/shipped_kernels.hpp"
+#include "kiln/runtime/cpu.hpp"
 
 namespace kiln {
 namespace {

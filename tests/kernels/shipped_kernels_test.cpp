@@ -7,11 +7,11 @@
 #include <cmath>
 #include <filesystem>
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/cpu.hpp"
-#include "kiln/shipped_kernels.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/kernels/shipped_kernels.hpp"
+#include "kiln/runtime/cpu.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 namespace kiln {
 namespace {

@@ -2,7 +2,7 @@
 // GEMMs tuned end to end through the CLI, checked against host code, then
 // served warm from disk in a second process. Skipped without a device.
 #include "cli_runner.hpp"
-#include "kiln/tuning_target.hpp"
+#include "kiln/kernels/tuning_target.hpp"
 
 namespace kiln {
 namespace {

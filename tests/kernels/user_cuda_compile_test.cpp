@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "cli_runner.hpp"
-#include "kiln/compile_run.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/user_kernel.hpp"
+#include "kiln/compile/compile_run.hpp"
+#include "kiln/kernels/user_kernel.hpp"
+#include "kiln/runtime/toolchain.hpp"
 #if KILN_BACKEND_CUDA
-#include "kiln/nvrtc.hpp"
+#include "kiln/runtime/nvrtc.hpp"
 #endif
 
 namespace kiln {

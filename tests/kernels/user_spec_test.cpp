@@ -1,12 +1,12 @@
-// User kernel specs (kiln/user_kernel.hpp): the shipped example reads back
+// User kernel specs (kiln/kernels/user_kernel.hpp): the shipped example reads back
 // with its constraints and launch rule, and every kind of mistake in a spec
 // is reported with the field it is in.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/error.hpp"
-#include "kiln/user_kernel.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/kernels/user_kernel.hpp"
 
 namespace kiln {
 namespace {

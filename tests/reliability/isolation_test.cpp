@@ -13,8 +13,8 @@
 #include <set>
 #include <thread>
 
-#include "kiln/bench_worker.hpp"
 #include "reliability_util.hpp"
+#include "tuner/bench_worker.hpp"
 
 namespace kiln {
 namespace {

@@ -5,7 +5,7 @@
 // starts, which only the other worker can do.
 #include <mutex>
 
-#include "kiln/devices.hpp"
+#include "kiln/runtime/devices.hpp"
 
 #include "reliability_util.hpp"
 

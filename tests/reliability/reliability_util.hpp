@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/cpu.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuner.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/runtime/cpu.hpp"
+#include "kiln/runtime/toolchain.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln::test {
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <thread>
 
-#include "kiln/worker_process.hpp"
+#include "core/worker_process.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

@@ -5,9 +5,9 @@
 
 #include "cuda/nvrtc_api.hpp"
 #include "cuda_row_kernels.hpp"
-#include "kiln/compile_engine.hpp"
-#include "kiln/nvrtc.hpp"
-#include "kiln/toolchain.hpp"
+#include "kiln/compile/compile_engine.hpp"
+#include "kiln/runtime/nvrtc.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 namespace kiln {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cuda_row_kernels.hpp"
-#include "kiln/toolchain.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 namespace kiln {
 namespace {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cpu/cache_flush.hpp"
-#include "kiln/cpu.hpp"
+#include "kiln/runtime/cpu.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "cpu_test_util.hpp"
-#include "kiln/cpu.hpp"
+#include "kiln/runtime/cpu.hpp"
 
 namespace kiln {
 namespace {

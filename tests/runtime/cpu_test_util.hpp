@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/compile.hpp"
+#include "kiln/compile/compile.hpp"
 
 namespace kiln::test {
 

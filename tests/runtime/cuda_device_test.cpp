@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cuda/delay_kernel.hpp"
-#include "kiln/cuda.hpp"
+#include "kiln/runtime/cuda.hpp"
 
 namespace kiln {
 namespace {

@@ -6,7 +6,7 @@
 #include "cuda/delay_kernel.hpp"
 #include "cuda/driver_api.hpp"
 #include "cuda/nvrtc_api.hpp"
-#include "kiln/cuda.hpp"
+#include "kiln/runtime/cuda.hpp"
 
 namespace kiln {
 namespace {

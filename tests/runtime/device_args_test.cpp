@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "kiln/device.hpp"
+#include "kiln/runtime/device.hpp"
 
 namespace kiln {
 namespace {

@@ -1,4 +1,4 @@
-#include "kiln/compare.hpp"
+#include "kiln/tuner/compare.hpp"
 
 #include <gtest/gtest.h>
 

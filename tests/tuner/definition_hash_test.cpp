@@ -1,4 +1,4 @@
-// The definition hash (kiln/tuner.hpp): every part of a kernel that changes
+// The definition hash (kiln/tuner/tuner.hpp): every part of a kernel that changes
 // what it computes or how fast changes the hash, so a tuning record is only
 // served to the kernel it was measured for; what does not (the description)
 // leaves it alone, so an unchanged kernel starts warm.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/tuner.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln {
 namespace {

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "kiln/progress.hpp"
-#include "kiln/tuning_stats.hpp"
+#include "kiln/tuner/tuning_stats.hpp"
+#include "tuner/progress.hpp"
 
 namespace kiln {
 namespace {

@@ -1,10 +1,10 @@
-#include "kiln/search.hpp"
+#include "kiln/tuner/search.hpp"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 namespace {

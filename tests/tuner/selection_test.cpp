@@ -1,4 +1,4 @@
-#include "kiln/selection.hpp"
+#include "kiln/tuner/selection.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 namespace {

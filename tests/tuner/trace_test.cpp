@@ -1,4 +1,4 @@
-#include "kiln/trace.hpp"
+#include "tuner/trace.hpp"
 
 #include <gtest/gtest.h>
 

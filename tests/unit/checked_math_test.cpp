@@ -1,16 +1,16 @@
 // Checked size arithmetic: products, sums and narrowings that would wrap
 // are refused, at the exact edge of each type; tensor sizes and launch grids
 // built on them throw naming the shape instead of wrapping.
-#include "kiln/checked_math.hpp"
+#include "kiln/core/checked_math.hpp"
 
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <limits>
 
-#include "kiln/device.hpp"
-#include "kiln/error.hpp"
-#include "kiln/tensor.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/tensor.hpp"
+#include "kiln/runtime/device.hpp"
 
 namespace kiln {
 namespace {

@@ -1,10 +1,10 @@
-#include "kiln/config_space.hpp"
+#include "kiln/core/config_space.hpp"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 namespace {

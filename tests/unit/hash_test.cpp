@@ -1,4 +1,4 @@
-#include "kiln/hash.hpp"
+#include "kiln/core/hash.hpp"
 
 #include <gtest/gtest.h>
 

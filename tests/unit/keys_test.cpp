@@ -1,12 +1,12 @@
 // The cache-invalidating environment, the toolchain fingerprint and the two
 // keys built from them.
-#include "kiln/keys.hpp"
+#include "kiln/core/keys.hpp"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 namespace {

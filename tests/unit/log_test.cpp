@@ -1,4 +1,4 @@
-#include "kiln/log.hpp"
+#include "kiln/core/log.hpp"
 
 #include <gtest/gtest.h>
 

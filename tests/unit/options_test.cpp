@@ -1,4 +1,4 @@
-#include "kiln/options.hpp"
+#include "kiln/core/options.hpp"
 
 #include <gtest/gtest.h>
 

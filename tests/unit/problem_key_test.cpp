@@ -1,10 +1,10 @@
-#include "kiln/problem.hpp"
+#include "kiln/core/problem.hpp"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 namespace {

@@ -1,8 +1,8 @@
-#include "kiln/tensor.hpp"
+#include "kiln/core/tensor.hpp"
 
 #include <gtest/gtest.h>
 
-#include "kiln/error.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 namespace {

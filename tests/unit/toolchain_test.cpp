@@ -1,13 +1,13 @@
 // The toolchain probe on this machine: NVRTC is loaded with dlopen when a
 // toolkit is present; the driver's absence is a state with a reason.
-#include "kiln/toolchain.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "kiln/options.hpp"
+#include "kiln/core/options.hpp"
 
 namespace kiln {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "kiln/args.hpp"
+#include "kiln/tuner/args.hpp"
 
 namespace kiln {
 namespace {

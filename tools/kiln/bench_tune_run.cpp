@@ -8,13 +8,13 @@
 #include <chrono>
 #include <cstring>
 
-#include "kiln/artifact_cache.hpp"
-#include "kiln/devices.hpp"
-#include "kiln/error.hpp"
-#include "kiln/options.hpp"
-#include "kiln/shipped_kernels.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/options.hpp"
+#include "kiln/kernels/shipped_kernels.hpp"
+#include "kiln/runtime/devices.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 extern char** environ;
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/tuner.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln::tool {
 
@@ -64,7 +64,7 @@ struct TuneRun {
   nlohmann::json to_json() const;
 };
 
-// Tunes the problem once (a shipped kernel, kiln/shipped_kernels.hpp, every
+// Tunes the problem once (a shipped kernel, kiln/kernels/shipped_kernels.hpp, every
 // dimension set to setup.size); an error when the backend or its device is
 // missing or the run fails as a whole. `target_seconds` sets the kernel
 // time of each config.

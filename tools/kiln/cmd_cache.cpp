@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "kiln/artifact_cache.hpp"
-#include "kiln/options.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/core/options.hpp"
 #include "option_checks.hpp"
 
 namespace kiln::tool {

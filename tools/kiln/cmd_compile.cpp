@@ -14,11 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "compile/compile_worker.hpp"
 #include "compile_backend.hpp"
-#include "kiln/compile_run.hpp"
-#include "kiln/compile_worker.hpp"
-#include "kiln/templates.hpp"
-#include "kiln/toolchain.hpp"
+#include "kiln/compile/compile_run.hpp"
+#include "kiln/compile/templates.hpp"
+#include "kiln/runtime/toolchain.hpp"
 #include "option_checks.hpp"
 
 namespace kiln::tool {

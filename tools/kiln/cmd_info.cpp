@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "kiln/options.hpp"
-#include "kiln/toolchain.hpp"
+#include "kiln/core/options.hpp"
+#include "kiln/runtime/toolchain.hpp"
 
 namespace kiln::tool {
 

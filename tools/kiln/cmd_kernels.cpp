@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "kiln/shipped_kernels.hpp"
+#include "kiln/kernels/shipped_kernels.hpp"
 
 namespace kiln::tool {
 

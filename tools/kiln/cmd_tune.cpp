@@ -14,9 +14,9 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "kiln/artifact_cache.hpp"
-#include "kiln/toolchain.hpp"
-#include "kiln/tuning_cache.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/runtime/toolchain.hpp"
 #include "option_checks.hpp"
 #include "tune_job.hpp"
 #include "tune_report.hpp"

@@ -4,10 +4,10 @@
 
 #include <climits>
 
-#include "kiln/compile_worker.hpp"
-#include "kiln/options.hpp"
+#include "compile/compile_worker.hpp"
+#include "kiln/core/options.hpp"
 #if KILN_BACKEND_CUDA
-#include "kiln/nvrtc.hpp"
+#include "kiln/runtime/nvrtc.hpp"
 #endif
 
 namespace kiln::tool {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "kiln/compile_pool.hpp"
+#include "kiln/compile/compile_pool.hpp"
 
 namespace kiln::tool {
 

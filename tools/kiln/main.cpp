@@ -3,8 +3,8 @@
 #include <exception>
 
 #include "commands.hpp"
-#include "kiln/fingerprint.hpp"
-#include "kiln/worker_process.hpp"
+#include "core/worker_process.hpp"
+#include "kiln/core/fingerprint.hpp"
 
 int main(int argc, char** argv) {
   // SIGTERM or Ctrl-C ends the worker processes (and what they started) with

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "kiln/options.hpp"
+#include "kiln/core/options.hpp"
 
 namespace kiln::tool {
 

@@ -20,7 +20,7 @@ CLI::Validator integer_in(std::int64_t lo, std::uint64_t hi, const std::string& 
 // A finite decimal number in [lo, hi] (no nan, inf or hex floats).
 CLI::Validator number_in(double lo, double hi, const std::string& meaning = "");
 
-// A size such as 512M, 4G or a byte count (kiln/options.hpp parse_size).
+// A size such as 512M, 4G or a byte count (kiln/core/options.hpp parse_size).
 CLI::Validator size_text();
 
 // A CUDA target: sm_NN or compute_NN with an optional letter (sm_90a), or

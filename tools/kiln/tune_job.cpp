@@ -2,10 +2,10 @@
 
 #include <charconv>
 
-#include "kiln/devices.hpp"
-#include "kiln/error.hpp"
-#include "kiln/shipped_kernels.hpp"
-#include "kiln/user_kernel.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/kernels/shipped_kernels.hpp"
+#include "kiln/kernels/user_kernel.hpp"
+#include "kiln/runtime/devices.hpp"
 
 namespace kiln::tool {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "kiln/kernel_call.hpp"
-#include "kiln/tuner.hpp"
-#include "kiln/tuning_target.hpp"
+#include "kiln/kernels/kernel_call.hpp"
+#include "kiln/kernels/tuning_target.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln::tool {
 

@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/kernel_call.hpp"
-#include "kiln/tuner.hpp"
-#include "kiln/tuning_record.hpp"
+#include "kiln/cache/tuning_record.hpp"
+#include "kiln/kernels/kernel_call.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln::tool {
 

@@ -1,0 +1,156 @@
+// The artifact cache: compiled kernels on disk, content-addressed by
+// kiln::artifact_key, with an in-memory layer in front. It stores opaque
+// bytes plus a small JSON description and never interprets either, so every
+// backend (NVRTC CUBIN/PTX, Clang object code) shares it.
+//
+// Guarantees (docs/caching.md): writes are atomic (temporary file, fsync,
+// rename); readers take no lock; a truncated, bit-flipped or wrong-version
+// entry is discarded and reported as a miss, never returned; an entry owned
+// by another user or a directory others can write is refused with a
+// warning; the directory stays under Options::cache_max_bytes by evicting
+// the least recently used entries. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/core/error.hpp"
+#include "kiln/core/hash.hpp"
+#include "kiln/core/options.hpp"
+
+namespace kiln {
+
+// Version of the on-disk entry layout (lib/cache/entry_format.hpp). Bump it
+// on ANY change to that layout, and add a golden file under
+// tests/cache/golden/: entries of another version are discarded, not read.
+inline constexpr std::uint32_t kArtifactFormatVersion = 1;
+
+// What is cached for one key.
+struct CachedArtifact {
+  std::string binary;                              // CUBIN, PTX, object code: opaque to the cache
+  nlohmann::json meta = nlohmann::json::object();  // format, arch, lowered names, log, options
+};
+
+enum class CacheState {
+  kReady,     // reads and writes
+  kReadOnly,  // reads only: no stores, no eviction, no touch, no removal
+  kDisabled,  // KILN_CACHE_DISABLE: every lookup misses, nothing touches the disk
+  kRefused,   // the directory failed its safety checks: as disabled, with a warning
+};
+const char* cache_state_name(CacheState state);
+
+enum class StoreOutcome { kWritten, kSkippedReadOnly, kSkippedDisabled, kTooLarge };
+
+struct ArtifactCacheStats {
+  std::uint64_t memory_hits = 0;
+  std::uint64_t disk_hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t stores = 0;
+  std::uint64_t corrupt_discarded = 0;  // entries that failed their checks
+  std::uint64_t refused_entries = 0;    // entries owned by someone else
+  std::uint64_t evicted_entries = 0;
+  std::uint64_t evicted_bytes = 0;
+  nlohmann::json to_json() const;
+};
+
+// One file in the artifact directory, as listed by ArtifactCache::scan.
+struct ArtifactFileInfo {
+  std::filesystem::path path;
+  Hash128 key;                // from the file name (zero for temporary files)
+  bool temporary = false;     // a write in progress, or one whose writer died
+  std::uint64_t size = 0;     // bytes on disk
+  std::int64_t last_use = 0;  // seconds since the epoch (mtime, touched on every hit)
+  std::string problem;        // empty = healthy (or not checked)
+  nlohmann::json meta;        // when checked and healthy
+};
+
+// What a maintenance pass (prune, verify, clear) did.
+struct SweepReport {
+  std::uint64_t entries = 0;  // healthy entries left
+  std::uint64_t bytes = 0;    // bytes left
+  std::uint64_t removed_entries = 0;
+  std::uint64_t removed_bytes = 0;
+  // Files that were to be removed and could not be (read-only file system,
+  // permissions, an immutable file), and directories that could not be
+  // listed; first_failure names the first with its errno text.
+  std::uint64_t failed_removals = 0;
+  std::string first_failure;
+  // Why the pass removed nothing although something was due: another
+  // process holds the prune lock, the lock file cannot be opened, the
+  // cache is not writable. Empty when it did its work.
+  std::string skipped;
+  std::vector<ArtifactFileInfo> broken;  // failed checks (removed when asked)
+  nlohmann::json to_json() const;
+};
+
+class ArtifactCache {
+ public:
+  // Directory: options.cache_dir / "artifacts". Creates it (0700) unless
+  // read-only or disabled; a failed safety check puts the cache in kRefused
+  // and logs a warning naming the path and the fix.
+  explicit ArtifactCache(const Options& options = Options::global());
+  ~ArtifactCache();
+  ArtifactCache(const ArtifactCache&) = delete;
+  ArtifactCache& operator=(const ArtifactCache&) = delete;
+
+  // The entry, or nullptr on a miss (absent, corrupt, refused, disabled).
+  std::shared_ptr<const CachedArtifact> lookup(const Hash128& key);
+  // Writes the entry (atomically), then evicts down to the bound when the
+  // directory has grown past it. kIo when the disk refuses.
+  Result<StoreOutcome> store(const Hash128& key, CachedArtifact artifact);
+
+  // Every file in the directory; `check` reads and verifies each entry.
+  // Directories that could not be listed are described in `*problems`.
+  std::vector<ArtifactFileInfo> scan(bool check,
+                                     std::vector<std::string>* problems = nullptr) const;
+  // Removes least recently used entries until the directory holds at most
+  // `max_bytes`; also removes broken entries and temporary files left by
+  // writers that died. Skips (returns the current totals, with `skipped`
+  // saying why) when another process is pruning or the lock cannot be had.
+  SweepReport prune(std::uint64_t max_bytes);
+  // Verifies every entry; removes the broken ones when `remove` is set. An
+  // entry that is not a regular file, or is over the 1 GiB entry limit, is
+  // broken (refused, never opened for blocking or read whole).
+  SweepReport verify(bool remove);
+  // Removes every entry and temporary file; what could not be removed is
+  // counted in failed_removals.
+  SweepReport clear();
+
+  CacheState state() const { return state_; }
+  const std::string& state_reason() const { return state_reason_; }
+  const std::filesystem::path& dir() const { return dir_; }
+  std::uint64_t max_bytes() const { return max_bytes_; }
+  ArtifactCacheStats stats() const;
+  // Drops the in-memory layer (the next lookups read the disk).
+  void clear_memory();
+
+  // Where `key`'s entry lives: dir()/<first two hex digits>/<32 hex>.kiln.
+  std::filesystem::path entry_path(const Hash128& key) const;
+
+ private:
+  class Memory;
+  struct Counters;
+  std::shared_ptr<const CachedArtifact> read_disk(const Hash128& key);
+  void discard(const std::filesystem::path& path, std::uint64_t device, std::uint64_t inode,
+               const std::string& problem);
+  void account_and_evict(std::uint64_t added);
+
+  std::filesystem::path dir_;
+  CacheState state_ = CacheState::kReady;
+  std::string state_reason_;
+  std::uint64_t max_bytes_ = 0;
+  std::unique_ptr<Memory> memory_;
+  std::unique_ptr<Counters> counters_;
+  std::mutex shard_mutex_;
+  std::vector<bool> shard_checked_;             // 256 shards, each checked once
+  std::atomic<std::int64_t> approx_bytes_{-1};  // -1 until the first scan
+};
+
+}  // namespace kiln

@@ -1,0 +1,53 @@
+// The CPU backend: Clang as a library compiles C++ kernel templates to host
+// objects (kiln::Compiler), LLVM ORC links them into the process, and a
+// kiln::Device runs them over a grid of blocks on a thread pool.
+//
+// A CPU kernel is a function whose first parameter is the block it runs:
+//
+//   #include "kiln/cpu_kernel.h"
+//   template <int BM, int BN>
+//   void gemm(const kiln::cpu::BlockContext& ctx, const float* a, ..., int n);
+//
+// ctx.block_idx / grid_dim / block_dim follow CUDA's meaning (one call per
+// block; the block's "threads" are the kernel's own loops, vectorised by
+// the compiler), and ctx.shared is the block's dynamic shared memory
+// (LaunchConfig::shared_bytes, scratch private to the worker running it).
+// Arguments after the context: pointers, bool, 32/64-bit integers, float,
+// double; a launch checks them against the compiled entry's types.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "kiln/compile/compile.hpp"
+#include "kiln/compile/kernel.hpp"
+#include "kiln/runtime/device.hpp"
+
+namespace kiln::cpu {
+
+// The host CPU device. `threads` workers run blocks (0: one per hardware
+// thread); launches are synchronous and blocks are spread over the workers
+// by an atomic counter. Errors (a value) when LLVM cannot target this host.
+Result<std::unique_ptr<Device>> open_device(int threads = 0);
+
+// Clang + LLVM compiling CompileUnits with format kCpuObject for arch
+// "host" (or the host CPU name: open_device()->properties().arch).
+// KILN_CPU_FLAGS (Options::cpu_flags) are appended to every compile.
+std::unique_ptr<Compiler> make_compiler();
+
+// The host CPU's LLVM name, "znver3": the arch of the CPU device.
+std::string host_arch();
+
+// The shipped CPU templates (templates/cpu/) with their config spaces.
+//   gemm_f32_cpu: C = A * B, fp32, row major; args (const float* A, const
+//     float* B, float* C, int M, int N, int K); params BM, BN, BK.
+//   fused_add_rmsnorm_cpu: in place on x and residual; args (float* x,
+//     float* residual, const float* weight, int rows, int hidden, float eps);
+//     params ROWS, VEC.
+KernelTemplate gemm_f32_template();
+KernelTemplate fused_add_rmsnorm_template();
+// Their launch grids (block and shared memory are unused: {1,1,1} and 0).
+Dim3 gemm_f32_grid(const Config& config, std::int64_t m, std::int64_t n);
+Dim3 fused_add_rmsnorm_grid(const Config& config, std::int64_t rows);
+
+}  // namespace kiln::cpu

@@ -1,0 +1,69 @@
+// Search strategies: which configs to try next. Exhaustive for spaces that
+// can be enumerated; a budgeted random sample, then simulated annealing
+// around the best so far, for spaces that cannot.
+//
+// The tuner asks for batches (so the compile pool can run ahead of the
+// benchmark workers) and reports each result back; a strategy never
+// proposes a config twice.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "kiln/core/config_space.hpp"
+#include "kiln/core/problem.hpp"
+
+namespace kiln {
+
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+  virtual const char* name() const = 0;
+  // Up to `max_batch` configs not proposed before; empty when the search is
+  // over (space exhausted or budget spent).
+  virtual std::vector<Config> next(std::size_t max_batch) = 0;
+  // The measured median in seconds, or nullopt when the config failed.
+  virtual void report(const Config& config, std::optional<double> seconds) = 0;
+};
+
+// Every candidate, in the given order.
+std::unique_ptr<SearchStrategy> make_exhaustive_search(std::vector<Config> candidates);
+
+// `budget` distinct valid configs drawn uniformly from the space (seeded:
+// the same seed draws the same configs). Works on spaces too large to
+// enumerate: draws by index and rejects configs that violate constraints.
+std::unique_ptr<SearchStrategy> make_random_search(const ConfigSpace& space, std::size_t budget,
+                                                   std::uint64_t seed);
+
+struct AnnealingOptions {
+  std::size_t budget = 64;           // configs measured in all
+  std::size_t random_start = 8;      // random configs measured before annealing
+  double initial_temperature = 0.3;  // accepts a 30% slower neighbour with p = 1/e at first
+  double final_temperature = 0.01;
+  std::uint64_t seed = 0;
+  // A config the caller measures itself (the tuner's default config): never
+  // proposed, and when reported it is where the walk starts.
+  std::optional<Config> start;
+};
+
+// Random start, then moves to neighbours (one parameter changed to an
+// adjacent value) accepted by the Metropolis rule on relative time.
+std::unique_ptr<SearchStrategy> make_annealing_search(const ConfigSpace& space,
+                                                      AnnealingOptions options);
+
+// Pruning hooks. A performance model estimates a config's time (lower is
+// better) without running it; an early prune sees the problem and removes
+// configs that cannot serve it (a tile larger than the matrix).
+using PerfModel = std::function<double(const Config&, const ProblemKey&)>;
+using EarlyPrune = std::function<bool(const Config&, const ProblemKey&)>;  // true = keep
+
+// The `k` configs the model ranks best, in model order (stable for ties).
+std::vector<Config> prune_top_k(std::vector<Config> configs, const ProblemKey& problem,
+                                const PerfModel& model, std::size_t k);
+std::vector<Config> prune_early(std::vector<Config> configs, const ProblemKey& problem,
+                                const EarlyPrune& keep);
+
+}  // namespace kiln

@@ -1,0 +1,224 @@
+// The autotuner. A TunableKernel (template + config space + launch rule) and
+// one call's arguments go in; the best config and its loaded kernel come out,
+// from the in-memory table, the tuning cache on disk, or a tuning run in
+// which the compile pool feeds benchmark workers as each kernel lands.
+//
+//   Autotuner tuner(backend, &artifact_cache, &tuning_cache);
+//   auto best = tuner.tune(kernel, args, device, options);   // tunes on a miss
+//   best->launch(device, args);
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/compile/compile.hpp"
+#include "kiln/compile/compile_pool.hpp"
+#include "kiln/compile/kernel.hpp"
+#include "kiln/core/fingerprint.hpp"
+#include "kiln/runtime/device.hpp"
+#include "kiln/tuner/args.hpp"
+#include "kiln/tuner/compare.hpp"
+#include "kiln/tuner/measurement.hpp"
+#include "kiln/tuner/search.hpp"
+#include "kiln/tuner/tuning_stats.hpp"
+
+namespace kiln {
+
+class ArtifactCache;
+class TuningCache;
+
+struct LaunchGeometry {
+  Dim3 grid;
+  Dim3 block;
+  std::size_t shared_bytes = 0;
+};
+// Grid, block and dynamic shared memory for a config and a call. May throw
+// kiln::Error for a config that cannot serve the call (the config fails).
+using LaunchRule = std::function<LaunchGeometry(const Config&, const ArgList&)>;
+
+struct TunableKernel {
+  KernelTemplate tmpl;
+  LaunchRule launch;
+  std::vector<std::string> outputs;        // compared with the reference
+  std::vector<std::string> restore_value;  // snapshot once, restored before every run
+  std::vector<std::string> reset_to_zero;  // zeroed before every run, real calls included
+  EarlyPrune early_prune;                  // optional: sees the problem
+  PerfModel perf_model;                    // optional: with top_k > 0 keeps the k best
+  std::size_t top_k = 0;
+  // What the definition hash cannot see: the code of the launch rule, the
+  // early prune, the performance model and the space's constraint
+  // predicates. Change it whenever that code changes ("2", a date, a commit):
+  // records tuned for another version are not served.
+  std::string version;
+};
+
+// A content hash of the kernel's definition: template_hash(tmpl) (source,
+// entry, defines, options, headers, space), the output, restore and reset
+// lists, top_k and `version`. It enters the tuning key, so a record is only
+// served to the kernel it was measured for: an edited kernel is tuned again,
+// and two kernels that share a name never share records.
+Hash128 definition_hash(const TunableKernel& kernel);
+
+enum class SearchKind { kExhaustive, kRandom, kAnnealing };
+enum class ReferenceKind { kDefaultConfig, kUser, kNone };
+// Writes the expected outputs into the output arguments (host code, or a
+// trusted kernel on `device`). Inputs are restored before it runs.
+using ReferenceFn = std::function<Status(Device& device, const ArgList& args)>;
+
+struct TuneOptions {
+  // Pipeline: benchmark each kernel as soon as it compiles. Off: compile
+  // everything, then benchmark (to measure what the pipeline gains).
+  bool pipeline = true;
+  std::size_t group_size = 0;  // 0: kDefaultGroupSize / KILN_GROUP_SIZE
+  int compile_threads = 0;     // 0: KILN_COMPILE_THREADS, else one per core
+  SearchKind search = SearchKind::kExhaustive;
+  // Configs measured in all, the default config included: 0 = all
+  // (exhaustive) or 64 (random, annealing).
+  std::size_t max_configs = 0;
+  std::uint64_t seed = 0;
+  // Annealing runs the pipeline in rounds of `search_batch` proposals (0: 4;
+  // the first round adds the random start) and steers each round by the
+  // last one's times. Its budget and seed are max_configs and seed above.
+  std::size_t search_batch = 0;
+  AnnealingOptions annealing;
+  double budget_seconds = 0;              // whole tuning; 0 = none
+  double compile_deadline_seconds = 120;  // per compile unit
+  double bench_deadline_seconds = 10;     // per config: a hung config is abandoned
+  // Timing: warm-up runs, then repetitions until `target_seconds` of kernel
+  // time or max_reps (a slow kernel gets fewer, never fewer than min_reps).
+  int warmup = 1;
+  int min_reps = 3;
+  int max_reps = 100;
+  double target_seconds = 0.05;
+  bool cold_l2 = false;  // flush the L2 before every repetition
+  bool graphs = false;   // time a replayed graph (strips launch overhead)
+  double delay_us = 0;   // occupy the stream first so host overhead stays out
+  // Correctness.
+  bool check = true;
+  ReferenceKind reference = ReferenceKind::kDefaultConfig;
+  ReferenceFn reference_fn;
+  std::optional<Tolerance> tolerance;  // default: Tolerance::for_dtype of each output
+  // Visibility.
+  std::string trace_path;        // Chrome/Perfetto trace of the run
+  std::optional<bool> progress;  // nullopt: on a terminal
+  bool tune = true;              // false: cached or default config only
+  // Tune even when a result is cached (in this process or on disk); the new
+  // winner replaces it. For a changed machine, driver or kernel version the
+  // cache keys do not see.
+  bool retune = false;
+  bool save = true;  // write the winner to the tuning cache
+};
+
+// What a tuning run's outputs were checked against. The default config is
+// measured like any other config; when it gives no reference (crash, hang,
+// compile error, pruned), the largest group of configs whose outputs agree
+// is the reference, and when no group stands out nothing was checked.
+struct ReferenceReport {
+  enum class Kind { kDefault, kUser, kConsensus, kNone };
+  Kind kind = Kind::kNone;
+  std::size_t agreeing = 0;  // kConsensus: the configs that agree
+  std::string detail;        // which config or code, or why the default could not serve
+  // "default", "user", "consensus of 5 configs" or "none".
+  std::string name() const;
+  bool checked() const { return kind != Kind::kNone; }
+};
+
+struct TuneResult {
+  Config config;
+  LoadedKernel kernel;  // loaded on the device given to tune()
+  LaunchGeometry geometry;
+  // "memory", "disk", "tuned", "default", or "failed" (no config ran and the
+  // default cannot be built: `kernel` is empty and launch() is an error).
+  std::string source;
+  std::vector<Measurement> measurements;  // every config tried (tuned only)
+  std::optional<Measurement> best;
+  std::optional<double> default_seconds;  // the default config's median, when measured
+  KernelStats stats;                      // this call's statistics
+  ReferenceReport reference;              // tuned only: what outputs were checked against
+  // Tuned only: whether the winner was written to the tuning cache, and why
+  // not when it was not (read-only, disabled, refused directory, full disk).
+  bool saved = false;
+  std::string not_saved_reason;
+  double speedup_over_default() const;  // 1 when unknown
+
+  // Zeroes reset_to_zero args, then launches (kernel needed for its lists).
+  Status launch(Device& device, const TunableKernel& kernel, const ArgList& args) const;
+};
+
+// Where benchmarks run (docs/reliability.md).
+enum class Isolation {
+  // Worker processes where they can run (the worker executable is found and
+  // no argument is a raw pointer), else threads; the choice is logged.
+  kAuto,
+  // One kiln-bench-worker process per device (kiln/bench_worker.hpp): a
+  // config that segfaults, poisons its CUDA context or hangs costs only its
+  // worker, which is replaced. Raw pointer arguments are misuse here.
+  kProcess,
+  // Worker threads in this process: a crash ends the process, a hung
+  // config strands its thread (abandoned at its deadline).
+  kThread,
+};
+
+// Where code is compiled and measured.
+struct Backend {
+  std::shared_ptr<Compiler> compiler;
+  // Optional: a compiler per compile pool worker for tuning runs instead of
+  // sharing `compiler`. process_compilers() (kiln/bench_worker.hpp) gives
+  // worker processes: a compile past its deadline is killed there, so a
+  // compile that never finishes cannot hold up the run.
+  CompilerFactory compiler_factory;
+  // Enters every key: kiln::current_toolchain() in an application.
+  ToolchainFingerprint toolchain;
+  std::string arch;  // "host", "sm_90a"
+  BinaryFormat format = BinaryFormat::kCpuObject;
+  // Opens the benchmark device for worker `slot`; called again to replace a
+  // worker whose kernel hung. Null: benchmark on the device given to tune()
+  // alone (a hung kernel then ends benchmarking with the rest cancelled).
+  std::function<Result<std::unique_ptr<Device>>(int slot)> open_device;
+  int bench_workers = 1;  // one per device
+  // The benchmark devices, one worker each, all taking from one queue; the
+  // arguments are replicated onto each. Empty: the device given to tune()
+  // (or open_device's slots). Thread workers open devices[slot] through
+  // open_device, which is then required; worker processes open their own.
+  std::vector<DeviceRef> devices;
+  Isolation isolation = Isolation::kAuto;
+  // The kiln-bench-worker executable; empty: find_bench_worker() decides.
+  std::string worker_path;
+};
+
+class Autotuner {
+ public:
+  // The caches may be null (no persistence).
+  Autotuner(Backend backend, ArtifactCache* artifacts, TuningCache* tunings);
+  ~Autotuner();
+  Autotuner(const Autotuner&) = delete;
+  Autotuner& operator=(const Autotuner&) = delete;
+
+  // The best config for this call, loaded on `device` (whose memory the
+  // tensor arguments live in). Tuning failures of single configs are
+  // recorded in the result; an error only when nothing can run at all.
+  Result<TuneResult> tune(const TunableKernel& kernel, const ArgList& args, Device& device,
+                          const TuneOptions& options = {});
+  // tune() then one real launch (reset_to_zero applied), synchronised.
+  Result<TuneResult> run(const TunableKernel& kernel, const ArgList& args, Device& device,
+                         const TuneOptions& options = {});
+
+  const TuningStatistics& statistics() const { return stats_; }
+  const Backend& backend() const { return backend_; }
+
+ private:
+  Backend backend_;
+  ArtifactCache* artifacts_;
+  TuningCache* tunings_;
+  TuningStatistics stats_;
+  std::mutex mutex_;
+  std::map<Hash128, Config> table_;  // tuning key -> winner, this process
+};
+
+}  // namespace kiln
