@@ -1,0 +1,68 @@
+#include "result_ledger.hpp"
+
+#include <algorithm>
+
+namespace kiln::internal {
+
+Measurement not_run(const Config& config, Outcome outcome, std::string reason) {
+  Measurement m;
+  m.config = config;
+  m.outcome = outcome;
+  m.reason = std::move(reason);
+  return m;
+}
+
+void ResultLedger::record(Measurement m, Outputs* outputs) {
+  // The judge and the bar have locks of their own: they are called outside
+  // this one, before the result counts (see the header).
+  ProgressBar* progress = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) return;
+    progress = progress_;
+  }
+  if (judge_) judge_->observe(m, outputs);
+  if (progress) {
+    if (m.ok())
+      progress->benchmarked();
+    else
+      progress->failed();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) return;
+    results_.push_back(std::move(m));
+    ++generation_;
+  }
+  changed_.notify_all();
+}
+
+void ResultLedger::notify() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++generation_;
+  }
+  changed_.notify_all();
+}
+
+std::size_t ResultLedger::count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return results_.size();
+}
+
+void ResultLedger::wait(std::uint64_t* seen, std::chrono::steady_clock::time_point until) {
+  // Bounded: a far time_point (no budget) must not overflow the wait.
+  until = std::min(until, std::chrono::steady_clock::now() + std::chrono::hours(1));
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait_until(lock, until, [&] { return generation_ != *seen; });
+  *seen = generation_;
+}
+
+std::vector<Measurement> ResultLedger::close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  closed_ = true;
+  progress_ = nullptr;
+  return results_;
+}
+
+}  // namespace kiln::internal

@@ -1,0 +1,59 @@
+// The measurements of one tuning run as they come in, from benchmark
+// workers (a finished config), the watchdog (a config abandoned at its
+// deadline) and the compile callback (a config that did not compile, or was
+// not run because the run stopped). Each config is recorded exactly once.
+//
+// It also wakes the watchdog: every record, and every notify() (a worker
+// that could not start), ends its wait.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "kiln/tuner/measurement.hpp"
+#include "measure.hpp"
+#include "output_judge.hpp"
+#include "tuner/progress.hpp"
+
+namespace kiln::internal {
+
+class ResultLedger {
+ public:
+  // `progress` is the caller's (borrowed): close() lets go of it, so a
+  // worker left running after the run can never reach it.
+  ResultLedger(std::shared_ptr<OutputJudge> judge, ProgressBar* progress)
+      : judge_(std::move(judge)), progress_(progress) {}
+
+  // A finished config, with the outputs of its checked run when they are
+  // judged afterwards. The judge and the progress bar see it before it
+  // counts, so a run that ends on its count has no call into them left.
+  void record(Measurement m, Outputs* outputs = nullptr);
+  // Wakes wait() without a result.
+  void notify();
+
+  std::size_t count() const;
+  // Waits until something was recorded or notified since `*seen` (a
+  // generation this updates), or until `until`.
+  void wait(std::uint64_t* seen, std::chrono::steady_clock::time_point until);
+
+  // The results so far; records after this are dropped, and the progress
+  // bar is not touched again.
+  std::vector<Measurement> close();
+
+ private:
+  const std::shared_ptr<OutputJudge> judge_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  ProgressBar* progress_;  // null once closed
+  bool closed_ = false;
+  std::uint64_t generation_ = 0;
+  std::vector<Measurement> results_;
+};
+
+Measurement not_run(const Config& config, Outcome outcome, std::string reason);
+
+}  // namespace kiln::internal
