@@ -69,6 +69,8 @@ Status prepare_calls(PipelineInputs& in, PlannedWorkers& workers) {
   auto call = std::make_shared<ThreadCall>();
   call->reference = in.reference;
   call->options = in.options;
+  // A worker left behind by a hung config holds no callback of the caller's.
+  call->options.reference_fn = nullptr;
   call->args = in.args;
   call->state = in.state;
   call->state->rebind(&call->args);
@@ -95,9 +97,10 @@ Status prepare_calls(PipelineInputs& in, PlannedWorkers& workers) {
   return ok_status();
 }
 
-// What the compile callback shares with the run. Its lock guards the
-// trace's track numbers alone: storing an artifact (files, fsyncs, maybe an
-// eviction scan) happens before any lock, on the callback's thread.
+// What the compile callbacks share with the run. Its lock guards the two
+// maps only, and no benchmark worker takes it: storing an artifact (files,
+// fsyncs, maybe an eviction scan) happens under no lock at all, on the
+// callback's thread, before the artifact is pushed.
 struct Landing {
   PipelineInputs* in;
   std::shared_ptr<ReadyQueue> queue;

@@ -8,13 +8,14 @@
 namespace kiln::internal {
 namespace {
 
-using std::chrono::seconds;
-
-const WatchClock::time_point t0 = WatchClock::time_point() + std::chrono::hours(1);
+// `s` seconds after an arbitrary start.
+WatchClock::time_point watch_time(int s) {
+  return WatchClock::time_point() + std::chrono::hours(1) + std::chrono::seconds(s);
+}
 
 WatchRules two_second_rules() {
   WatchRules r;
-  r.bench_deadline = seconds(2);
+  r.bench_deadline = std::chrono::seconds(2);
   r.bench_deadline_seconds = 2;
   return r;
 }
@@ -28,13 +29,13 @@ WorkerWatch busy_thread(int slot, WatchClock::time_point since) {
 
 TEST(Watchdog, AThreadPastItsDeadlineIsAbandonedAndReplaced) {
   Watchdog dog(two_second_rules());
-  std::vector<WorkerWatch> workers = {busy_thread(0, t0), busy_thread(1, t0 + seconds(1))};
-  WatchOrders early = dog.check(t0 + seconds(1), workers, "");
+  std::vector<WorkerWatch> workers = {busy_thread(0, watch_time(0)), busy_thread(1, watch_time(1))};
+  WatchOrders early = dog.check(watch_time(1), workers, "");
   EXPECT_TRUE(early.abandon.empty());
   EXPECT_FALSE(early.acted());
-  EXPECT_EQ(early.next_check, t0 + seconds(2)) << "the first deadline, not a poll";
+  EXPECT_EQ(early.next_check, watch_time(2)) << "the first deadline, not a poll";
 
-  WatchOrders late = dog.check(t0 + seconds(2), workers, "");
+  WatchOrders late = dog.check(watch_time(2), workers, "");
   EXPECT_EQ(late.abandon, std::vector<int>{0});
   EXPECT_EQ(late.replace, std::vector<int>{0});
   EXPECT_FALSE(late.stop.has_value()) << "a successor takes the slot";
@@ -43,18 +44,18 @@ TEST(Watchdog, AThreadPastItsDeadlineIsAbandonedAndReplaced) {
 
 TEST(Watchdog, AWorkerProcessKeepsItsOwnDeadline) {
   Watchdog dog(two_second_rules());
-  WorkerWatch process = busy_thread(0, t0);
+  WorkerWatch process = busy_thread(0, watch_time(0));
   process.keeps_deadline = true;
-  WatchOrders o = dog.check(t0 + seconds(60), {process}, "");
+  WatchOrders o = dog.check(watch_time(60), {process}, "");
   EXPECT_TRUE(o.abandon.empty());
   EXPECT_FALSE(o.acted());
 }
 
 TEST(Watchdog, AHungWorkerOnTheCallersDeviceIsNotReplacedAndTheRunStops) {
   Watchdog dog(two_second_rules());
-  WorkerWatch home = busy_thread(0, t0);
+  WorkerWatch home = busy_thread(0, watch_time(0));
   home.replaceable = false;
-  WatchOrders o = dog.check(t0 + seconds(3), {home}, "");
+  WatchOrders o = dog.check(watch_time(3), {home}, "");
   EXPECT_EQ(o.abandon, std::vector<int>{0});
   EXPECT_TRUE(o.replace.empty());
   ASSERT_TRUE(o.stop.has_value());
@@ -67,11 +68,11 @@ TEST(Watchdog, NoWorkerProcessStartedFallsBackToThreadsOnce) {
   Watchdog dog(rules);
   WorkerWatch dead;
   dead.alive = false;
-  WatchOrders first = dog.check(t0, {dead}, "no kiln-bench-worker");
+  WatchOrders first = dog.check(watch_time(0), {dead}, "no kiln-bench-worker");
   EXPECT_TRUE(first.fall_back);
   EXPECT_FALSE(first.stop.has_value());
   // The thread workers could not start either: the run stops, saying why.
-  WatchOrders second = dog.check(t0, {dead}, "cannot open cpu:1");
+  WatchOrders second = dog.check(watch_time(0), {dead}, "cannot open cpu:1");
   EXPECT_FALSE(second.fall_back);
   ASSERT_TRUE(second.stop.has_value());
   EXPECT_EQ(*second.stop, "no benchmark worker is left: cannot open cpu:1");
@@ -80,25 +81,25 @@ TEST(Watchdog, NoWorkerProcessStartedFallsBackToThreadsOnce) {
 
 TEST(Watchdog, WithoutFallBackNoWorkerStopsTheRun) {
   Watchdog dog(two_second_rules());
-  WatchOrders none = dog.check(t0, {}, "");
+  WatchOrders none = dog.check(watch_time(0), {}, "");
   ASSERT_TRUE(none.stop.has_value());
   EXPECT_EQ(*none.stop, "no benchmark device could be opened");
-  EXPECT_FALSE(dog.check(t0, {}, "").stop.has_value()) << "a run stops once";
+  EXPECT_FALSE(dog.check(watch_time(0), {}, "").stop.has_value()) << "a run stops once";
 }
 
 TEST(Watchdog, TheBudgetStopsTheRunAndStopsReplacement) {
   WatchRules rules = two_second_rules();
-  rules.budget_deadline = t0 + seconds(5);
+  rules.budget_deadline = watch_time(5);
   Watchdog dog(rules);
   WorkerWatch idle;
-  WatchOrders before = dog.check(t0 + seconds(4), {idle}, "");
+  WatchOrders before = dog.check(watch_time(4), {idle}, "");
   EXPECT_FALSE(before.stop.has_value());
-  EXPECT_EQ(before.next_check, t0 + seconds(5)) << "wakes for the budget";
-  WatchOrders spent = dog.check(t0 + seconds(5), {busy_thread(0, t0 + seconds(4))}, "");
+  EXPECT_EQ(before.next_check, watch_time(5)) << "wakes for the budget";
+  WatchOrders spent = dog.check(watch_time(5), {busy_thread(0, watch_time(4))}, "");
   ASSERT_TRUE(spent.stop.has_value());
   EXPECT_EQ(*spent.stop, "the tuning budget was spent before this config ran");
   // Stopping: a config that hangs now is still abandoned, not replaced.
-  WatchOrders after = dog.check(t0 + seconds(7), {busy_thread(0, t0 + seconds(4))}, "");
+  WatchOrders after = dog.check(watch_time(7), {busy_thread(0, watch_time(4))}, "");
   EXPECT_EQ(after.abandon, std::vector<int>{0});
   EXPECT_TRUE(after.replace.empty());
   EXPECT_FALSE(after.stop.has_value());
