@@ -158,6 +158,47 @@ WatchRules watch_rules(const PipelineInputs& in, const BenchPlan& plan) {
   return rules;
 }
 
+std::shared_ptr<const CrewFeed> crew_feed(const PipelineInputs& in,
+                                          std::shared_ptr<ReadyQueue> queue,
+                                          std::shared_ptr<ResultLedger> ledger) {
+  auto feed = std::make_shared<CrewFeed>();
+  feed->queue = std::move(queue);
+  feed->ledger = std::move(ledger);
+  feed->kernel = in.kernel;
+  feed->args = in.args;
+  feed->trace = in.trace;
+  feed->capture_outputs = in.judge != nullptr;
+  return feed;
+}
+
+// The pool's compilers: each compile's deadline starts when it starts.
+CompilerFactory deadline_compilers(const PipelineInputs& in) {
+  const double limit = in.options.compile_deadline_seconds;
+  CompilerFactory factory = in.backend.compiler_factory;
+  if (!factory) {
+    factory = [shared = in.backend.compiler](int) { return shared; };
+  }
+  return [factory, limit](int i) -> std::shared_ptr<Compiler> {
+    return std::make_shared<DeadlineCompiler>(factory(i), limit);
+  };
+}
+
+// The watchdog judges at every change (a result, a worker that could not
+// start) and at the next deadline it names; every config ends as one
+// result, so the run ends when all are in.
+void watch_run(std::size_t configs, ResultLedger& ledger, Watchdog& dog, BenchCrew& crew,
+               const std::string& prepare_failure, const std::function<void()>& cancel_compiles) {
+  std::uint64_t seen = 0;
+  while (ledger.count() < configs) {
+    std::string failure = crew.worker_failure();
+    if (failure.empty()) failure = prepare_failure;
+    WatchOrders orders = dog.check(WatchClock::now(), crew.watch(), failure);
+    crew.obey(orders, dog, cancel_compiles);
+    if (orders.acted()) continue;
+    ledger.wait(&seen, orders.next_check);
+  }
+}
+
 KernelStats run_stats(const std::vector<Config>& configs, const std::vector<Measurement>& results,
                       std::size_t compiled, std::size_t hits, const TraceRecorder& trace) {
   KernelStats stats;
@@ -206,14 +247,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   PlannedWorkers source(plan_benchmarks(in.backend, in.args, *in.home), in);
   KILN_LOG(kDebug) << in.kernel.tmpl.name << ": benchmarking on " << source.plan().describe();
   Status calls = prepare_calls(in, source);
-  auto feed = std::make_shared<CrewFeed>();
-  feed->queue = queue;
-  feed->ledger = ledger;
-  feed->kernel = in.kernel;
-  feed->args = in.args;
-  feed->trace = in.trace;
-  feed->capture_outputs = in.judge != nullptr;
-  BenchCrew crew(feed, source);
+  BenchCrew crew(crew_feed(in, queue, ledger), source);
   const int slots = calls.ok() ? static_cast<int>(source.plan().devices.size()) : 0;
   if (opt.pipeline) {
     for (int i = 0; i < slots; ++i) crew.start(i);
@@ -227,34 +261,16 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
     PoolOptions po;
     po.workers = opt.compile_threads;
     po.context = in.context;
-    // Each compile's deadline starts when it starts (DeadlineCompiler).
-    const double limit = opt.compile_deadline_seconds;
-    CompilerFactory factory = in.backend.compiler_factory;
-    if (!factory) {
-      factory = [shared = in.backend.compiler](int) { return shared; };
-    }
-    CompilePool pool(
-        [factory, limit](int i) -> std::shared_ptr<Compiler> {
-          return std::make_shared<DeadlineCompiler>(factory(i), limit);
-        },
-        po, [&landing](CompletedUnit done) { on_compiled(landing, std::move(done)); });
+    CompilePool pool(deadline_compilers(in), po,
+                     [&landing](CompletedUnit done) { on_compiled(landing, std::move(done)); });
     for (auto& unit : units.to_compile) pool.submit(std::move(unit));
     if (!opt.pipeline) {
       pool.wait_idle();
       for (int i = 0; i < slots; ++i) crew.start(i);
     }
 
-    // (4) The watchdog judges at every change and at the next deadline;
-    // every config ends as one result, so the run ends when all are in.
-    std::uint64_t seen = 0;
-    while (ledger->count() < configs.size()) {
-      std::string failure = crew.worker_failure();
-      if (failure.empty()) failure = prepare_failure;
-      WatchOrders orders = dog.check(WatchClock::now(), crew.watch(), failure);
-      crew.obey(orders, dog, [&pool] { pool.cancel_all(); });
-      if (orders.acted()) continue;
-      ledger->wait(&seen, orders.next_check);
-    }
+    // (4) Deadlines, replacement, fall back, budget, until all are in.
+    watch_run(configs.size(), *ledger, dog, crew, prepare_failure, [&pool] { pool.cancel_all(); });
     crew.finish();
   }  // the pool joins its workers here
 
