@@ -1,7 +1,8 @@
 // The pipelined tuning run: compile units on the pool, benchmark each
 // config on a free worker as soon as its artifact lands, abandon a config
 // that passes its benchmark deadline, stop at the budget. Every config in
-// ends as exactly one Measurement out.
+// ends as exactly one Measurement out. Nothing the caller lent (home,
+// progress, artifacts, callbacks) is used after run_pipeline returns.
 #pragma once
 
 #include <chrono>
@@ -34,7 +35,10 @@ struct PipelineInputs {
   Backend backend;
   CompileContext context;
   ArtifactCache* artifacts = nullptr;
-  Device* home = nullptr;  // used when the backend opens no devices of its own
+  // The caller's device (borrowed): measured on when the backend opens no
+  // devices of its own, and then a worker hung there is waited for before
+  // run_pipeline returns (bench_crew.hpp).
+  Device* home = nullptr;
   // Shared: an abandoned worker may still record into it after the run.
   std::shared_ptr<TraceRecorder> trace;
   ProgressBar* progress = nullptr;

@@ -5,6 +5,9 @@
 // arguments replicated onto it, the call's data shared) and may outlive
 // the run safely. Without Backend::open_device it measures on the caller's
 // device and tensors: borrowed, so the run waits for it before returning.
+// One thing no copy can own: a raw pointer scalar argument travels as its
+// value, so a hung kernel may still read through it (which is also why
+// such a call cannot go to a worker process: host_args.hpp).
 #pragma once
 
 #include <memory>
