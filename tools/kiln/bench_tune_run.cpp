@@ -1,8 +1,6 @@
 #include "bench_tune_run.hpp"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <cerrno>
 #include <chrono>
@@ -15,8 +13,6 @@
 #include "kiln/kernels/shipped_kernels.hpp"
 #include "kiln/runtime/devices.hpp"
 #include "kiln/runtime/toolchain.hpp"
-
-extern char** environ;
 
 namespace kiln::tool {
 
@@ -112,45 +108,6 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   run.best = r->config.to_string();
   run.configs = r->measurements.size();
   run.stats = r->stats;
-  return run;
-}
-
-Result<ChildRun> run_child(const std::vector<std::string>& argv) {
-  int fds[2];
-  if (::pipe(fds) != 0) {
-    return make_error(ErrorCode::kIo, std::string("pipe: ") + std::strerror(errno));
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  auto start = Clock::now();
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    return make_error(ErrorCode::kUnavailable,
-                      "cannot start " + argv[0] + ": " + std::strerror(rc));
-  }
-  ChildRun run;
-  char buf[4096];
-  while (true) {
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) {
-      run.out.append(buf, static_cast<std::size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  ::close(fds[0]);
-  while (::waitpid(pid, &run.status, 0) < 0 && errno == EINTR) {
-  }
-  run.seconds = since(start);
   return run;
 }
 

@@ -17,6 +17,7 @@
 
 #include "bench_tune_run.hpp"
 #include "commands.hpp"
+#include "core/worker_process.hpp"
 #include "option_checks.hpp"
 
 namespace kiln::tool {
