@@ -74,8 +74,9 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   ShapeDims shape;
   for (const auto& d : shipped.dims) shape[d] = setup.size;
   if (shipped.check_shape) {
-    if (std::string problem = shipped.check_shape(shape); !problem.empty()) {
-      return make_error(ErrorCode::kInvalidArgument, "--size: " + shipped.name + ": " + problem);
+    if (Status fits = shipped.check_shape(shape); !fits.ok()) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--size: " + shipped.name + ": " + fits.error().message);
     }
   }
   auto call = make_call(*target->device, shipped.args(shipped.dtypes.front()), shape, 7);
@@ -111,14 +112,14 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   return run;
 }
 
-std::filesystem::path fresh_temp_dir(const std::string& tag) {
+Result<std::filesystem::path> fresh_temp_dir(const std::string& tag) {
   std::string pattern =
       (std::filesystem::temp_directory_path() / ("kiln-bench-tune-" + tag + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    throw Error(ErrorCode::kIo,
-                "cannot create a temporary directory " + pattern + ": " + std::strerror(errno));
+    return make_error(ErrorCode::kIo, "cannot create a temporary directory " + pattern + ": " +
+                                          std::strerror(errno) + ": set TMPDIR to a writable one");
   }
-  return pattern;
+  return std::filesystem::path(pattern);
 }
 
 }  // namespace kiln::tool

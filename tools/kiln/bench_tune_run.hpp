@@ -72,6 +72,6 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
                              bool pipeline, std::size_t max_configs, double target_seconds);
 
 // A fresh, empty directory under the temporary directory.
-std::filesystem::path fresh_temp_dir(const std::string& tag);
+Result<std::filesystem::path> fresh_temp_dir(const std::string& tag);
 
 }  // namespace kiln::tool

@@ -17,10 +17,11 @@ namespace kiln::tool {
 
 namespace {
 
-// The worker program's command line for NVRTC compiles.
-std::vector<std::string> worker_argv(bool pch) {
+// The worker program's command line for NVRTC compiles; an error naming
+// where it looked and the fix when it is not found.
+Result<std::vector<std::string>> worker_argv(bool pch) {
   auto exe = find_bench_worker();
-  if (!exe.ok()) throw Error(exe.error());
+  if (!exe.ok()) return exe.error();
   std::vector<std::string> argv = {*exe, "--compile", "cuda"};
   if (!pch) argv.push_back("--no-pch");
   return argv;
@@ -43,7 +44,9 @@ Result<std::string> resolve_arch(const std::string& requested) {
 }
 
 std::shared_ptr<Compiler> make_backend_compiler(bool pch, bool processes) {
-  if (processes) return std::make_shared<WorkerProcessCompiler>(worker_argv(pch));
+  // The benchmark's make_compiler hook returns a compiler, not a Result:
+  // a missing worker program ends the benchmark with its message.
+  if (processes) return std::make_shared<WorkerProcessCompiler>(worker_argv(pch).value());
 #if KILN_BACKEND_CUDA
   auto settings = cuda::NvrtcSettings::from_options(Options::global());
   settings.pch = pch;
@@ -54,19 +57,25 @@ std::shared_ptr<Compiler> make_backend_compiler(bool pch, bool processes) {
 #endif
 }
 
-CompilerFactory compiler_factory(bool pch, bool processes) {
+Result<CompilerFactory> compiler_factory(bool pch, bool processes) {
   if (processes) {
     auto argv = worker_argv(pch);  // found once, before any worker starts
-    return [argv](int) { return std::make_shared<WorkerProcessCompiler>(argv); };
+    if (!argv.ok()) return argv.error();
+    return CompilerFactory(
+        [argv = *argv](int) { return std::make_shared<WorkerProcessCompiler>(argv); });
   }
   auto shared = make_backend_compiler(pch, false);
-  return [shared](int) { return shared; };
+  return CompilerFactory([shared](int) { return shared; });
 }
 
 int serve_worker(bool pch) {
-  const std::vector<std::string> argv = worker_argv(pch);
+  auto argv = worker_argv(pch);
+  if (!argv.ok()) {
+    std::fprintf(stderr, "kiln compile-worker: %s\n", argv.error().message.c_str());
+    return 127;
+  }
   std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : *argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   // The socket on stdin/stdout, the parent-death signal and the process
   // group all carry over to the worker program.

@@ -14,12 +14,16 @@ namespace kiln::tool {
 // neither (no GPU and no KILN_ARCH) or without the CUDA backend.
 Result<std::string> resolve_arch(const std::string& requested);
 
-// A fresh NVRTC compiler (one shared by thread workers), or with `processes`
-// a factory making one worker process per worker. Throws kiln::Error when
-// the CUDA backend is not built, or with `processes` when no worker program
-// is found (the message names where it looked and the fix).
+// A fresh NVRTC compiler, or with `processes` one in a worker process.
+// Throws kiln::Error when the CUDA backend is not built or, with
+// `processes`, no worker program is found: it is the hook of
+// CompileBenchSettings, which returns a compiler.
 std::shared_ptr<Compiler> make_backend_compiler(bool pch, bool processes);
-CompilerFactory compiler_factory(bool pch, bool processes);
+// One compiler shared by thread workers, or with `processes` a factory
+// making one worker process per worker: an error naming where it looked
+// and the fix when no worker program is found. Throws kiln::Error when the
+// CUDA backend is not built.
+Result<CompilerFactory> compiler_factory(bool pch, bool processes);
 
 // The body of the hidden `kiln compile-worker`, kept for scripts that start
 // it: becomes (exec) the worker program with --compile cuda. Returns only

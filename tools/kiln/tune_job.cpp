@@ -86,8 +86,8 @@ void shipped_job(const TuneArgs& a, TuneJob& job) {
   job.backend = k.backend;
   check_dims(job.shape, k.dims, k.name);
   job.dims = k.dims;
-  if (std::string problem = k.check_shape(job.shape); !problem.empty())
-    bad("--shape: " + k.name + ": " + problem);
+  if (Status fits = k.check_shape(job.shape); !fits.ok())
+    bad("--shape: " + k.name + ": " + fits.error().message);
   const DType dt = dtype.value_or(k.dtypes.front());
   job.dtype = dtype_name(dt);
   job.kernel = k.kernel();
