@@ -35,7 +35,7 @@ ErrorInfo io_error(const char* what, const std::filesystem::path& path) {
   return make_error(ErrorCode::kIo, errno_text(what, path), {{"path", path.string()}});
 }
 
-bool write_all(int fd, std::string_view bytes, const std::filesystem::path& temp) {
+[[nodiscard]] bool write_all(int fd, std::string_view bytes, const std::filesystem::path& temp) {
   std::size_t done = 0;
   while (done < bytes.size()) {
     std::size_t n = std::min(kWriteChunk, bytes.size() - done);

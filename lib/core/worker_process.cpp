@@ -20,7 +20,7 @@ namespace wire {
 
 namespace {
 
-bool write_all(int fd, const char* data, std::size_t size) {
+[[nodiscard]] bool write_all(int fd, const char* data, std::size_t size) {
   while (size > 0) {
     // MSG_NOSIGNAL: a dead peer is an error value here, not a SIGPIPE.
     const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
@@ -64,7 +64,7 @@ Received read_all(int fd, char* data, std::size_t size, const Deadline& deadline
   return Received::kOk;
 }
 
-bool write_frame(int fd, std::string_view bytes) {
+[[nodiscard]] bool write_frame(int fd, std::string_view bytes) {
   unsigned char header[8];
   const std::uint64_t n = bytes.size();
   for (int i = 0; i < 8; ++i) header[i] = static_cast<unsigned char>(n >> (8 * i));

@@ -104,7 +104,7 @@ class WorkerProcess {
   std::string reap_closed();
 
  private:
-  bool send(const nlohmann::json& json, std::string_view raw) const;
+  [[nodiscard]] bool send(const nlohmann::json& json, std::string_view raw) const;
 
   pid_t pid_ = -1;
   int fd_ = -1;

@@ -33,7 +33,7 @@ constexpr int kSlots = 1024;
 std::atomic<pid_t> g_groups[kSlots];
 static_assert(std::atomic<pid_t>::is_always_lock_free);
 
-bool remember_worker(pid_t pid) {
+[[nodiscard]] bool remember_worker(pid_t pid) {
   for (auto& slot : g_groups) {
     pid_t free = 0;
     if (slot.compare_exchange_strong(free, pid)) return true;
@@ -51,7 +51,7 @@ struct Request {
 };
 
 // Makes `fd` the child's descriptor `target` (inheritable). Async-signal-safe.
-bool install_fd(int fd, int target) {
+[[nodiscard]] bool install_fd(int fd, int target) {
   if (fd == target) return ::fcntl(fd, F_SETFD, 0) == 0;  // dup2 would keep CLOEXEC
   return ::dup2(fd, target) == target;
 }
