@@ -116,7 +116,9 @@ void user_job(const TuneArgs& a, TuneJob& job) {
     bad("--dtype is for shipped kernels; a user kernel's dtypes are in its spec's \"args\"");
   if (a.reference == "host")
     bad("--reference host is for shipped kernels; a user kernel's reference is in its spec");
-  UserKernel user = load_user_kernel(a.template_file, a.space_file, a.entry);
+  auto loaded = load_user_kernel(a.template_file, a.space_file, a.entry);
+  if (!loaded.ok()) throw Error(loaded.error());  // the command's boundary
+  UserKernel user = std::move(*loaded);
   job.name = user.tmpl.name;
   job.user = true;
   job.backend = user.backend;
