@@ -165,8 +165,8 @@ Result<CompiledProgram> WorkerProcessCompiler::compile(const CompileUnit& unit,
   const pid_t child = child_.pid();
   // No deadline of its own: the token's deadline cancels it, which kills
   // the child.
-  Reply reply = child_.call(CompileRequest{unit}, WorkerProcess::Clock::time_point::max(),
-                            [&cancel] { return cancel.cancelled(); });
+  worker::Reply reply = child_.call(CompileRequest{unit}, WorkerProcess::Clock::time_point::max(),
+                                    [&cancel] { return cancel.cancelled(); });
   if (!reply.answered) {
     stop_child();
     const ErrorInfo& why = reply.answer.error();
@@ -193,7 +193,8 @@ std::vector<std::size_t> WorkerProcessCompiler::blame(const CompileUnit& unit,
                                                       const std::string& log) const {
   std::lock_guard lock(mutex_);
   if (!ensure_started().ok()) return {};
-  Reply reply = child_.call(BlameRequest{unit, log}, WorkerProcess::Clock::time_point::max());
+  worker::Reply reply =
+      child_.call(BlameRequest{unit, log}, WorkerProcess::Clock::time_point::max());
   if (!reply.answered) stop_child();
   // Without indices the engine falls back to splitting.
   if (!reply.answer.ok()) return {};

@@ -227,9 +227,9 @@ std::string WorkerProcess::reap_closed() {
   return "closed its socket and was " + (how.empty() ? std::string("reaped") : how);
 }
 
-Reply WorkerProcess::call(worker::Op op, const worker::Payload& payload, Clock::time_point deadline,
-                          const std::function<bool()>& stop) {
-  auto none = [](ErrorInfo why) { return Reply{false, std::move(why)}; };
+worker::Reply WorkerProcess::call(worker::Op op, const worker::Payload& payload,
+                                  Clock::time_point deadline, const std::function<bool()>& stop) {
+  auto none = [](ErrorInfo why) { return worker::Reply{false, std::move(why)}; };
   if (fd_ < 0) return none(make_error(ErrorCode::kUnavailable, "the worker is not running"));
   const pid_t who = pid_;
   const worker::Frames request = worker::encode_request(op, payload);
@@ -255,7 +255,7 @@ Reply WorkerProcess::call(worker::Op op, const worker::Payload& payload, Clock::
         make_error(ErrorCode::kUnavailable, "worker " + std::to_string(who) + " " + how,
                    {{"exit", how}, {"pid", std::to_string(who)}, {"sent", sent ? "yes" : "no"}}));
   }
-  Reply reply{true, worker::Payload{}};
+  worker::Reply reply{true, worker::Payload{}};
   if (Status read = worker::decode_answer(std::move(json), std::move(raw), &reply.answer);
       !read.ok()) {
     kill();
@@ -274,7 +274,7 @@ Result<WorkerProcess::Started> WorkerProcess::start(const std::vector<std::strin
   const std::string exe = "'" + argv[0] + "'";
   // Only a worker answers with a reply of this wire (/bin/cat echoes the
   // request back, /bin/true closes the socket): the hello tells.
-  Reply reply = s.process.call(worker::Hello{}, deadline);
+  worker::Reply reply = s.process.call(worker::Hello{}, deadline);
   if (!reply.answered) {
     s.process.kill();
     return make_error(ErrorCode::kUnavailable,

@@ -46,12 +46,6 @@ enum class Received { kOk, kClosed, kTimeout, kStopped };
 // a waitpid status in words.
 std::string describe_exit_status(int status);
 
-// What came of one request to a worker (WorkerProcess::call).
-struct [[nodiscard]] Reply {
-  bool answered = false;
-  worker::Answer answer = worker::Payload{};
-};
-
 class WorkerProcess {
  public:
   using Clock = std::chrono::steady_clock;
@@ -77,7 +71,7 @@ class WorkerProcess {
   pid_t pid() const { return pid_; }
   int fd() const { return fd_; }
 
-  // One request and its answer (worker_protocol.hpp). Reply::answered is
+  // One request and its answer (worker_protocol.hpp). worker::Reply::answered is
   // false when no answer came, and then `answer` says why: kTimeout when
   // `deadline` passed first (the child still runs, perhaps mid-message:
   // kill() it); kCancelled when `stop` returned true (checked every 20 ms;
@@ -87,11 +81,12 @@ class WorkerProcess {
   // request never reached it; kCorrupt when it answered something that is
   // not a reply (the child is killed). Answered, `answer` is the
   // operation's own value or error.
-  [[nodiscard]] Reply call(worker::Op op, const worker::Payload& payload,
-                           Clock::time_point deadline, const std::function<bool()>& stop = {});
+  [[nodiscard]] worker::Reply call(worker::Op op, const worker::Payload& payload,
+                                   Clock::time_point deadline,
+                                   const std::function<bool()>& stop = {});
   template <class Message>
-  [[nodiscard]] Reply call(const Message& message, Clock::time_point deadline,
-                           const std::function<bool()>& stop = {}) {
+  [[nodiscard]] worker::Reply call(const Message& message, Clock::time_point deadline,
+                                   const std::function<bool()>& stop = {}) {
     return call(Message::kOp, message.encode(), deadline, stop);
   }
 

@@ -55,6 +55,14 @@ struct Payload {
 // error with the evidence the worker had (a compiler log, a device fault).
 using Answer = Result<Payload>;
 
+// What came of one request to a worker (WorkerProcess::call): `answered`
+// false when no answer came (the worker died, the deadline passed), and
+// then `answer` holds why.
+struct [[nodiscard]] Reply {
+  bool answered = false;
+  Answer answer = Payload{};
+};
+
 // A message as framed: the envelope around an op's payload. `raw` views the
 // payload's bytes (a call's tensors are not copied per worker).
 struct Frames {

@@ -100,7 +100,7 @@ ProcessBench::~ProcessBench() {
   // Idle, a worker must not hold the call's replicas (device memory on a
   // GPU): it is kept only once it has dropped them, else killed.
   if (!process_.running()) return;
-  Reply released = process_.call(ReleaseRequest{}, after(5));
+  worker::Reply released = process_.call(ReleaseRequest{}, after(5));
   if (released.answered && released.answer.ok()) {
     IdleWorkers::instance().put(pool_key_, std::move(process_));
   }
@@ -130,7 +130,7 @@ Status ProcessBench::start(double timeout_s) {
       p = std::move(*started);
       ++starts_;
     }
-    Reply reply = p->call(worker::Op::kCall, *call_, deadline);
+    worker::Reply reply = p->call(worker::Op::kCall, *call_, deadline);
     if (!reply.answered) {
       if (reply.answer.error().code == ErrorCode::kTimeout) p->kill();
       if (fresh) return reply.answer.error();
@@ -156,7 +156,7 @@ Measurement ProcessBench::measure(const Artifact& artifact, const LaunchGeometry
   }
   const pid_t who = process_.pid();
   last_pid_ = who;
-  Reply reply = process_.call(MeasureRequest{artifact, geometry}, after(deadline_s));
+  worker::Reply reply = process_.call(MeasureRequest{artifact, geometry}, after(deadline_s));
   if (!reply.answered) {
     const ErrorInfo& why = reply.answer.error();
     if (why.code == ErrorCode::kTimeout) {
