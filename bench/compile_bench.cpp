@@ -7,11 +7,9 @@
 //
 //   kiln_bench_compile [--arch sm_90a] [--max-configs N] [--threads N] [--sweep]
 //
-// (1) parse the few flags; (2) a worker-process compiler re-runs this binary
-// with --compile-worker; (3) run_compile_bench does the rest.
-#include <unistd.h>
-
-#include <climits>
+// (1) parse the few flags; (2) run_compile_bench does the rest, its
+// worker-process compilers running Kiln's worker program
+// (kiln-bench-worker --compile cuda).
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -22,18 +20,13 @@
 #include "kiln/compile/compile_run.hpp"
 #include "kiln/runtime/nvrtc.hpp"
 #include "kiln/runtime/toolchain.hpp"
+#include "tuner/bench_worker.hpp"
 
 namespace {
 
-std::string self_path() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string("kiln_bench_compile");
-}
-
 std::shared_ptr<kiln::Compiler> make(bool pch, bool processes) {
   if (processes) {
-    std::vector<std::string> argv = {self_path(), "--compile-worker"};
+    std::vector<std::string> argv = {kiln::find_bench_worker().value(), "--compile", "cuda"};
     if (!pch) argv.push_back("--no-pch");
     return std::make_shared<kiln::WorkerProcessCompiler>(std::move(argv));
   }
@@ -49,7 +42,7 @@ int main(int argc, char** argv) {
   kiln::CompileBenchSettings s;
   s.kernels = {"gemm_f16", "gemm_f16_cccl"};
   int threads = 0;
-  bool sweep = false, worker = false, pch = true;
+  bool sweep = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -67,22 +60,12 @@ int main(int argc, char** argv) {
       threads = std::stoi(value());
     } else if (a == "--sweep") {
       sweep = true;
-    } else if (a == "--compile-worker") {
-      worker = true;
-    } else if (a == "--no-pch") {
-      pch = false;
     } else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
     }
   }
-  // (2) worker mode: serve programs on the socket given as stdin/stdout.
-  if (worker) {
-    ::dup2(2, 1);
-    auto compiler = make(pch, false);
-    return kiln::serve_compile_worker(*compiler, 0);
-  }
-  // (3) the benchmark
+  // (2) the benchmark, its worker processes found where the tuner finds them
   const int cores = kiln::resolve_workers(threads);
   s.variants = kiln::compile_bench_variants(cores, /*processes=*/true, sweep);
   s.context = {kiln::current_toolchain(), kiln::CacheEnvRegistry::global().snapshot()};

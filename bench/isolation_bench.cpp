@@ -77,10 +77,9 @@ double worker_start_seconds() {
   auto exe = find_bench_worker();
   if (!exe.ok()) return -1;
   auto start = Clock::now();
-  auto p = WorkerProcess::spawn({*exe});
-  if (!p.ok() || !p->send({{"op", "hello"}})) return -1;
-  auto reply = p->receive(Clock::now() + std::chrono::seconds(30));
-  if (!reply.ok()) return -1;
+  auto p =
+      WorkerProcess::start({*exe}, Clock::now() + std::chrono::seconds(30), worker::Op::kMeasure);
+  if (!p.ok()) return -1;
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 

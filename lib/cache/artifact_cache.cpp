@@ -101,10 +101,10 @@ std::shared_ptr<const CachedArtifact> ArtifactCache::read_disk(const Hash128& ke
     std::size_t shard = key.high >> 56;
     std::lock_guard<std::mutex> lock(shard_mutex_);
     if (!shard_checked_[shard]) {
-      if (auto problem = cache::check_private_dir(path.parent_path())) {
+      if (Status safe = cache::check_private_dir(path.parent_path()); !safe.ok()) {
         ++counters_->refused_entries;
         log_once(LogLevel::kWarn, "artifact-shard-refused:" + path.parent_path().string(),
-                 "artifact cache entry not used: " + problem->message);
+                 "artifact cache entry not used: " + safe.error().message);
         return nullptr;
       }
       shard_checked_[shard] = true;
@@ -162,13 +162,15 @@ Result<StoreOutcome> ArtifactCache::store(const Hash128& key, CachedArtifact art
   {
     std::lock_guard<std::mutex> lock(shard_mutex_);
     if (!shard_checked_[shard]) {
-      if (auto problem = cache::ensure_private_dir(path.parent_path())) return *problem;
+      if (Status made = cache::ensure_private_dir(path.parent_path()); !made.ok())
+        return made.error();
       shard_checked_[shard] = true;
     }
   }
-  if (auto error = cache::atomic_write(path, bytes)) {
-    error->details["key"] = key.hex();
-    return *error;
+  if (Status written = cache::atomic_write(path, bytes); !written.ok()) {
+    ErrorInfo error = written.error();
+    error.details["key"] = key.hex();
+    return error;
   }
   ++counters_->stores;
   account_and_evict(bytes.size());

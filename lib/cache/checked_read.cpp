@@ -26,8 +26,7 @@ std::string remove_fix(const std::filesystem::path& path, mode_t mode) {
 
 // The type and size checks every reader applies, to a stat of the path and
 // again to an fstat of the descriptor.
-std::optional<ErrorInfo> check_stat(const struct stat& st, const std::filesystem::path& path,
-                                    const ReadRule& rule) {
+Status check_stat(const struct stat& st, const std::filesystem::path& path, const ReadRule& rule) {
   const bool cache = rule.owner == PathOwner::kCache;
   if (S_ISLNK(st.st_mode)) {
     return refused(path, rule.owner, "it is a symbolic link", remove_fix(path, st.st_mode));
@@ -45,7 +44,7 @@ std::optional<ErrorInfo> check_stat(const struct stat& st, const std::filesystem
                        byte_count_text(rule.max_bytes) + " limit for " + rule.what,
                    cache ? remove_fix(path, st.st_mode) : std::string("name a smaller file"));
   }
-  return std::nullopt;
+  return ok_status();
 }
 
 ErrorInfo stat_error(const char* what, const std::filesystem::path& path) {
@@ -97,7 +96,7 @@ Result<CheckedFile> CheckedFile::open(const std::filesystem::path& path, const R
   if ((cache ? ::lstat(path.c_str(), &st) : ::stat(path.c_str(), &st)) != 0) {
     return stat_error("stat", path);
   }
-  if (auto problem = check_stat(st, path, rule)) return *problem;
+  if (Status checked = check_stat(st, path, rule); !checked.ok()) return checked.error();
   // NOTES: O_NONBLOCK, or a FIFO swapped in after the stat above would
   // block the open until some writer appeared; O_NOCTTY, so a terminal
   // never becomes this process's controlling one.
@@ -114,9 +113,9 @@ Result<CheckedFile> CheckedFile::open(const std::filesystem::path& path, const R
     ::close(fd);
     return e;
   }
-  if (auto problem = check_stat(st, path, rule)) {
+  if (Status checked = check_stat(st, path, rule); !checked.ok()) {
     ::close(fd);
-    return *problem;
+    return checked.error();
   }
   return CheckedFile(fd, st, path, rule);
 }
@@ -170,10 +169,10 @@ Result<std::string> read_checked_file(const std::filesystem::path& path, const R
   return file->read_all();
 }
 
-std::optional<ErrorInfo> check_write_target(const std::filesystem::path& path, PathOwner owner) {
+Status check_write_target(const std::filesystem::path& path, PathOwner owner) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;  // absent: nothing to replace
-  if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return std::nullopt;
+  if (::lstat(path.c_str(), &st) != 0) return ok_status();  // absent: nothing to replace
+  if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return ok_status();
   const std::string why = std::string("it is ") + file_type_name(st.st_mode) +
                           ", not a regular file, and writing would replace it";
   return make_error(ErrorCode::kInvalidArgument,

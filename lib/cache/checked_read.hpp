@@ -87,6 +87,6 @@ Result<std::string> read_checked_file(const std::filesystem::path& path, const R
 // one would neither block nor write through it, but would silently replace
 // what someone put there (as root, `kiln cache export /dev/null` would have
 // replaced the device); a regular file or a symbolic link is fine.
-std::optional<ErrorInfo> check_write_target(const std::filesystem::path& path, PathOwner owner);
+[[nodiscard]] Status check_write_target(const std::filesystem::path& path, PathOwner owner);
 
 }  // namespace kiln::cache

@@ -24,7 +24,7 @@ std::string owner_text(uid_t uid) {
 
 }  // namespace
 
-std::optional<ErrorInfo> ensure_private_dir(const std::filesystem::path& dir) {
+Status ensure_private_dir(const std::filesystem::path& dir) {
   if (dir.empty()) {
     return make_error(ErrorCode::kInvalidArgument,
                       "the cache directory is empty; set KILN_CACHE_DIR or HOME");
@@ -42,7 +42,7 @@ std::optional<ErrorInfo> ensure_private_dir(const std::filesystem::path& dir) {
   return check_private_dir(dir);
 }
 
-std::optional<ErrorInfo> check_private_dir(const std::filesystem::path& dir) {
+Status check_private_dir(const std::filesystem::path& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) {
     return make_error(ErrorCode::kIo, errno_text("stat", dir), {{"path", dir.string()}});
@@ -67,11 +67,10 @@ std::optional<ErrorInfo> check_private_dir(const std::filesystem::path& dir) {
     return refused(dir, "group or others can write it (a cached kernel is code that will run)",
                    "run: chmod go-w " + dir.string());
   }
-  return std::nullopt;
+  return ok_status();
 }
 
-std::optional<ErrorInfo> check_entry_stat(const struct stat& st,
-                                          const std::filesystem::path& path) {
+Status check_entry_stat(const struct stat& st, const std::filesystem::path& path) {
   if (!S_ISREG(st.st_mode)) {
     return refused(
         path, std::string("it is ") + file_type_name(st.st_mode) + ", not a regular file",
@@ -84,30 +83,30 @@ std::optional<ErrorInfo> check_entry_stat(const struct stat& st,
   if (st.st_mode & (S_IWGRP | S_IWOTH)) {
     return refused(path, "group or others can write it", "remove it: rm " + path.string());
   }
-  return std::nullopt;
+  return ok_status();
 }
 
 OpenedDir open_cache_dir(const Options& options, const std::filesystem::path& dir,
                          const char* what) {
   if (options.cache_disabled) return {CacheState::kDisabled, "KILN_CACHE_DISABLE is set"};
   OpenedDir opened;
-  std::optional<ErrorInfo> problem;
+  Status problem = ok_status();
   if (options.cache_read_only) {
     opened = {CacheState::kReadOnly, "KILN_CACHE_READ_ONLY is set"};
     // Nothing is created, but an existing directory others can write is
     // still refused: reading from it is the dangerous part.
     if (::access(dir.c_str(), F_OK) == 0) {
       problem = check_private_dir(options.cache_dir);
-      if (!problem) problem = check_private_dir(dir);
+      if (problem.ok()) problem = check_private_dir(dir);
     }
   } else {
     problem = ensure_private_dir(dir);
-    if (!problem) problem = check_private_dir(options.cache_dir);
+    if (problem.ok()) problem = check_private_dir(options.cache_dir);
   }
-  if (problem) {
-    opened = {CacheState::kRefused, problem->message};
+  if (!problem.ok()) {
+    opened = {CacheState::kRefused, problem.error().message};
     log_once(LogLevel::kWarn, std::string(what) + "-refused:" + dir.string(),
-             std::string(what) + " off: " + problem->message);
+             std::string(what) + " off: " + problem.error().message);
   }
   return opened;
 }

@@ -16,14 +16,14 @@ namespace kiln::cache {
 
 // Creates `dir` and its missing parents with mode 0700, then checks `dir`
 // with check_private_dir. Existing parents are left as they are.
-std::optional<ErrorInfo> ensure_private_dir(const std::filesystem::path& dir);
+[[nodiscard]] Status ensure_private_dir(const std::filesystem::path& dir);
 
 // kInvalidArgument naming the path and the fix when `dir` is not a
 // directory owned by this user, or group or others can write it.
-std::optional<ErrorInfo> check_private_dir(const std::filesystem::path& dir);
+[[nodiscard]] Status check_private_dir(const std::filesystem::path& dir);
 
 // The same checks for an entry file the caller has opened and fstat'ed.
-std::optional<ErrorInfo> check_entry_stat(const struct stat& st, const std::filesystem::path& path);
+[[nodiscard]] Status check_entry_stat(const struct stat& st, const std::filesystem::path& path);
 
 // The state a cache directory `dir` under options.cache_dir opens in:
 // disabled, read-only (creates nothing, still refuses an unsafe existing

@@ -26,9 +26,9 @@ EntryCheck read_entry(const std::filesystem::path& path, const Hash128& key, boo
   }
   check.device = file->stat().st_dev;
   check.inode = file->stat().st_ino;
-  if (auto refused = check_entry_stat(file->stat(), path)) {
+  if (Status refused = check_entry_stat(file->stat(), path); !refused.ok()) {
     check.status = EntryStatus::kRefused;
-    check.problem = refused->message;
+    check.problem = refused.error().message;
     return check;
   }
   Result<std::string> bytes = file->read_all();

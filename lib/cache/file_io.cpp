@@ -35,7 +35,7 @@ ErrorInfo io_error(const char* what, const std::filesystem::path& path) {
   return make_error(ErrorCode::kIo, errno_text(what, path), {{"path", path.string()}});
 }
 
-bool write_all(int fd, std::string_view bytes, const std::filesystem::path& temp) {
+[[nodiscard]] bool write_all(int fd, std::string_view bytes, const std::filesystem::path& temp) {
   std::size_t done = 0;
   while (done < bytes.size()) {
     std::size_t n = std::min(kWriteChunk, bytes.size() - done);
@@ -60,9 +60,8 @@ void set_write_progress_hook(WriteProgressHook hook) {
   g_write_hook.store(hook);
 }
 
-std::optional<ErrorInfo> atomic_write(const std::filesystem::path& path, std::string_view bytes,
-                                      PathOwner owner) {
-  if (auto problem = check_write_target(path, owner)) return problem;
+Status atomic_write(const std::filesystem::path& path, std::string_view bytes, PathOwner owner) {
+  if (Status target = check_write_target(path, owner); !target.ok()) return target;
   const std::filesystem::path temp = temp_path_for(path);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return io_error("create", temp);
@@ -91,7 +90,7 @@ std::optional<ErrorInfo> atomic_write(const std::filesystem::path& path, std::st
     ::fsync(dir);
     ::close(dir);
   }
-  return std::nullopt;
+  return ok_status();
 }
 
 namespace {

@@ -24,8 +24,8 @@ inline constexpr std::string_view kTempPrefix = ".tmp-";
 // gets mode 0600. On failure the temporary file is removed and the error
 // names the path and errno. A FIFO, device, socket or directory at `path` is
 // refused (check_write_target), never replaced; `owner` words the error.
-std::optional<ErrorInfo> atomic_write(const std::filesystem::path& path, std::string_view bytes,
-                                      PathOwner owner = PathOwner::kCache);
+[[nodiscard]] Status atomic_write(const std::filesystem::path& path, std::string_view bytes,
+                                  PathOwner owner = PathOwner::kCache);
 
 // Called after each chunk an atomic_write puts in its temporary file. Tests
 // install one to stop a writer half way and kill it; nullptr (the default)

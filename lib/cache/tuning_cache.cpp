@@ -224,8 +224,10 @@ Result<StoreOutcome> TuningCache::save() {
   file.header["device_name"] = device.name;
   file.header["compute_capability"] = device.compute_capability();
   const std::string text = cache::serialize_tuning_file(file);
-  if (auto error = cache::check_tuning_file_size(text, write_path_)) return *error;
-  if (auto error = cache::atomic_write(write_path_, text)) return *error;
+  if (Status fits = cache::check_tuning_file_size(text, write_path_); !fits.ok())
+    return fits.error();
+  if (Status written = cache::atomic_write(write_path_, text); !written.ok())
+    return written.error();
   for (const auto& [id, record] : file.records) {
     if (replacing_.count(id) == 0) cache::merge_record(records_, record);
   }
@@ -253,8 +255,9 @@ Result<std::size_t> TuningCache::export_table(const std::filesystem::path& file)
     table.header["compute_capability"] = device.compute_capability();
   }
   const std::string text = cache::serialize_tuning_file(table);
-  if (auto error = cache::check_tuning_file_size(text, file)) return *error;
-  if (auto error = cache::atomic_write(file, text, cache::PathOwner::kUser)) return *error;
+  if (Status fits = cache::check_tuning_file_size(text, file); !fits.ok()) return fits.error();
+  if (Status written = cache::atomic_write(file, text, cache::PathOwner::kUser); !written.ok())
+    return written.error();
   return table.records.size();
 }
 

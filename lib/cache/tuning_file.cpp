@@ -63,7 +63,7 @@ Result<TuningFile> parse_tuning_file(std::string_view text, const std::filesyste
 Result<TuningFile> load_tuning_file(const std::filesystem::path& path) {
   Result<CheckedFile> file = CheckedFile::open(path, kTuningRule);
   if (!file) return file.error();
-  if (auto refused = check_entry_stat(file->stat(), path)) return *refused;
+  if (Status refused = check_entry_stat(file->stat(), path); !refused.ok()) return refused.error();
   Result<std::string> text = file->read_all();
   if (!text) return text.error();
   return parse_tuning_file(*text, path);
@@ -76,9 +76,8 @@ Result<TuningFile> load_user_table(const std::filesystem::path& path) {
   return parse_tuning_file(*text, path);
 }
 
-std::optional<ErrorInfo> check_tuning_file_size(const std::string& text,
-                                                const std::filesystem::path& path) {
-  if (text.size() <= kTuningRule.max_bytes) return std::nullopt;
+Status check_tuning_file_size(const std::string& text, const std::filesystem::path& path) {
+  if (text.size() <= kTuningRule.max_bytes) return ok_status();
   return make_error(ErrorCode::kUnavailable,
                     "not writing " + path.string() + ": it would be " +
                         byte_count_text(text.size()) + ", larger than the " +

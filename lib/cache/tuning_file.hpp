@@ -50,8 +50,8 @@ Result<TuningFile> load_user_table(const std::filesystem::path& path);
 
 // kUnavailable when `text` is too large for any reader to take back in, so
 // a writer never produces a file that would then be refused.
-std::optional<ErrorInfo> check_tuning_file_size(const std::string& text,
-                                                const std::filesystem::path& path);
+[[nodiscard]] Status check_tuning_file_size(const std::string& text,
+                                            const std::filesystem::path& path);
 
 // The file text: header fields (format and version always set from this
 // build, "updated" set to now) and records sorted by id.

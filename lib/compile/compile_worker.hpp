@@ -1,18 +1,19 @@
-// Worker processes for the compile pool.
+// Worker processes for the compile pool: the compile operations of the
+// worker program (runtime/worker/, `kiln-bench-worker --compile BACKEND`).
 //
 // Measured with NVRTC 13.0: its front end runs under a process-wide lock, so
 // compile threads overlap only NVVM and PTX translation. Front ends overlap
 // across processes. A WorkerProcessCompiler is a Compiler that forwards each
-// program to a child process running serve_compile_worker() over a socket;
+// program to a child process serving the compile handlers over a socket;
 // give each pool worker its own (CompilePool with a factory) and the pool's
 // threads become N parallel compiler processes. A cancelled compile kills its
 // child (a fresh one starts on the next compile), so cancellation works even
 // where the backend has no flow callback. A child that dies is reported as
 // that program's error, never as a crash of the caller.
 //
-// Wire format, both directions: kiln/worker_process.hpp's messages (a JSON
-// frame, then one raw-bytes frame); the source travels inside the JSON, a
-// binary in the raw frame. kWireVersion must be bumped on any change.
+// The messages are operations of the one worker protocol
+// (core/worker_protocol.hpp): CompileRequest answers with the program's
+// metadata and its binary as the raw bytes, BlameRequest with indices.
 #pragma once
 
 #include <sys/types.h>
@@ -22,18 +23,45 @@
 #include <vector>
 
 #include "core/worker_process.hpp"
+#include "core/worker_server.hpp"
 #include "kiln/compile/compile.hpp"
 
 namespace kiln {
 
+// kCompile: one program; the answer is encode_program's.
+struct CompileRequest {
+  static constexpr worker::Op kOp = worker::Op::kCompile;
+  CompileUnit unit;
+  [[nodiscard]] worker::Payload encode() const;
+  [[nodiscard]] static Result<CompileRequest> decode(worker::Payload payload);
+};
+[[nodiscard]] worker::Payload encode_program(const CompiledProgram& program);
+// `unit` fills what an older reply leaves out (format, arch).
+[[nodiscard]] Result<CompiledProgram> decode_program(worker::Payload payload,
+                                                     const CompileUnit& unit);
+
+// kBlame: the specializations a compiler log blames; the answer holds
+// "indices".
+struct BlameRequest {
+  static constexpr worker::Op kOp = worker::Op::kBlame;
+  CompileUnit unit;
+  std::string log;
+  [[nodiscard]] worker::Payload encode() const;
+  [[nodiscard]] static Result<BlameRequest> decode(worker::Payload payload);
+};
+
+// The worker's side: `server` answers compile and blame requests with
+// `compiler` (which must outlive it), and its hello names the compiler.
+void add_compile_handlers(worker::WorkerServer& server, Compiler& compiler);
+
 class WorkerProcessCompiler final : public Compiler {
  public:
-  static constexpr int kWireVersion = 1;
   // How long a starting child has to answer the hello (LLVM or NVRTC start).
   static constexpr int kHelloSeconds = 60;
 
   // `argv` starts a worker: argv[0] an executable path, e.g.
-  // {"/usr/bin/kiln", "compile-worker"}. The child is started on first use.
+  // {".../kiln-bench-worker", "--compile", "cuda"}. The child is started on
+  // first use.
   explicit WorkerProcessCompiler(std::vector<std::string> argv);
   ~WorkerProcessCompiler() override;  // closes the socket, reaps the child
   WorkerProcessCompiler(const WorkerProcessCompiler&) = delete;
@@ -51,7 +79,7 @@ class WorkerProcessCompiler final : public Compiler {
 
   // Starts the child now (when it is not running) and checks its hello: an
   // error naming the program when it is not a compile worker of this wire.
-  Result<bool> start() const;
+  [[nodiscard]] Status start() const;
 
   // The running child's pid, or -1.
   pid_t child_pid() const;
@@ -64,7 +92,7 @@ class WorkerProcessCompiler final : public Compiler {
     std::vector<std::string> code_options;
   };
   // Both require mutex_ held.
-  Result<bool> ensure_started() const;
+  Status ensure_started() const;
   void stop_child() const;
 
   std::vector<std::string> argv_;
@@ -74,10 +102,5 @@ class WorkerProcessCompiler final : public Compiler {
   mutable Hello hello_;
   mutable bool have_hello_ = false;
 };
-
-// The child's side: answers requests read from `fd` with `compiler` until the
-// peer closes the socket. Returns the process exit status to use (0 on a
-// clean end).
-int serve_compile_worker(Compiler& compiler, int fd);
 
 }  // namespace kiln

@@ -79,13 +79,13 @@ void read(const Environment& env, const char* name, T* field, Parse parse, const
   }
 }
 
-bool parse_bool(const std::string& s, bool* out) {
+[[nodiscard]] bool parse_bool(const std::string& s, bool* out) {
   if (s == "1" || s == "true" || s == "on" || s == "yes") return *out = true, true;
   if (s == "0" || s == "false" || s == "off" || s == "no") return *out = false, true;
   return false;
 }
 
-bool parse_count(const std::string& s, int* out, int max) {
+[[nodiscard]] bool parse_count(const std::string& s, int* out, int max) {
   if (s.empty() || s.size() > 6 || !std::all_of(s.begin(), s.end(), ::isdigit)) return false;
   int v = std::stoi(s);
   if (v > max) return false;

@@ -1,6 +1,7 @@
 // A child process over a socketpair; see kiln/worker_process.hpp.
 #include "core/worker_process.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -19,7 +20,7 @@ namespace wire {
 
 namespace {
 
-bool write_all(int fd, const char* data, std::size_t size) {
+[[nodiscard]] bool write_all(int fd, const char* data, std::size_t size) {
   while (size > 0) {
     // MSG_NOSIGNAL: a dead peer is an error value here, not a SIGPIPE.
     const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
@@ -33,23 +34,27 @@ bool write_all(int fd, const char* data, std::size_t size) {
 
 // No deadline: wait as long as it takes.
 using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+using Stop = std::function<bool()>;
 
-// Waits until `fd` has bytes (or its peer closed) or the deadline passes.
-Received wait_readable(int fd, const Deadline& deadline) {
+// Waits until `fd` has bytes (or its peer closed), the deadline passes or
+// `stop` says to give up.
+Received wait_readable(int fd, const Deadline& deadline, const Stop& stop) {
   if (!deadline) return Received::kOk;
   for (;;) {
+    if (stop && stop()) return Received::kStopped;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         *deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return Received::kTimeout;
     pollfd p{fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 100)));
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 20)));
     if (ready > 0 || (ready < 0 && errno != EINTR)) return Received::kOk;
   }
 }
 
-Received read_all(int fd, char* data, std::size_t size, const Deadline& deadline) {
+Received read_all(int fd, char* data, std::size_t size, const Deadline& deadline,
+                  const Stop& stop) {
   while (size > 0) {
-    if (Received r = wait_readable(fd, deadline); r != Received::kOk) return r;
+    if (Received r = wait_readable(fd, deadline, stop); r != Received::kOk) return r;
     const ssize_t n = ::recv(fd, data, size, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return Received::kClosed;
@@ -59,7 +64,7 @@ Received read_all(int fd, char* data, std::size_t size, const Deadline& deadline
   return Received::kOk;
 }
 
-bool write_frame(int fd, std::string_view bytes) {
+[[nodiscard]] bool write_frame(int fd, std::string_view bytes) {
   unsigned char header[8];
   const std::uint64_t n = bytes.size();
   for (int i = 0; i < 8; ++i) header[i] = static_cast<unsigned char>(n >> (8 * i));
@@ -67,9 +72,10 @@ bool write_frame(int fd, std::string_view bytes) {
          write_all(fd, bytes.data(), bytes.size());
 }
 
-Received read_frame(int fd, std::string* out, const Deadline& deadline) {
+Received read_frame(int fd, std::string* out, const Deadline& deadline, const Stop& stop) {
   unsigned char header[8];
-  if (Received r = read_all(fd, reinterpret_cast<char*>(header), 8, deadline); r != Received::kOk)
+  if (Received r = read_all(fd, reinterpret_cast<char*>(header), 8, deadline, stop);
+      r != Received::kOk)
     return r;
   std::uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(header[i]) << (8 * i);
@@ -82,15 +88,17 @@ Received read_frame(int fd, std::string* out, const Deadline& deadline) {
     const std::size_t have = out->size();
     const std::size_t more = static_cast<std::size_t>(std::min<std::uint64_t>(n - have, kChunk));
     out->resize(have + more);
-    if (Received r = read_all(fd, out->data() + have, more, deadline); r != Received::kOk) return r;
+    if (Received r = read_all(fd, out->data() + have, more, deadline, stop); r != Received::kOk)
+      return r;
   }
   return Received::kOk;
 }
 
-Received receive_by(int fd, nlohmann::json* json, std::string* raw, const Deadline& deadline) {
+Received receive_by(int fd, nlohmann::json* json, std::string* raw, const Deadline& deadline,
+                    const Stop& stop) {
   std::string text;
-  Received r = read_frame(fd, &text, deadline);
-  if (r == Received::kOk) r = read_frame(fd, raw, deadline);
+  Received r = read_frame(fd, &text, deadline, stop);
+  if (r == Received::kOk) r = read_frame(fd, raw, deadline, stop);
   if (r != Received::kOk) return r;
   *json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   return json->is_discarded() ? Received::kClosed : Received::kOk;
@@ -98,17 +106,19 @@ Received receive_by(int fd, nlohmann::json* json, std::string* raw, const Deadli
 
 }  // namespace
 
-bool send(int fd, const nlohmann::json& json, std::string_view raw) {
-  return write_frame(fd, json.dump()) && write_frame(fd, raw);
+Status send(int fd, const nlohmann::json& json, std::string_view raw) {
+  if (write_frame(fd, json.dump()) && write_frame(fd, raw)) return ok_status();
+  return make_error(ErrorCode::kIo,
+                    std::string("the worker socket closed: ") + std::strerror(errno));
 }
 
-bool receive(int fd, nlohmann::json* json, std::string* raw) {
-  return receive_by(fd, json, raw, std::nullopt) == Received::kOk;
+Received receive(int fd, nlohmann::json* json, std::string* raw) {
+  return receive_by(fd, json, raw, std::nullopt, {});
 }
 
 Received receive(int fd, nlohmann::json* json, std::string* raw,
-                 std::chrono::steady_clock::time_point deadline) {
-  return receive_by(fd, json, raw, deadline);
+                 std::chrono::steady_clock::time_point deadline, const Stop& stop) {
+  return receive_by(fd, json, raw, deadline, stop);
 }
 
 }  // namespace wire
@@ -127,7 +137,8 @@ std::string describe_exit_status(int status) {
 
 Result<WorkerProcess> WorkerProcess::spawn(const std::vector<std::string>& argv) {
   if (argv.empty()) {
-    throw Error(ErrorCode::kInvalidArgument, "WorkerProcess::spawn needs an executable in argv[0]");
+    return make_error(ErrorCode::kInvalidArgument,
+                      "WorkerProcess::spawn needs an executable in argv[0]");
   }
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
@@ -135,7 +146,7 @@ Result<WorkerProcess> WorkerProcess::spawn(const std::vector<std::string>& argv)
                       std::string("cannot create a socket for a worker: ") + std::strerror(errno));
   }
   // The child's end becomes its stdin and stdout (internal/worker_spawner.hpp).
-  const internal::SpawnResult started = internal::spawn_worker(argv, fds[1]);
+  const internal::SpawnResult started = internal::spawn_worker(argv, fds[1], fds[1]);
   ::close(fds[1]);
   if (started.pid < 0) {
     ::close(fds[0]);
@@ -169,7 +180,7 @@ WorkerProcess::~WorkerProcess() {
 }
 
 bool WorkerProcess::send(const nlohmann::json& json, std::string_view raw) const {
-  return fd_ >= 0 && wire::send(fd_, json, raw);
+  return fd_ >= 0 && wire::send(fd_, json, raw).ok();
 }
 
 std::string WorkerProcess::kill() {
@@ -216,19 +227,109 @@ std::string WorkerProcess::reap_closed() {
   return "closed its socket and was " + (how.empty() ? std::string("reaped") : how);
 }
 
-Result<std::pair<nlohmann::json, std::string>> WorkerProcess::receive(Clock::time_point deadline) {
-  if (fd_ < 0) return make_error(ErrorCode::kUnavailable, "the worker is not running");
+worker::Reply WorkerProcess::call(worker::Op op, const worker::Payload& payload,
+                                  Clock::time_point deadline, const std::function<bool()>& stop) {
+  auto none = [](ErrorInfo why) { return worker::Reply{false, std::move(why)}; };
+  if (fd_ < 0) return none(make_error(ErrorCode::kUnavailable, "the worker is not running"));
   const pid_t who = pid_;
-  std::pair<nlohmann::json, std::string> reply;
-  const wire::Received got = wire::receive(fd_, &reply.first, &reply.second, deadline);
-  if (got == wire::Received::kOk) return reply;
+  const worker::Frames request = worker::encode_request(op, payload);
+  const bool sent = send(request.json, request.raw);
+  nlohmann::json json;
+  std::string raw;
+  // Unsent, the reply is not awaited: what is read is how the worker ended.
+  const wire::Received got =
+      sent ? wire::receive(fd_, &json, &raw, deadline, stop) : wire::Received::kClosed;
   if (got == wire::Received::kTimeout) {
-    return make_error(ErrorCode::kTimeout,
-                      "worker " + std::to_string(who) + " did not answer before its deadline");
+    return none(make_error(ErrorCode::kTimeout, "worker " + std::to_string(who) +
+                                                    " did not answer before its deadline"));
   }
-  const std::string how = reap_closed();
-  return make_error(ErrorCode::kUnavailable, "worker " + std::to_string(who) + " " + how,
-                    {{"exit", how}, {"pid", std::to_string(who)}});
+  if (got == wire::Received::kStopped) {
+    const std::string how = kill();
+    return none(make_error(ErrorCode::kCancelled,
+                           "the request to worker " + std::to_string(who) + " was cancelled",
+                           {{"exit", how}, {"pid", std::to_string(who)}}));
+  }
+  if (got == wire::Received::kClosed) {
+    const std::string how = reap_closed();
+    return none(
+        make_error(ErrorCode::kUnavailable, "worker " + std::to_string(who) + " " + how,
+                   {{"exit", how}, {"pid", std::to_string(who)}, {"sent", sent ? "yes" : "no"}}));
+  }
+  worker::Reply reply{true, worker::Payload{}};
+  if (Status read = worker::decode_answer(std::move(json), std::move(raw), &reply.answer);
+      !read.ok()) {
+    kill();
+    return none(make_error(ErrorCode::kCorrupt,
+                           "worker " + std::to_string(who) + " answered '" + worker::op_name(op) +
+                               "' with something else: " + read.error().message));
+  }
+  return reply;
+}
+
+Result<WorkerProcess::Started> WorkerProcess::start(const std::vector<std::string>& argv,
+                                                    Clock::time_point deadline, worker::Op needed) {
+  auto spawned = spawn(argv);
+  if (!spawned.ok()) return spawned.error();
+  Started s{std::move(*spawned), {}};
+  const std::string exe = "'" + argv[0] + "'";
+  // Only a worker answers with a reply of this wire (/bin/cat echoes the
+  // request back, /bin/true closes the socket): the hello tells.
+  worker::Reply reply = s.process.call(worker::Hello{}, deadline);
+  if (!reply.answered) {
+    s.process.kill();
+    return make_error(ErrorCode::kUnavailable,
+                      exe + " did not answer the hello: " + reply.answer.error().message);
+  }
+  auto hello = reply.answer.ok() ? worker::HelloReply::decode(std::move(*reply.answer))
+                                 : Result<worker::HelloReply>(reply.answer.error());
+  if (!hello.ok() || hello->wire != worker::kWireVersion) {
+    s.process.kill();
+    const std::string why = hello.ok() ? "it speaks wire version " + std::to_string(hello->wire)
+                                       : hello.error().message;
+    return make_error(ErrorCode::kUnavailable,
+                      exe + " answered the hello, but not as a worker of this Kiln (wire version " +
+                          std::to_string(worker::kWireVersion) + "): " + why);
+  }
+  if (!hello->serves(needed)) {
+    s.process.kill();
+    return make_error(ErrorCode::kUnavailable, exe + " is a Kiln worker that does not serve '" +
+                                                   worker::op_name(needed) +
+                                                   "' (started without the flag for it)");
+  }
+  s.hello = std::move(*hello);
+  return s;
+}
+
+Result<ChildRun> run_child(const std::vector<std::string>& argv) {
+  if (argv.empty()) return make_error(ErrorCode::kInvalidArgument, "run_child needs argv[0]");
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return make_error(ErrorCode::kIo, std::string("pipe: ") + std::strerror(errno));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const internal::SpawnResult started = internal::spawn_worker(argv, -1, fds[1]);
+  ::close(fds[1]);
+  if (started.pid < 0) {
+    ::close(fds[0]);
+    return make_error(ErrorCode::kUnavailable,
+                      "cannot start " + argv[0] + ": " + std::strerror(started.error));
+  }
+  ChildRun run;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n > 0) {
+      run.out.append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  ::close(fds[0]);
+  internal::forget_worker(started.pid);
+  while (::waitpid(started.pid, &run.status, 0) < 0 && errno == EINTR) {
+  }
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
 }
 
 }  // namespace kiln

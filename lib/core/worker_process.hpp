@@ -1,5 +1,6 @@
 // A child process spoken to over a socket: what Kiln's worker processes
-// (benchmark workers, kiln/bench_worker.hpp) are built on.
+// (compile and benchmark workers, one program: runtime/worker/) and every
+// other child Kiln starts (run_child) are built on.
 //
 // The child is forked and at once exec'd (a fork of a multi-threaded
 // parent that goes on running would not survive CUDA or LLVM), its end of a
@@ -8,32 +9,37 @@
 // from a spawner thread that lives as long as the process), and leads a
 // process group of its own that every kill reaches. Messages, both directions: a JSON
 // frame then one raw-bytes frame; a frame is [u64 little-endian length]
-// [bytes]. The same framing as the compile worker (kiln/compile_worker.hpp).
+// [bytes]. The operations that travel over it: core/worker_protocol.hpp.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/worker_protocol.hpp"
 #include "kiln/core/error.hpp"
 
 namespace kiln {
 
 namespace wire {
-// False when the peer closed or the socket failed (never SIGPIPE).
-bool send(int fd, const nlohmann::json& json, std::string_view raw = {});
-// False on a closed socket, a malformed frame or JSON that does not parse.
-bool receive(int fd, nlohmann::json* json, std::string* raw);
-// The same, giving up when `deadline` passes before the whole message came
-// (the stream may then be mid-message: end the peer).
-enum class Received { kOk, kClosed, kTimeout };
-Received receive(int fd, nlohmann::json* json, std::string* raw,
-                 std::chrono::steady_clock::time_point deadline);
+// kIo naming the errno when the peer closed or the socket failed (never
+// SIGPIPE).
+[[nodiscard]] Status send(int fd, const nlohmann::json& json, std::string_view raw = {});
+// kClosed also for a malformed frame or JSON that does not parse. With a
+// deadline: kTimeout when it passes before the whole message came, and
+// kStopped when `stop` returns true (checked every 20 ms); the stream may
+// then be mid-message: end the peer.
+enum class Received { kOk, kClosed, kTimeout, kStopped };
+[[nodiscard]] Received receive(int fd, nlohmann::json* json, std::string* raw);
+[[nodiscard]] Received receive(int fd, nlohmann::json* json, std::string* raw,
+                               std::chrono::steady_clock::time_point deadline,
+                               const std::function<bool()>& stop = {});
 }  // namespace wire
 
 // "killed by signal SIGSEGV (Segmentation fault)", "exited with status 3":
@@ -46,7 +52,14 @@ class WorkerProcess {
 
   WorkerProcess() = default;
   // Starts argv[0] with argv; an error value when it cannot be started.
-  static Result<WorkerProcess> spawn(const std::vector<std::string>& argv);
+  [[nodiscard]] static Result<WorkerProcess> spawn(const std::vector<std::string>& argv);
+
+  // Starts argv[0] and checks with the hello, before `deadline`, that it is
+  // a Kiln worker of this wire that serves `needed`: kUnavailable in words
+  // otherwise ("'/bin/true' did not answer the hello: ..."), the child gone.
+  struct Started;
+  [[nodiscard]] static Result<Started> start(const std::vector<std::string>& argv,
+                                             Clock::time_point deadline, worker::Op needed);
 
   WorkerProcess(WorkerProcess&& other) noexcept;
   WorkerProcess& operator=(WorkerProcess&& other) noexcept;
@@ -58,12 +71,24 @@ class WorkerProcess {
   pid_t pid() const { return pid_; }
   int fd() const { return fd_; }
 
-  bool send(const nlohmann::json& json, std::string_view raw = {}) const;
-  // Waits until a whole reply came or `deadline` passes: kTimeout when the
-  // deadline passed first (the child still runs, perhaps mid-message: kill() it);
-  // kUnavailable when the child closed its socket, with how it ended (reaped:
-  // "killed by signal SIGSEGV ...") in the message and in details["exit"].
-  Result<std::pair<nlohmann::json, std::string>> receive(Clock::time_point deadline);
+  // One request and its answer (worker_protocol.hpp). worker::Reply::answered is
+  // false when no answer came, and then `answer` says why: kTimeout when
+  // `deadline` passed first (the child still runs, perhaps mid-message:
+  // kill() it); kCancelled when `stop` returned true (checked every 20 ms;
+  // the child is killed); kUnavailable when the child closed its socket,
+  // with how it ended (reaped: "killed by signal SIGSEGV ...") in the
+  // message and in details["exit"], and details["sent"] "no" when the
+  // request never reached it; kCorrupt when it answered something that is
+  // not a reply (the child is killed). Answered, `answer` is the
+  // operation's own value or error.
+  [[nodiscard]] worker::Reply call(worker::Op op, const worker::Payload& payload,
+                                   Clock::time_point deadline,
+                                   const std::function<bool()>& stop = {});
+  template <class Message>
+  [[nodiscard]] worker::Reply call(const Message& message, Clock::time_point deadline,
+                                   const std::function<bool()>& stop = {}) {
+    return call(Message::kOp, message.encode(), deadline, stop);
+  }
 
   // SIGKILL to the child's process group, then waitpid. Returns the status
   // in words ("" when none ran).
@@ -74,9 +99,26 @@ class WorkerProcess {
   std::string reap_closed();
 
  private:
+  [[nodiscard]] bool send(const nlohmann::json& json, std::string_view raw) const;
+
   pid_t pid_ = -1;
   int fd_ = -1;
 };
+
+struct WorkerProcess::Started {
+  WorkerProcess process;
+  worker::HelloReply hello;
+};
+
+// Runs `argv` (argv[0] a path) to its end through the same spawner as the
+// workers (it dies with this process), its stdout captured, its stdin and
+// stderr this process's: the exit status (waitpid's) and the wall time.
+struct ChildRun {
+  int status = 0;
+  std::string out;
+  double seconds = 0;
+};
+[[nodiscard]] Result<ChildRun> run_child(const std::vector<std::string>& argv);
 
 // Sends `sig` to the process group of every worker this process started and
 // has not reaped. Async-signal-safe: for a signal handler that must not

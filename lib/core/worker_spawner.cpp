@@ -33,7 +33,7 @@ constexpr int kSlots = 1024;
 std::atomic<pid_t> g_groups[kSlots];
 static_assert(std::atomic<pid_t>::is_always_lock_free);
 
-bool remember_worker(pid_t pid) {
+[[nodiscard]] bool remember_worker(pid_t pid) {
   for (auto& slot : g_groups) {
     pid_t free = 0;
     if (slot.compare_exchange_strong(free, pid)) return true;
@@ -44,14 +44,14 @@ bool remember_worker(pid_t pid) {
 // ---- the spawner thread ----------------------------------------------------
 
 struct Request {
-  std::vector<char*> argv;  // null-terminated
-  int child_fd = -1;
+  std::vector<char*> argv;            // null-terminated
+  int stdin_fd = -1, stdout_fd = -1;  // -1: inherited
   SpawnResult result;
   bool done = false;
 };
 
 // Makes `fd` the child's descriptor `target` (inheritable). Async-signal-safe.
-bool install_fd(int fd, int target) {
+[[nodiscard]] bool install_fd(int fd, int target) {
   if (fd == target) return ::fcntl(fd, F_SETFD, 0) == 0;  // dup2 would keep CLOEXEC
   return ::dup2(fd, target) == target;
 }
@@ -64,7 +64,8 @@ bool install_fd(int fd, int target) {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
   ::setpgid(0, 0);
   int err = 0;
-  if (!install_fd(r.child_fd, 0) || !install_fd(r.child_fd, 1)) {
+  if ((r.stdin_fd >= 0 && !install_fd(r.stdin_fd, 0)) ||
+      (r.stdout_fd >= 0 && !install_fd(r.stdout_fd, 1))) {
     err = errno;
   } else {
     // The spawner blocks every signal; the worker starts with none blocked.
@@ -164,11 +165,12 @@ class Spawner {
 
 }  // namespace
 
-SpawnResult spawn_worker(const std::vector<std::string>& argv, int child_fd) {
+SpawnResult spawn_worker(const std::vector<std::string>& argv, int stdin_fd, int stdout_fd) {
   Request r;
   for (const auto& a : argv) r.argv.push_back(const_cast<char*>(a.c_str()));
   r.argv.push_back(nullptr);
-  r.child_fd = child_fd;
+  r.stdin_fd = stdin_fd;
+  r.stdout_fd = stdout_fd;
   return Spawner::instance().run(r);
 }
 

@@ -29,9 +29,10 @@ struct SpawnResult {
 };
 
 // Starts argv[0] (a path, not searched in PATH) with argv and this
-// process's environment, `child_fd` as its stdin and stdout. The child is
-// registered as a live worker group until forget_worker(pid).
-SpawnResult spawn_worker(const std::vector<std::string>& argv, int child_fd);
+// process's environment, `stdin_fd` as its stdin and `stdout_fd` as its
+// stdout (-1: this process's). The child is registered as a live worker
+// group until forget_worker(pid). Every child Kiln starts comes from here.
+SpawnResult spawn_worker(const std::vector<std::string>& argv, int stdin_fd, int stdout_fd);
 
 // Takes `pid` off the live groups; call it before reaping the child, so that
 // a signal handler never kills a group whose id was reused.

@@ -49,11 +49,9 @@ TuneOptions timing_from(const nlohmann::json& j) {
 
 }  // namespace
 
-Message BenchCall::to_message() const {
-  Message m;
-  m.json = {
-      {"op", "call"},
-      {"wire", kBenchWireVersion},
+worker::Payload BenchCall::encode() const {
+  worker::Payload m;
+  m.fields = {
       {"args", args.to_json(&m.raw)},
       {"outputs", outputs},
       {"restore_value", restore_value},
@@ -66,17 +64,16 @@ Message BenchCall::to_message() const {
   if (reference) {
     nlohmann::json ref = nlohmann::json::object();
     for (const auto& [name, values] : *reference) append_doubles(values, &m.raw, &ref[name]);
-    m.json["reference"] = std::move(ref);
+    m.fields["reference"] = std::move(ref);
   }
   return m;
 }
 
-BenchCall BenchCall::from_message(const nlohmann::json& json, std::string_view raw) {
-  BenchCall c;
-  try {
-    if (json.at("wire").get<int>() != kBenchWireVersion) {
-      throw Error(ErrorCode::kCorrupt, "benchmark call of another wire version");
-    }
+Result<BenchCall> BenchCall::decode(worker::Payload payload) {
+  return worker::decoded("benchmark call", [&]() -> Result<BenchCall> {
+    const nlohmann::json& json = payload.fields;
+    const std::string_view raw = payload.raw;
+    BenchCall c;
     c.args = HostArgs::from_json(json.at("args"), raw);
     c.outputs = json.at("outputs").get<std::vector<std::string>>();
     c.restore_value = json.at("restore_value").get<std::vector<std::string>>();
@@ -94,60 +91,53 @@ BenchCall BenchCall::from_message(const nlohmann::json& json, std::string_view r
         (*c.reference)[name] = read_doubles(where, raw);
       }
     }
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::kCorrupt, std::string("benchmark call: ") + e.what());
-  }
-  return c;
+    return c;
+  });
 }
 
-Message measure_request(const Artifact& artifact, const LaunchGeometry& geometry) {
-  Message m;
-  m.json = {{"op", "measure"},
-            {"artifact", artifact.to_json()},
-            {"grid", dim_json(geometry.grid)},
-            {"block", dim_json(geometry.block)},
-            {"shared_bytes", geometry.shared_bytes}};
+worker::Payload MeasureRequest::encode() const {
+  worker::Payload m;
+  m.fields = {{"artifact", artifact.to_json()},
+              {"grid", dim_json(geometry.grid)},
+              {"block", dim_json(geometry.block)},
+              {"shared_bytes", geometry.shared_bytes}};
   if (artifact.binary) m.raw = *artifact.binary;
   return m;
 }
 
-std::pair<Artifact, LaunchGeometry> parse_measure_request(const nlohmann::json& json,
-                                                          std::string raw) {
-  try {
+Result<MeasureRequest> MeasureRequest::decode(worker::Payload payload) {
+  return worker::decoded("measure request", [&]() -> Result<MeasureRequest> {
+    const nlohmann::json& json = payload.fields;
     LaunchGeometry g;
     g.grid = dim_from(json.at("grid"));
     g.block = dim_from(json.at("block"));
     g.shared_bytes = json.at("shared_bytes").get<std::size_t>();
-    return {Artifact::from_json(json.at("artifact"), std::move(raw)), g};
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::kCorrupt, std::string("measure request: ") + e.what());
-  }
+    return MeasureRequest{Artifact::from_json(json.at("artifact"), std::move(payload.raw)), g};
+  });
 }
 
-Message measure_reply(const Measurement& m, const Outputs& outputs) {
-  Message reply;
-  reply.json = {{"ok", true}, {"measurement", m.to_json()}};
+worker::Payload MeasureReply::encode() const {
+  worker::Payload reply;
+  reply.fields = {{"measurement", measurement.to_json()}};
   if (!outputs.empty()) {
     nlohmann::json where = nlohmann::json::object();
     for (const auto& [name, values] : outputs) append_doubles(values, &reply.raw, &where[name]);
-    reply.json["outputs"] = std::move(where);
+    reply.fields["outputs"] = std::move(where);
   }
   return reply;
 }
 
-Measurement parse_measure_reply(const nlohmann::json& json, std::string_view raw,
-                                Outputs* outputs) {
-  try {
-    Measurement m = Measurement::from_json(json.at("measurement"));
-    if (outputs && json.contains("outputs")) {
+Result<MeasureReply> MeasureReply::decode(worker::Payload payload) {
+  return worker::decoded("measure reply", [&]() -> Result<MeasureReply> {
+    const nlohmann::json& json = payload.fields;
+    MeasureReply r{Measurement::from_json(json.at("measurement")), {}};
+    if (json.contains("outputs")) {
       for (const auto& [name, where] : json["outputs"].items()) {
-        (*outputs)[name] = read_doubles(where, raw);
+        r.outputs[name] = read_doubles(where, payload.raw);
       }
     }
-    return m;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::kCorrupt, std::string("measure reply: ") + e.what());
-  }
+    return r;
+  });
 }
 
 }  // namespace kiln::internal

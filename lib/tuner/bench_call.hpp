@@ -5,9 +5,9 @@
 // and its launch geometry (computed by the tuner: a LaunchRule is a
 // std::function and cannot travel); the reply is the Measurement.
 //
-// Every message is one JSON frame plus one raw frame (tensor bytes,
-// reference values, the binary). kBenchWireVersion must be bumped on any
-// change to these fields.
+// Each is an operation of the one worker protocol (core/worker_protocol.hpp):
+// fields plus raw bytes (tensor bytes, reference values, the binary).
+// worker::kWireVersion must be bumped on any change to these fields.
 #pragma once
 
 #include <string>
@@ -16,21 +16,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/worker_protocol.hpp"
 #include "host_args.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "measure.hpp"
 
 namespace kiln::internal {
 
-inline constexpr int kBenchWireVersion = 2;
-
 // One message ready to send: shared, unchanged, by every worker of a run.
-struct Message {
-  nlohmann::json json;
-  std::string raw;
-};
+using Message = worker::Payload;
 
+// kCall: what every worker of a run gets first.
 struct BenchCall {
+  static constexpr worker::Op kOp = worker::Op::kCall;
+
   HostArgs args;
   std::vector<std::string> outputs, restore_value, reset_to_zero;
   Reference reference;
@@ -40,19 +39,36 @@ struct BenchCall {
   DeviceRef device;
   int threads = 0;  // CPU: threads that run blocks (0: one per core)
 
-  Message to_message() const;
-  // Throws kiln::Error (kCorrupt) naming what is malformed.
-  static BenchCall from_message(const nlohmann::json& json, std::string_view raw);
+  [[nodiscard]] worker::Payload encode() const;
+  [[nodiscard]] Message to_message() const { return encode(); }
+  // kCorrupt naming what is malformed.
+  [[nodiscard]] static Result<BenchCall> decode(worker::Payload payload);
 };
 
-Message measure_request(const Artifact& artifact, const LaunchGeometry& geometry);
-// Throws kiln::Error (kCorrupt) for a malformed request.
-std::pair<Artifact, LaunchGeometry> parse_measure_request(const nlohmann::json& json,
-                                                          std::string raw);
+// kMeasure: one config of the current call; the answer is a MeasureReply.
+struct MeasureRequest {
+  static constexpr worker::Op kOp = worker::Op::kMeasure;
+  Artifact artifact;
+  LaunchGeometry geometry;
+  [[nodiscard]] worker::Payload encode() const;
+  [[nodiscard]] static Result<MeasureRequest> decode(worker::Payload payload);
+};
 
-// A measure reply: the measurement and, when captured, the outputs.
-Message measure_reply(const Measurement& m, const Outputs& outputs);
-// Throws kiln::Error (kCorrupt) for a malformed reply.
-Measurement parse_measure_reply(const nlohmann::json& json, std::string_view raw, Outputs* outputs);
+// The measurement and, when the call asked for them, the checked run's outputs.
+struct MeasureReply {
+  Measurement measurement;
+  Outputs outputs;
+  [[nodiscard]] worker::Payload encode() const;
+  [[nodiscard]] static Result<MeasureReply> decode(worker::Payload payload);
+};
+
+// kRelease: the worker drops the current call (goes idle).
+struct ReleaseRequest {
+  static constexpr worker::Op kOp = worker::Op::kRelease;
+  [[nodiscard]] worker::Payload encode() const { return {}; }
+  [[nodiscard]] static Result<ReleaseRequest> decode(const worker::Payload&) {
+    return ReleaseRequest{};
+  }
+};
 
 }  // namespace kiln::internal

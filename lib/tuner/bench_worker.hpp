@@ -1,4 +1,5 @@
-// Benchmark worker processes: crash isolation for tuning.
+// Benchmark worker processes: crash isolation for tuning. Benchmarking is a
+// set of operations of the one worker program (runtime/worker/).
 //
 // With Backend::isolation at kProcess (or kAuto where it can), each
 // benchmark worker of a tuning run is a child process running the
@@ -17,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "core/worker_server.hpp"
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/runtime/device.hpp"
 
@@ -27,10 +29,11 @@ namespace kiln {
 using WorkerDeviceOpener =
     std::function<Result<std::unique_ptr<Device>>(const DeviceRef& ref, int threads)>;
 
-// The worker's side: answers the tuner's requests on `fd` until it closes
-// the socket. Returns the exit status for the process (0 on a clean end; 3
-// after reporting that its device became unusable, so that it is replaced).
-int serve_bench_worker(int fd, const WorkerDeviceOpener& open);
+// The worker's side: `server` answers the benchmark operations (call,
+// measure, release; tuner/bench_call.hpp) on the device `open` gives. After
+// reporting that its device became unusable the worker exits with status 3,
+// so that the tuner replaces it.
+void add_bench_handlers(worker::WorkerServer& server, WorkerDeviceOpener open);
 
 // The worker executable a tuner starts, the first that exists of:
 // `configured` (Backend::worker_path) when not empty; KILN_WORKER

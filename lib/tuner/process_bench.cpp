@@ -74,29 +74,9 @@ std::string greeted_key(const std::string& executable) {
 // Starts `executable` and checks that it answers the hello of a benchmark
 // worker of this wire before `deadline`; in words otherwise.
 Result<WorkerProcess> start_greeted(const std::string& executable, Clock::time_point deadline) {
-  auto spawned = WorkerProcess::spawn({executable});
-  if (!spawned.ok()) return spawned.error();
-  WorkerProcess p = std::move(*spawned);
-  if (!p.send({{"op", "hello"}})) {
-    const std::string who = std::to_string(p.pid());
-    return make_error(
-        ErrorCode::kUnavailable,
-        "'" + executable + "' did not answer the hello: worker " + who + " " + p.reap_closed());
-  }
-  auto hello = p.receive(deadline);
-  if (!hello.ok()) {
-    return make_error(ErrorCode::kUnavailable,
-                      "'" + executable + "' did not answer the hello: " + hello.error().message);
-  }
-  // Only a worker answers with its wire version and no request of its own
-  // (/bin/cat would echo the hello back).
-  const nlohmann::json& j = hello->first;
-  if (!j.is_object() || j.contains("op") || !j.contains("wire") || j["wire"] != kBenchWireVersion) {
-    return make_error(ErrorCode::kUnavailable,
-                      "'" + executable + "' answered the hello, but not as a benchmark worker " +
-                          "of this Kiln (wire version " + std::to_string(kBenchWireVersion) + ")");
-  }
-  return p;
+  auto started = WorkerProcess::start({executable}, deadline, worker::Op::kMeasure);
+  if (!started.ok()) return started.error();
+  return std::move(started->process);
 }
 
 }  // namespace
@@ -119,9 +99,9 @@ ProcessBench::ProcessBench(std::string executable, std::shared_ptr<const Message
 ProcessBench::~ProcessBench() {
   // Idle, a worker must not hold the call's replicas (device memory on a
   // GPU): it is kept only once it has dropped them, else killed.
-  if (!process_.running() || !process_.send({{"op", "release"}})) return;
-  auto released = process_.receive(after(5));
-  if (released.ok() && released->first.value("ok", false)) {
+  if (!process_.running()) return;
+  worker::Reply released = process_.call(ReleaseRequest{}, after(5));
+  if (released.answered && released.answer.ok()) {
     IdleWorkers::instance().put(pool_key_, std::move(process_));
   }
 }
@@ -150,17 +130,16 @@ Status ProcessBench::start(double timeout_s) {
       p = std::move(*started);
       ++starts_;
     }
-    if (!p->send(call_->json, call_->raw)) continue;
-    auto reply = p->receive(deadline);
-    if (!reply.ok()) {
-      if (reply.error().code == ErrorCode::kTimeout) p->kill();
-      if (fresh) return reply.error();
+    worker::Reply reply = p->call(worker::Op::kCall, *call_, deadline);
+    if (!reply.answered) {
+      if (reply.answer.error().code == ErrorCode::kTimeout) p->kill();
+      if (fresh) return reply.answer.error();
       continue;
     }
-    if (!reply->first.value("ok", false)) {
-      return make_error(ErrorCode::kUnavailable,
-                        "benchmark worker could not set up the call: " +
-                            reply->first.value("error", std::string("(no reason)")));
+    if (!reply.answer.ok()) {
+      ErrorInfo e = reply.answer.error();
+      e.message = "benchmark worker could not set up the call: " + e.message;
+      return e;
     }
     process_ = std::move(*p);
     return ok_status();
@@ -177,38 +156,40 @@ Measurement ProcessBench::measure(const Artifact& artifact, const LaunchGeometry
   }
   const pid_t who = process_.pid();
   last_pid_ = who;
-  const Message request = measure_request(artifact, geometry);
-  const bool sent = process_.send(request.json, request.raw);
-  auto reply = process_.receive(after(deadline_s));
-  if (!reply.ok()) {
-    if (reply.error().code == ErrorCode::kTimeout) {
+  worker::Reply reply = process_.call(MeasureRequest{artifact, geometry}, after(deadline_s));
+  if (!reply.answered) {
+    const ErrorInfo& why = reply.answer.error();
+    if (why.code == ErrorCode::kTimeout) {
       const std::string how = process_.kill();
       return failure(artifact, Outcome::kTimeout,
                      "benchmark passed its deadline of " + seconds_text(deadline_s) +
                          " s: its worker process " + std::to_string(who) + " was " +
                          (how.empty() ? "killed" : how) + " and is replaced");
     }
-    auto exit = reply.error().details.find("exit");
+    const auto& details = why.details;
+    auto exit = details.find("exit");
+    auto sent = details.find("sent");
+    const bool reached = sent == details.end() || sent->second != "no";
+    process_.kill();
     return failure(
         artifact, Outcome::kCrashed,
         "benchmark worker process " + std::to_string(who) + " " +
-            (exit != reply.error().details.end() ? exit->second : reply.error().message) +
-            (sent ? " while measuring this config" : " before this config reached it") +
+            (exit != details.end() ? exit->second : why.message) +
+            (reached ? " while measuring this config" : " before this config reached it") +
             "; a fresh worker replaces it");
   }
-  const auto& [json, raw] = *reply;
-  if (!json.value("ok", false)) {
+  if (!reply.answer.ok()) {
     return failure(artifact, Outcome::kLaunchFailed,
-                   "benchmark worker: " + json.value("error", std::string("(no reason)")));
+                   "benchmark worker: " + reply.answer.error().describe());
   }
-  Measurement m;
-  try {
-    m = parse_measure_reply(json, raw, captured);
-  } catch (const std::exception& e) {
+  auto parsed = MeasureReply::decode(std::move(*reply.answer));
+  if (!parsed.ok()) {
     process_.kill();
     return failure(artifact, Outcome::kCrashed,
-                   std::string("benchmark worker sent a malformed measurement: ") + e.what());
+                   "benchmark worker sent a malformed measurement: " + parsed.error().message);
   }
+  Measurement m = std::move(parsed->measurement);
+  if (captured && !parsed->outputs.empty()) *captured = std::move(parsed->outputs);
   // Its device is unusable: the worker exits after this reply.
   if (m.outcome == Outcome::kCrashed) process_.kill();
   return m;

@@ -90,8 +90,8 @@ Result<std::string> find_bench_worker(const std::string& configured) {
 Result<CompilerFactory> process_compilers(const std::string& backend,
                                           const std::string& configured) {
   if (backend != "cpu" && backend != "cuda") {
-    throw Error(ErrorCode::kInvalidArgument,
-                "process_compilers: backend '" + backend + "' is not 'cpu' or 'cuda'");
+    return make_error(ErrorCode::kInvalidArgument,
+                      "process_compilers: backend '" + backend + "' is not 'cpu' or 'cuda'");
   }
   auto exe = find_bench_worker(configured);
   if (!exe.ok()) return exe.error();

@@ -304,7 +304,7 @@ Result<CompiledProgram> ClangCompiler::compile(const CompileUnit& unit, const Ca
                           unit.describe() + " with NVRTC");
   }
   if (unit.specializations.empty()) {
-    throw Error(
+    return make_error(
         ErrorCode::kInvalidArgument,
         "CompileUnit " + unit.kernel + " has no specializations: build it with kiln::group()");
   }

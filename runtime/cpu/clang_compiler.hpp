@@ -68,9 +68,11 @@ class ClangCompiler final : public Compiler {
   Result<std::shared_ptr<clang::CompilerInvocation>> invocation(
       const std::vector<std::string>& args, clang::DiagnosticsEngine& diags,
       llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> files) const;
-  bool run(std::shared_ptr<clang::CompilerInvocation> invocation,
-           llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> files, clang::FrontendAction& action,
-           llvm::raw_ostream& log, std::unique_ptr<llvm::raw_pwrite_stream> output) const;
+  // False when the action failed; the diagnostics are in `log`.
+  [[nodiscard]] bool run(std::shared_ptr<clang::CompilerInvocation> invocation,
+                         llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> files,
+                         clang::FrontendAction& action, llvm::raw_ostream& log,
+                         std::unique_ptr<llvm::raw_pwrite_stream> output) const;
   Result<std::shared_ptr<const std::string>> pch_for(
       const CompileUnit& unit, llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> files) const;
   std::optional<std::vector<std::string>> cached_cc1_args(

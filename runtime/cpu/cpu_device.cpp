@@ -107,8 +107,8 @@ Result<LoadedKernel> CpuDevice::load(const Artifact& artifact) {
   const std::string config = artifact.config.to_string();
   const std::string label = artifact.entry + " [" + config + "]";
   if (!artifact.binary || artifact.binary->empty()) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "Artifact for " + artifact.entry + " has no binary: compile it first");
+    return make_error(ErrorCode::kInvalidArgument,
+                      "Artifact for " + artifact.entry + " has no binary: compile it first");
   }
   if (artifact.format != BinaryFormat::kCpuObject) {
     return make_error(ErrorCode::kInvalidArgument,

@@ -48,8 +48,8 @@ Result<std::shared_ptr<CudaModule>> CudaDevice::module_for(const Artifact& artif
 Result<LoadedKernel> CudaDevice::load(const Artifact& artifact) {
   const std::string config = artifact.config.to_string();
   if (!artifact.binary || artifact.binary->empty()) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "Artifact for " + artifact.entry + " has no binary: fill it from the Artifact");
+    return make_error(ErrorCode::kInvalidArgument, "Artifact for " + artifact.entry +
+                                                       " has no binary: fill it from the Artifact");
   }
   if (artifact.format == BinaryFormat::kCpuObject) {
     return make_error(ErrorCode::kInvalidArgument,

@@ -119,7 +119,7 @@ Result<std::string> nvrtc_arch_option(const std::string& arch, BinaryFormat form
   return "-arch=" + (real ? "compute_" + arch.substr(3) : arch);
 }
 
-std::optional<ErrorInfo> check_options(const std::vector<std::string>& options) {
+Status check_options(const std::vector<std::string>& options) {
   for (const auto& o : options) {
     if (starts_with(o, "-Ofast-compile") || starts_with(o, "--Ofast-compile")) {
       return make_error(ErrorCode::kInvalidArgument,
@@ -142,7 +142,7 @@ std::optional<ErrorInfo> check_options(const std::vector<std::string>& options) 
       }
     }
   }
-  return std::nullopt;
+  return ok_status();
 }
 
 std::unique_ptr<Compiler> make_compiler(NvrtcSettings settings) {
@@ -191,7 +191,7 @@ Result<CompiledProgram> NvrtcCompiler::compile(const CompileUnit& unit, const Ca
   std::vector<std::string> options{*arch};
   for (const auto& o : code_options()) options.push_back(o);
   for (const auto& o : unit.options) options.push_back(o);
-  if (auto refused = check_options(options)) return *refused;
+  if (Status allowed = check_options(options); !allowed.ok()) return allowed.error();
   for (const auto& dir : unit.include_dirs) options.push_back("-I" + dir);
   for (const auto& dir : settings_.system_include_dirs) options.push_back("-I" + dir);
   const bool use_pch = settings_.pch && api.GetPCHCreateStatus != nullptr;

@@ -51,6 +51,6 @@ Result<std::string> nvrtc_arch_option(const std::string& arch, BinaryFormat form
 // --Ofast-compile (later plain compiles in the same process produce
 // different code), and --fdevice-time-trace=F when F.json exists (NVRTC
 // then fails the compile). nullopt when every option is fine.
-std::optional<ErrorInfo> check_options(const std::vector<std::string>& options);
+[[nodiscard]] Status check_options(const std::vector<std::string>& options);
 
 }  // namespace kiln::cuda

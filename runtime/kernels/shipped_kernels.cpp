@@ -53,7 +53,7 @@ ShippedKernel gemm_entry(std::string name, BackendKind backend, DType dtype) {
   k.dims = {"M", "N", "K"};
   k.dtypes = {dtype};
   k.args = gemm_args;
-  k.check_shape = [](const ShapeDims&) { return std::string(); };
+  k.check_shape = [](const ShapeDims&) { return ok_status(); };
   k.reference = internal::gemm_reference;
   k.flops = [](const ShapeDims& d) {
     return 2.0 * static_cast<double>(dim(d, "M")) * static_cast<double>(dim(d, "N")) *
@@ -88,15 +88,15 @@ ShippedKernel cuda_gemm(std::string name, DType dtype) {
     return t;
   };
   // The template moves 16-byte chunks of A's and B's rows with cp.async.
-  k.check_shape = [](const ShapeDims& d) {
+  k.check_shape = [](const ShapeDims& d) -> Status {
     if (dim(d, "N") % 8 != 0 || dim(d, "K") % 8 != 0) {
-      return std::string(
-          "N and K must be multiples of 8 (the kernel copies rows in 16-byte "
-          "chunks): round them up, e.g. N=" +
-          std::to_string((dim(d, "N") + 7) / 8 * 8) +
-          ",K=" + std::to_string((dim(d, "K") + 7) / 8 * 8));
+      return make_error(ErrorCode::kInvalidArgument,
+                        "N and K must be multiples of 8 (the kernel copies rows in 16-byte "
+                        "chunks): round them up, e.g. N=" +
+                            std::to_string((dim(d, "N") + 7) / 8 * 8) +
+                            ",K=" + std::to_string((dim(d, "K") + 7) / 8 * 8));
     }
-    return std::string();
+    return ok_status();
   };
   return k;
 }
@@ -151,7 +151,7 @@ ShippedKernel cpu_rmsnorm() {
         ArgSpec::scalar("hidden", ArgType::kI32, "hidden"),
         ArgSpec::literal("eps", ArgType::kF32, 1e-6)};
   };
-  k.check_shape = [](const ShapeDims&) { return std::string(); };
+  k.check_shape = [](const ShapeDims&) { return ok_status(); };
   k.reference = internal::fused_add_rmsnorm_reference;
   k.flops = [](const ShapeDims& d) {
     return 4.0 * static_cast<double>(dim(d, "rows")) * static_cast<double>(dim(d, "hidden"));

@@ -385,28 +385,34 @@ TunableKernel UserKernel::tunable(const ShapeDims& shape) const {
   return t;
 }
 
-UserKernel load_user_kernel(const std::filesystem::path& template_file,
-                            const std::filesystem::path& spec_file, const std::string& entry) {
-  auto read = [](const std::filesystem::path& p, const char* what) {
+Result<UserKernel> load_user_kernel(const std::filesystem::path& template_file,
+                                    const std::filesystem::path& spec_file,
+                                    const std::string& entry) {
+  auto read = [](const std::filesystem::path& p, const char* what) -> Result<std::string> {
     std::ifstream in(p);
     if (!in) {
-      throw Error(ErrorCode::kNotFound,
-                  std::string("cannot read the ") + what + " '" + p.string() + "'");
+      return make_error(ErrorCode::kNotFound,
+                        std::string("cannot read the ") + what + " '" + p.string() + "'",
+                        {{"path", p.string()}});
     }
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
   };
-  std::string source = read(template_file, "template file");
+  auto source = read(template_file, "template file");
+  if (!source.ok()) return source.error();
+  auto spec_text = read(spec_file, "space file");
+  if (!spec_text.ok()) return spec_text.error();
   json spec;
   try {
-    spec = json::parse(read(spec_file, "space file"));
+    spec = json::parse(*spec_text);
   } catch (const json::parse_error& e) {
-    throw Error(ErrorCode::kInvalidArgument,
-                spec_file.string() + ": not valid JSON: " + std::string(e.what()));
+    return make_error(ErrorCode::kInvalidArgument,
+                      spec_file.string() + ": not valid JSON: " + std::string(e.what()));
   }
   try {
-    UserKernel k = parse_user_kernel(spec, std::move(source), entry, template_file.stem().string());
+    UserKernel k =
+        parse_user_kernel(spec, std::move(*source), entry, template_file.stem().string());
     // Include directories are relative to the spec file. (Not the template's
     // own directory by default: every file under an include directory
     // enters the cache keys, and a busy directory would defeat warm starts.)
@@ -414,7 +420,9 @@ UserKernel load_user_kernel(const std::filesystem::path& template_file,
     for (auto& dir : k.tmpl.include_dirs) dir = (base / dir).lexically_normal().string();
     return k;
   } catch (const Error& e) {
-    throw Error(e.code(), spec_file.string() + ": " + e.what());
+    // parse_user_kernel throws for a spec in memory (misuse by its caller);
+    // a spec read from a file is input, and its problems are values.
+    return make_error(e.code(), spec_file.string() + ": " + e.what());
   }
 }
 

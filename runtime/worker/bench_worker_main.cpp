@@ -1,15 +1,19 @@
-// kiln-bench-worker: one worker process of a tuning run.
-//   kiln-bench-worker            a benchmark worker (kiln/bench_worker.hpp)
-//   kiln-bench-worker --compile cpu|cuda
-//                                a compile worker (kiln/compile_worker.hpp)
-//                                for that backend, so that a compile that
-//                                never finishes can be killed at its deadline
-// The tuner starts it with its end of a socket as stdin and stdout; nothing
-// else runs it.
+// kiln-bench-worker: Kiln's one worker program. It serves the operations of
+// the worker protocol (core/worker_protocol.hpp) over its stdin/stdout:
+//   kiln-bench-worker            benchmarking (tuner/bench_worker.hpp)
+//   kiln-bench-worker --compile cpu|cuda [--no-pch]
+//                                benchmarking, and compiling with that
+//                                backend's compiler (compile/compile_worker.hpp),
+//                                so that a compile that never finishes can be
+//                                killed at its deadline; --no-pch turns NVRTC's
+//                                precompiled headers off (as KILN_PCH=0)
+// Kiln starts it with its end of a socket as stdin and stdout; nothing else
+// runs it.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -52,6 +56,11 @@ int main(int argc, char** argv) {
   // problems on the stderr this process shares.
   kiln::Options::problems_reported_by_parent();
   std::unique_ptr<kiln::Compiler> compiler;
+  if (argc == 4 && std::strcmp(argv[3], "--no-pch") == 0) {
+    // Before anything reads the options (they are read once).
+    ::setenv("KILN_PCH", "0", 1);
+    --argc;
+  }
   if (argc == 3 && std::strcmp(argv[1], "--compile") == 0) {
     compiler = backend_compiler(argv[2]);
     if (!compiler) {
@@ -66,7 +75,10 @@ int main(int argc, char** argv) {
   const int fd = ::dup(0);
   ::dup2(2, 1);
   if (const int null = ::open("/dev/null", O_RDONLY); null >= 0) ::dup2(null, 0);
-  if (compiler) return kiln::serve_compile_worker(*compiler, fd);
-  return kiln::serve_bench_worker(
-      fd, [](const kiln::DeviceRef& ref, int threads) { return kiln::open_device(ref, threads); });
+  kiln::worker::WorkerServer server;
+  if (compiler) kiln::add_compile_handlers(server, *compiler);
+  kiln::add_bench_handlers(server, [](const kiln::DeviceRef& ref, int threads) {
+    return kiln::open_device(ref, threads);
+  });
+  return server.serve(fd);
 }

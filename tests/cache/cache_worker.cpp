@@ -91,7 +91,7 @@ int write_golden(const std::filesystem::path& dir) {
       24);
   a.meta = {{"format", "cubin"}, {"arch", "sm_90a"}, {"lowered_names", {"_Z4gemmILi64EEvv"}}};
   std::string entry = cache::encode_entry(hash128("golden-entry"), a.meta.dump(), a.binary);
-  if (auto e = cache::atomic_write(dir / "artifact_entry_v1.bin", entry)) return 4;
+  if (!cache::atomic_write(dir / "artifact_entry_v1.bin", entry).ok()) return 4;
   cache::TuningFile file;
   file.header = {{"created", "2026-11-21T00:00:00Z"},
                  {"device_name", "Test GPU"},
@@ -100,7 +100,7 @@ int write_golden(const std::filesystem::path& dir) {
   file.records.emplace(r.id(), r);
   nlohmann::json j = nlohmann::json::parse(cache::serialize_tuning_file(file));
   j["updated"] = "2026-11-21T00:00:00Z";  // fixed, so the golden file is stable
-  if (auto e = cache::atomic_write(dir / "tuning_v2.json", j.dump(1) + "\n")) return 4;
+  if (!cache::atomic_write(dir / "tuning_v2.json", j.dump(1) + "\n").ok()) return 4;
   return 0;
 }
 

@@ -197,12 +197,12 @@ TEST(OddFiles, DeeplyNestedTableIsRefusedNotACrash) {
 
 TEST(OddFiles, AWriterNeverProducesAFileNoReaderWouldTake) {
   const std::string big(cache::kMaxTuningFileBytes + 1, ' ');
-  std::optional<ErrorInfo> refused = cache::check_tuning_file_size(big, "/x/tuning.json");
-  ASSERT_TRUE(refused.has_value());
-  EXPECT_NE(refused->message.find("larger than the 64 MiB limit for a tuning table"),
+  Status refused = cache::check_tuning_file_size(big, "/x/tuning.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("larger than the 64 MiB limit for a tuning table"),
             std::string::npos)
-      << refused->message;
-  EXPECT_FALSE(cache::check_tuning_file_size(big.substr(1), "/x/tuning.json").has_value());
+      << refused.error().message;
+  EXPECT_TRUE(cache::check_tuning_file_size(big.substr(1), "/x/tuning.json").ok());
 }
 
 TEST(OddFiles, ExportNeverReplacesAFifoOrADirectory) {

@@ -21,7 +21,8 @@ TEST_F(UserCuda, EveryConfigOfTheSpecCompilesWithNvrtc) {
   GTEST_SKIP() << "the CUDA backend is not built";
 #else
   (void)testing::write_cuda_user_kernel(dir_);
-  UserKernel k = load_user_kernel(dir_ / "scale.cu", dir_ / "scale.json", "scale<{BLOCK},{ITEMS}>");
+  UserKernel k =
+      load_user_kernel(dir_ / "scale.cu", dir_ / "scale.json", "scale<{BLOCK},{ITEMS}>").value();
   EXPECT_EQ(k.backend, BackendKind::kCuda);
   EXPECT_EQ(k.dims, (std::vector<std::string>{"N"}));
   const TunableKernel t = k.tunable({{"N", 1000}});

@@ -35,7 +35,8 @@ std::string error_of(const nlohmann::json& spec, const std::string& entry = "k<{
 
 TEST(UserSpec, TheExampleReadsBackWithItsRules) {
   UserKernel k = load_user_kernel(kUserKernelDir + "transpose.cpp", kUserKernelDir + "space.json",
-                                  "example::transpose<{TILE},{STAGED}>");
+                                  "example::transpose<{TILE},{STAGED}>")
+                     .value();
   EXPECT_EQ(k.tmpl.name, "example_transpose");
   EXPECT_EQ(k.backend, BackendKind::kCpu);
   EXPECT_EQ(k.dims, (std::vector<std::string>{"M", "N"}));
@@ -139,20 +140,16 @@ TEST(UserSpec, EveryEditOfTheSpecChangesTheDefinition) {
 }
 
 TEST(UserSpec, MissingFilesAndBadJsonNameThePath) {
-  try {
-    (void)load_user_kernel(kUserKernelDir + "transpose.cpp", "/nonexistent/space.json",
-                           "e<{TILE}>");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/space.json"), std::string::npos);
-  }
-  try {
-    (void)load_user_kernel(kUserKernelDir + "transpose.cpp", kUserKernelDir + "transpose.cpp",
-                           "e<{TILE}>");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
-  }
+  auto missing =
+      load_user_kernel(kUserKernelDir + "transpose.cpp", "/nonexistent/space.json", "e<{TILE}>");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(missing.error().message.find("/nonexistent/space.json"), std::string::npos);
+  auto not_json = load_user_kernel(kUserKernelDir + "transpose.cpp",
+                                   kUserKernelDir + "transpose.cpp", "e<{TILE}>");
+  ASSERT_FALSE(not_json.ok());
+  EXPECT_NE(not_json.error().message.find("not valid JSON"), std::string::npos)
+      << not_json.error().message;
 }
 
 }  // namespace

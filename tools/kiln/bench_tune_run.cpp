@@ -1,8 +1,6 @@
 #include "bench_tune_run.hpp"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <cerrno>
 #include <chrono>
@@ -15,8 +13,6 @@
 #include "kiln/kernels/shipped_kernels.hpp"
 #include "kiln/runtime/devices.hpp"
 #include "kiln/runtime/toolchain.hpp"
-
-extern char** environ;
 
 namespace kiln::tool {
 
@@ -78,8 +74,9 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   ShapeDims shape;
   for (const auto& d : shipped.dims) shape[d] = setup.size;
   if (shipped.check_shape) {
-    if (std::string problem = shipped.check_shape(shape); !problem.empty()) {
-      return make_error(ErrorCode::kInvalidArgument, "--size: " + shipped.name + ": " + problem);
+    if (Status fits = shipped.check_shape(shape); !fits.ok()) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--size: " + shipped.name + ": " + fits.error().message);
     }
   }
   auto call = make_call(*target->device, shipped.args(shipped.dtypes.front()), shape, 7);
@@ -115,53 +112,14 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   return run;
 }
 
-Result<ChildRun> run_child(const std::vector<std::string>& argv) {
-  int fds[2];
-  if (::pipe(fds) != 0) {
-    return make_error(ErrorCode::kIo, std::string("pipe: ") + std::strerror(errno));
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  auto start = Clock::now();
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    return make_error(ErrorCode::kUnavailable,
-                      "cannot start " + argv[0] + ": " + std::strerror(rc));
-  }
-  ChildRun run;
-  char buf[4096];
-  while (true) {
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) {
-      run.out.append(buf, static_cast<std::size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  ::close(fds[0]);
-  while (::waitpid(pid, &run.status, 0) < 0 && errno == EINTR) {
-  }
-  run.seconds = since(start);
-  return run;
-}
-
-std::filesystem::path fresh_temp_dir(const std::string& tag) {
+Result<std::filesystem::path> fresh_temp_dir(const std::string& tag) {
   std::string pattern =
       (std::filesystem::temp_directory_path() / ("kiln-bench-tune-" + tag + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    throw Error(ErrorCode::kIo,
-                "cannot create a temporary directory " + pattern + ": " + std::strerror(errno));
+    return make_error(ErrorCode::kIo, "cannot create a temporary directory " + pattern + ": " +
+                                          std::strerror(errno) + ": set TMPDIR to a writable one");
   }
-  return pattern;
+  return std::filesystem::path(pattern);
 }
 
 }  // namespace kiln::tool

@@ -1,6 +1,6 @@
 // The pieces of `kiln bench tune`: the problem it tunes, one cold or warm
-// tuning run of it against a cache directory, and running this same
-// executable again as the warm process.
+// tuning run of it against a cache directory (the warm process is this
+// same executable again, started by kiln::run_child, core/worker_process.hpp).
 #pragma once
 
 #include <atomic>
@@ -71,16 +71,7 @@ struct TuneRun {
 Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem::path& cache_dir,
                              bool pipeline, std::size_t max_configs, double target_seconds);
 
-// Runs `argv` (argv[0] a path) with its stdout captured; the exit status and
-// the wall time of the whole process come back with it.
-struct ChildRun {
-  int status = 0;  // waitpid status
-  std::string out;
-  double seconds = 0;
-};
-Result<ChildRun> run_child(const std::vector<std::string>& argv);
-
 // A fresh, empty directory under the temporary directory.
-std::filesystem::path fresh_temp_dir(const std::string& tag);
+Result<std::filesystem::path> fresh_temp_dir(const std::string& tag);
 
 }  // namespace kiln::tool

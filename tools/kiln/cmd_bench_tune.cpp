@@ -17,6 +17,7 @@
 
 #include "bench_tune_run.hpp"
 #include "commands.hpp"
+#include "core/worker_process.hpp"
 #include "option_checks.hpp"
 
 namespace kiln::tool {
@@ -70,11 +71,12 @@ int run_warm_child(const TuneBenchSetup& setup) {
 Result<TuneRun> cold_run(const TuneBenchSetup& setup, bool pipeline, std::size_t configs,
                          double target_seconds, std::filesystem::path* keep_dir) {
   auto dir = fresh_temp_dir(pipeline ? "pipelined" : "serial");
-  auto run = tune_problem(setup, dir, pipeline, configs, target_seconds);
+  if (!dir.ok()) return dir.error();
+  auto run = tune_problem(setup, *dir, pipeline, configs, target_seconds);
   if (keep_dir && keep_dir->empty() && run.ok()) {
-    *keep_dir = dir;
+    *keep_dir = *dir;
   } else {
-    std::filesystem::remove_all(dir);
+    std::filesystem::remove_all(*dir);
   }
   return run;
 }

@@ -56,7 +56,12 @@ int run_compile(const CompileArgs& args) {
   settings.group_size = resolve_group_size(args.group_size);
   settings.workers = resolve_workers(args.threads);
   settings.context = {current_toolchain(), CacheEnvRegistry::global().snapshot()};
-  settings.factory = compiler_factory(pch, args.processes);
+  auto factory = compiler_factory(pch, args.processes);
+  if (!factory.ok()) {
+    std::fprintf(stderr, "kiln compile: %s\n", factory.error().message.c_str());
+    return 2;
+  }
+  settings.factory = std::move(*factory);
   std::mutex print;
   if (!args.json) {
     std::printf("Compiling %zu configs of %s for %s (%s): group size %zu, %d %s, PCH %s\n",

@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
-#include <climits>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include "compile/compile_worker.hpp"
 #include "kiln/core/options.hpp"
+#include "tuner/bench_worker.hpp"
 #if KILN_BACKEND_CUDA
 #include "kiln/runtime/nvrtc.hpp"
 #endif
@@ -14,11 +17,14 @@ namespace kiln::tool {
 
 namespace {
 
-std::string self_path() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "kiln";
-  return std::string(buf, static_cast<std::size_t>(n));
+// The worker program's command line for NVRTC compiles; an error naming
+// where it looked and the fix when it is not found.
+Result<std::vector<std::string>> worker_argv(bool pch) {
+  auto exe = find_bench_worker();
+  if (!exe.ok()) return exe.error();
+  std::vector<std::string> argv = {*exe, "--compile", "cuda"};
+  if (!pch) argv.push_back("--no-pch");
+  return argv;
 }
 
 [[noreturn]] [[maybe_unused]] void no_cuda() {
@@ -38,11 +44,9 @@ Result<std::string> resolve_arch(const std::string& requested) {
 }
 
 std::shared_ptr<Compiler> make_backend_compiler(bool pch, bool processes) {
-  if (processes) {
-    std::vector<std::string> argv = {self_path(), "compile-worker"};
-    if (!pch) argv.push_back("--no-pch");
-    return std::make_shared<WorkerProcessCompiler>(std::move(argv));
-  }
+  // The benchmark's make_compiler hook returns a compiler, not a Result:
+  // a missing worker program ends the benchmark with its message.
+  if (processes) return std::make_shared<WorkerProcessCompiler>(worker_argv(pch).value());
 #if KILN_BACKEND_CUDA
   auto settings = cuda::NvrtcSettings::from_options(Options::global());
   settings.pch = pch;
@@ -53,26 +57,31 @@ std::shared_ptr<Compiler> make_backend_compiler(bool pch, bool processes) {
 #endif
 }
 
-CompilerFactory compiler_factory(bool pch, bool processes) {
-  if (processes) return [pch](int) { return make_backend_compiler(pch, true); };
+Result<CompilerFactory> compiler_factory(bool pch, bool processes) {
+  if (processes) {
+    auto argv = worker_argv(pch);  // found once, before any worker starts
+    if (!argv.ok()) return argv.error();
+    return CompilerFactory(
+        [argv = *argv](int) { return std::make_shared<WorkerProcessCompiler>(argv); });
+  }
   auto shared = make_backend_compiler(pch, false);
-  return [shared](int) { return shared; };
+  return CompilerFactory([shared](int) { return shared; });
 }
 
 int serve_worker(bool pch) {
-  // The `kiln compile --processes` that started this worker has printed the
-  // environment's problems on the stderr this process shares.
-  Options::problems_reported_by_parent();
-#if KILN_BACKEND_CUDA
-  // The socket is stdin and stdout; anything printed by mistake must not
-  // corrupt the frames, so stdout goes to stderr from here on.
-  ::dup2(2, 1);
-  auto compiler = make_backend_compiler(pch, false);
-  return serve_compile_worker(*compiler, 0);
-#else
-  (void)pch;
-  no_cuda();
-#endif
+  auto argv = worker_argv(pch);
+  if (!argv.ok()) {
+    std::fprintf(stderr, "kiln compile-worker: %s\n", argv.error().message.c_str());
+    return 127;
+  }
+  std::vector<char*> args;
+  for (const auto& a : *argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  // The socket on stdin/stdout, the parent-death signal and the process
+  // group all carry over to the worker program.
+  ::execv(args[0], args.data());
+  std::fprintf(stderr, "kiln compile-worker: cannot run %s: %s\n", args[0], std::strerror(errno));
+  return 127;
 }
 
 }  // namespace kiln::tool

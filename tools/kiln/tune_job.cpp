@@ -86,8 +86,8 @@ void shipped_job(const TuneArgs& a, TuneJob& job) {
   job.backend = k.backend;
   check_dims(job.shape, k.dims, k.name);
   job.dims = k.dims;
-  if (std::string problem = k.check_shape(job.shape); !problem.empty())
-    bad("--shape: " + k.name + ": " + problem);
+  if (Status fits = k.check_shape(job.shape); !fits.ok())
+    bad("--shape: " + k.name + ": " + fits.error().message);
   const DType dt = dtype.value_or(k.dtypes.front());
   job.dtype = dtype_name(dt);
   job.kernel = k.kernel();
@@ -116,7 +116,9 @@ void user_job(const TuneArgs& a, TuneJob& job) {
     bad("--dtype is for shipped kernels; a user kernel's dtypes are in its spec's \"args\"");
   if (a.reference == "host")
     bad("--reference host is for shipped kernels; a user kernel's reference is in its spec");
-  UserKernel user = load_user_kernel(a.template_file, a.space_file, a.entry);
+  auto loaded = load_user_kernel(a.template_file, a.space_file, a.entry);
+  if (!loaded.ok()) throw Error(loaded.error());  // the command's boundary
+  UserKernel user = std::move(*loaded);
   job.name = user.tmpl.name;
   job.user = true;
   job.backend = user.backend;

@@ -1,6 +1,10 @@
 // Errors: misuse of the API throws kiln::Error at the boundary; expected
-// failures (a config that does not compile, a kernel that faults) travel as
-// values in Result<T> carrying their evidence, so one never aborts a run.
+// failures (a config that does not compile, a kernel that faults, a file
+// that cannot be read) travel as values in Result<T> or Status carrying
+// their evidence, so one never aborts a run. No other way: not an
+// optional<ErrorInfo>, not a bool, not an empty string meaning fine, and a
+// function that returns Result never throws for an expected failure.
+// docs/errors.md says more.
 #pragma once
 
 #include <map>
@@ -34,7 +38,7 @@ struct ErrorInfo {
   std::map<std::string, std::string> details;
 
   // Message followed by every detail, for logs and exceptions.
-  std::string describe() const;
+  [[nodiscard]] std::string describe() const;
 };
 
 class Error : public std::runtime_error {
@@ -85,15 +89,15 @@ class [[nodiscard]] Result {
 };
 
 // Shorthand for building an ErrorInfo.
-inline ErrorInfo make_error(ErrorCode code, std::string message,
-                            std::map<std::string, std::string> details = {}) {
+[[nodiscard]] inline ErrorInfo make_error(ErrorCode code, std::string message,
+                                          std::map<std::string, std::string> details = {}) {
   return ErrorInfo{code, std::move(message), std::move(details)};
 }
 
 // The value of an operation that returns nothing but may fail.
 struct Done {};
 using Status = Result<Done>;
-inline Status ok_status() {
+[[nodiscard]] inline Status ok_status() {
   return Done{};
 }
 

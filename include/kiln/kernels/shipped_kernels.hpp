@@ -35,9 +35,9 @@ struct ShippedKernel {
   std::function<TunableKernel()> kernel;
   // The arguments of a call, in the kernel's parameter order.
   std::function<std::vector<ArgSpec>(DType)> args;
-  // "" when the kernel can run this shape, else the problem and the fix
-  // ("N must be a multiple of 8 (16-byte cp.async chunks)").
-  std::function<std::string(const ShapeDims&)> check_shape;
+  // Whether the kernel can run this shape: kInvalidArgument naming the
+  // problem and the fix otherwise ("N and K must be multiples of 8 ...").
+  std::function<Status(const ShapeDims&)> check_shape;
   // Writes the exact outputs into the output arguments (host code).
   ReferenceFn reference;
   // Multiply-adds counted as 2: for GFLOP/s in reports, and to decide

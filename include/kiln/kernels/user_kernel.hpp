@@ -49,10 +49,12 @@ struct UserKernel {
 UserKernel parse_user_kernel(const nlohmann::json& spec, std::string source, std::string entry,
                              std::string name);
 
-// Reads both files (errors name the path), then parse_user_kernel. The
-// kernel's name defaults to the template file's stem; the template's
-// directory is on its include path.
-UserKernel load_user_kernel(const std::filesystem::path& template_file,
-                            const std::filesystem::path& spec_file, const std::string& entry);
+// Reads both files, then parse_user_kernel: kNotFound for a file it cannot
+// read, kInvalidArgument for a spec that is not valid JSON or breaks a
+// rule, each naming the path. The kernel's name defaults to the template
+// file's stem; the template's directory is on its include path.
+Result<UserKernel> load_user_kernel(const std::filesystem::path& template_file,
+                                    const std::filesystem::path& spec_file,
+                                    const std::string& entry);
 
 }  // namespace kiln

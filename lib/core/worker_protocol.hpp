@@ -1,0 +1,118 @@
+// The one protocol between Kiln and its worker program (kiln-bench-worker):
+// every operation a worker serves, compiling and benchmarking alike, is a
+// request of one Op and a reply, over worker_process.hpp's framing (a JSON
+// frame, then one raw-bytes frame).
+//
+//   request:  {"op": "<name>", "fields": {...}}           raw: the op's bytes
+//   reply:    {"ok": true, "fields": {...}}               raw: the op's bytes
+//             {"ok": false, "error": {code, message, details}}
+//
+// An operation's typed message lives with the code that owns its types
+// (compile/compile_worker.hpp, tuner/bench_call.hpp): a struct with
+// `static constexpr Op kOp`, `Payload encode() const` and
+// `static Result<T> decode(Payload)`. A new operation is one Op value, one
+// such struct and one handler (WorkerServer::on, worker_server.hpp).
+// kWireVersion must be bumped on any change to the envelope or a message.
+#pragma once
+
+#include <sys/types.h>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/core/error.hpp"
+
+namespace kiln::worker {
+
+// Checked by the hello: a parent and a worker of different versions refuse
+// each other before any other message.
+inline constexpr int kWireVersion = 3;
+
+enum class Op {
+  kHello,    // which program, which wire, which operations (WorkerServer answers it)
+  kCompile,  // compile one CompileUnit (compile/compile_worker.hpp)
+  kBlame,    // which specializations of a unit a compiler log blames
+  kCall,     // set up a benchmark call on the worker's device (tuner/bench_call.hpp)
+  kMeasure,  // load and measure one artifact of the current call
+  kRelease,  // drop the current call (an idle worker holds no device memory)
+};
+
+// "compile", ...; parse_op is its inverse (nullopt for an unknown name).
+const char* op_name(Op op);
+std::optional<Op> parse_op(std::string_view name);
+
+// One message's fields and bytes (a tensor, a binary, reference values).
+struct Payload {
+  nlohmann::json fields = nlohmann::json::object();
+  std::string raw;
+};
+
+// What a worker answered to one request: the operation's value, or its
+// error with the evidence the worker had (a compiler log, a device fault).
+using Answer = Result<Payload>;
+
+// What came of one request to a worker (WorkerProcess::call): `answered`
+// false when no answer came (the worker died, the deadline passed), and
+// then `answer` holds why.
+struct [[nodiscard]] Reply {
+  bool answered = false;
+  Answer answer = Payload{};
+};
+
+// A message as framed: the envelope around an op's payload. `raw` views the
+// payload's bytes (a call's tensors are not copied per worker).
+struct Frames {
+  nlohmann::json json;
+  std::string_view raw;
+};
+[[nodiscard]] Frames encode_request(Op op, const Payload& payload);
+[[nodiscard]] Frames encode_answer(const Answer& answer);
+// kCorrupt, naming what is wrong, for anything that is not a well-formed
+// request or reply of this wire (garbage, an echo of the request).
+[[nodiscard]] Result<std::pair<Op, Payload>> decode_request(nlohmann::json json, std::string raw);
+// An answer is decoded into `*out` (the op's value or its error); the
+// Status is whether it was a reply at all. (Not Result<Answer>: GCC 12
+// reports a nested Result's variant as maybe-uninitialised.)
+[[nodiscard]] Status decode_answer(nlohmann::json json, std::string raw, Answer* out);
+
+// For the typed messages' decode functions: runs `decode`, turning an
+// exception of a JSON accessor or a from_json into kCorrupt naming `what`,
+// so that no exception leaves a function that returns Result.
+template <class F>
+auto decoded(const char* what, F&& decode) -> decltype(decode()) {
+  try {
+    return decode();
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kCorrupt, std::string(what) + ": " + e.what());
+  }
+}
+
+// Structured errors cross the wire whole: code, message and every detail.
+nlohmann::json error_to_json(const ErrorInfo& e);
+// (Result<ErrorInfo> cannot be: its value and its error would be one type.)
+[[nodiscard]] Status error_from_json(const nlohmann::json& j, ErrorInfo* out);
+
+// The hello: the parent sends its wire version, the worker answers with
+// its own, its pid, the operations it serves and what it says about itself
+// (a compile worker: its compiler's name, version and code options).
+struct Hello {
+  static constexpr Op kOp = Op::kHello;
+  int wire = kWireVersion;
+  [[nodiscard]] Payload encode() const;
+  [[nodiscard]] static Result<Hello> decode(Payload payload);
+};
+struct HelloReply {
+  int wire = kWireVersion;
+  pid_t pid = -1;
+  std::vector<Op> ops;
+  nlohmann::json about = nlohmann::json::object();
+  bool serves(Op op) const;
+  [[nodiscard]] Payload encode() const;
+  [[nodiscard]] static Result<HelloReply> decode(Payload payload);
+};
+
+}  // namespace kiln::worker

@@ -1,0 +1,60 @@
+// The worker's serve loop (worker_server.hpp).
+#include "core/worker_server.hpp"
+
+#include <unistd.h>
+
+#include "core/worker_process.hpp"
+
+namespace kiln::worker {
+
+void WorkerServer::on(Op op, Handler handler) {
+  handlers_[op] = std::move(handler);
+}
+
+void WorkerServer::describe(const std::string& key, nlohmann::json value) {
+  about_[key] = std::move(value);
+}
+
+int WorkerServer::serve(int fd) const {
+  for (;;) {
+    nlohmann::json json;
+    std::string raw;
+    if (wire::receive(fd, &json, &raw) != wire::Received::kOk) return 0;  // the parent closed
+    auto request = decode_request(std::move(json), std::move(raw));
+    Handled handled = [&]() -> Handled {
+      if (!request.ok()) return request.error();
+      auto& [op, payload] = *request;
+      if (op == Op::kHello) {
+        auto hello = Hello::decode(std::move(payload));
+        if (!hello.ok()) return hello.error();
+        HelloReply reply;
+        reply.pid = ::getpid();
+        reply.about = about_;
+        reply.ops.push_back(Op::kHello);
+        for (const auto& [served, handler] : handlers_) reply.ops.push_back(served);
+        // A parent of another wire is answered with this one's version, so
+        // that it can say which side is out of date.
+        return reply.encode();
+      }
+      auto it = handlers_.find(op);
+      if (it == handlers_.end()) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          std::string("this worker does not serve '") + op_name(op) +
+                              "' (it was started without the flag for it)");
+      }
+      try {
+        return it->second(std::move(payload));
+      } catch (const std::exception& e) {
+        // A handler's own bug must reach the parent as this request's error,
+        // not end the worker with the parent left to guess.
+        return make_error(ErrorCode::kInternal,
+                          std::string("worker failed on '") + op_name(op) + "': " + e.what());
+      }
+    }();
+    const Frames frames = encode_answer(handled.answer);
+    if (!wire::send(fd, frames.json, frames.raw).ok()) return 1;
+    if (handled.exit_after >= 0) return handled.exit_after;
+  }
+}
+
+}  // namespace kiln::worker
