@@ -15,7 +15,8 @@ namespace kiln {
 
 struct ArtifactCache::Counters {
   std::atomic<std::uint64_t> memory_hits{0}, disk_hits{0}, misses{0}, stores{0},
-      corrupt_discarded{0}, refused_entries{0}, evicted_entries{0}, evicted_bytes{0};
+      programs_written{0}, programs_shared{0}, corrupt_discarded{0}, refused_entries{0},
+      evicted_entries{0}, evicted_bytes{0};
 };
 
 const char* cache_state_name(CacheState state) {
@@ -37,6 +38,8 @@ nlohmann::json ArtifactCacheStats::to_json() const {
           {"disk_hits", disk_hits},
           {"misses", misses},
           {"stores", stores},
+          {"programs_written", programs_written},
+          {"programs_shared", programs_shared},
           {"corrupt_discarded", corrupt_discarded},
           {"refused_entries", refused_entries},
           {"evicted_entries", evicted_entries},
@@ -60,6 +63,11 @@ ArtifactCache::~ArtifactCache() = default;
 std::filesystem::path ArtifactCache::entry_path(const Hash128& key) const {
   std::string hex = key.hex();
   return dir_ / hex.substr(0, 2) / (hex + ".kiln");
+}
+
+std::filesystem::path ArtifactCache::program_path(const Hash128& program) const {
+  std::string hex = program.hex();
+  return dir_ / hex.substr(0, 2) / (hex + ".prog");
 }
 
 std::shared_ptr<const CachedArtifact> ArtifactCache::lookup(const Hash128& key) {
@@ -90,26 +98,45 @@ std::shared_ptr<const CachedArtifact> ArtifactCache::lookup(const Hash128& key) 
   return found;
 }
 
+bool ArtifactCache::shard_trusted(const std::filesystem::path& dir, std::size_t shard) {
+  std::lock_guard<std::mutex> lock(shard_mutex_);
+  if (shard_checked_[shard]) return true;
+  if (Status safe = cache::check_private_dir(dir); !safe.ok()) {
+    ++counters_->refused_entries;
+    log_once(LogLevel::kWarn, "artifact-shard-refused:" + dir.string(),
+             "artifact cache entry not used: " + safe.error().message);
+    return false;
+  }
+  shard_checked_[shard] = true;
+  return true;
+}
+
 std::shared_ptr<const CachedArtifact> ArtifactCache::read_disk(const Hash128& key) {
-  const std::filesystem::path path = entry_path(key);
-  auto artifact = std::make_shared<CachedArtifact>();
-  cache::EntryCheck check = cache::read_entry(path, key, /*touch=*/state_ == CacheState::kReady,
-                                              cache::kMaxArtifactEntryBytes, artifact.get());
+  const bool touch = state_ == CacheState::kReady;
+  // (1) The index entry: the key's metadata and the program it names.
+  std::filesystem::path path = entry_path(key);
+  cache::EntryContents index;
+  cache::EntryCheck check = cache::read_entry(path, cache::EntryKind::kIndex, key, touch,
+                                              cache::kMaxArtifactEntryBytes, &index);
+  // (2) The program. Missing (removed by hand, or by a discard after its
+  // bytes failed their checks) leaves the index dangling: a miss, and the
+  // store that follows rewrites both. The program is not touched: eviction
+  // goes by the index entries' clock, a program by its references.
+  cache::EntryContents program;
   if (check.status == cache::EntryStatus::kOk) {
-    // An entry is trusted only in a shard directory others cannot write;
-    // checked once per shard per cache object.
-    std::size_t shard = key.high >> 56;
-    std::lock_guard<std::mutex> lock(shard_mutex_);
-    if (!shard_checked_[shard]) {
-      if (Status safe = cache::check_private_dir(path.parent_path()); !safe.ok()) {
-        ++counters_->refused_entries;
-        log_once(LogLevel::kWarn, "artifact-shard-refused:" + path.parent_path().string(),
-                 "artifact cache entry not used: " + safe.error().message);
-        return nullptr;
-      }
-      shard_checked_[shard] = true;
+    if (!shard_trusted(path.parent_path(), key.high >> 56)) return nullptr;
+    path = program_path(index.program);
+    check = cache::read_entry(path, cache::EntryKind::kProgram, index.program, false,
+                              cache::kMaxArtifactEntryBytes, &program);
+    if (check.status == cache::EntryStatus::kOk) {
+      // An entry is trusted only in a shard directory others cannot write.
+      if (!shard_trusted(path.parent_path(), index.program.high >> 56)) return nullptr;
+      auto artifact = std::make_shared<CachedArtifact>();
+      artifact->binary = std::move(program.payload);
+      artifact->meta = std::move(index.meta);
+      artifact->program = index.program;
+      return artifact;
     }
-    return artifact;
   }
   switch (check.status) {
     case cache::EntryStatus::kRefused:
@@ -149,32 +176,71 @@ Result<StoreOutcome> ArtifactCache::store(const Hash128& key, CachedArtifact art
   if (state_ == CacheState::kDisabled || state_ == CacheState::kRefused) {
     return StoreOutcome::kSkippedDisabled;
   }
+  artifact.program = cache::program_hash(artifact.binary);
   auto shared = std::make_shared<const CachedArtifact>(std::move(artifact));
   if (memory_) memory_->put(key, shared);
   if (state_ == CacheState::kReadOnly) return StoreOutcome::kSkippedReadOnly;
-  std::string bytes = cache::encode_entry(key, shared->meta.dump(), shared->binary);
+  std::string index = cache::encode_index(key, shared->program, shared->meta.dump());
+  const std::uint64_t program_bytes = cache::kEntryHeaderSize + shared->binary.size();
   // Never write what no reader would take in.
-  if (bytes.size() > max_bytes_ || bytes.size() > cache::kMaxArtifactEntryBytes) {
+  if (index.size() + program_bytes > max_bytes_ || index.size() > cache::kMaxArtifactEntryBytes ||
+      program_bytes > cache::kMaxArtifactEntryBytes) {
     return StoreOutcome::kTooLarge;
   }
   const std::filesystem::path path = entry_path(key);
-  std::size_t shard = key.high >> 56;
   {
+    // The entry's and the program's shard directories: created 0700 and
+    // checked once per cache object.
     std::lock_guard<std::mutex> lock(shard_mutex_);
-    if (!shard_checked_[shard]) {
-      if (Status made = cache::ensure_private_dir(path.parent_path()); !made.ok())
+    for (const Hash128* name : {&key, &shared->program}) {
+      const std::size_t shard = name->high >> 56;
+      if (shard_checked_[shard]) continue;
+      if (Status made = cache::ensure_private_dir(dir_ / name->hex().substr(0, 2)); !made.ok()) {
         return made.error();
+      }
       shard_checked_[shard] = true;
     }
   }
-  if (Status written = cache::atomic_write(path, bytes); !written.ok()) {
+  // The program first, then the index entry: a reader that finds the entry
+  // finds its program whole (atomic_write has fsynced it and its directory).
+  Result<std::uint64_t> added = store_program(shared->program, shared->binary);
+  if (!added) {
+    ErrorInfo error = added.error();
+    error.details["key"] = key.hex();
+    return error;
+  }
+  if (Status written = cache::atomic_write(path, index); !written.ok()) {
     ErrorInfo error = written.error();
     error.details["key"] = key.hex();
     return error;
   }
   ++counters_->stores;
-  account_and_evict(bytes.size());
+  account_and_evict(*added + index.size());
   return StoreOutcome::kWritten;
+}
+
+Result<std::uint64_t> ArtifactCache::store_program(const Hash128& program,
+                                                   const std::string& binary) {
+  const std::filesystem::path path = program_path(program);
+  // Already there (a sibling of a grouped program, or the same bytes from
+  // another kernel): touch it instead of writing it again, so a pruner that
+  // listed it as unnamed sees it is in use. Its bytes are checked when read;
+  // a damaged one is discarded then and the next store writes it again.
+  struct stat st {};
+  const std::uint64_t size = cache::kEntryHeaderSize + binary.size();
+  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::uint64_t>(st.st_size) == size &&
+      ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW) == 0) {
+    ++counters_->programs_shared;
+    return std::uint64_t{0};
+  }
+  if (Status written = cache::atomic_write(path, cache::encode_program(binary)); !written.ok()) {
+    ErrorInfo error = written.error();
+    error.details["program"] = program.hex();
+    return error;
+  }
+  ++counters_->programs_written;
+  return size;
 }
 
 void ArtifactCache::account_and_evict(std::uint64_t added) {
@@ -205,6 +271,8 @@ ArtifactCacheStats ArtifactCache::stats() const {
   s.disk_hits = c.disk_hits;
   s.misses = c.misses;
   s.stores = c.stores;
+  s.programs_written = c.programs_written;
+  s.programs_shared = c.programs_shared;
   s.corrupt_discarded = c.corrupt_discarded;
   s.refused_entries = c.refused_entries;
   s.evicted_entries = c.evicted_entries;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <ctime>
+#include <map>
+#include <set>
 
 #include "entry_check.hpp"
 #include "file_io.hpp"
@@ -17,6 +19,10 @@ namespace {
 // A temporary file older than this belongs to a writer that died (a live
 // one renames within seconds); sweeping it earlier could race a slow write.
 constexpr std::int64_t kStaleTempSeconds = 600;
+// A program no index entry names is dropped once it is older than this: a
+// writer names its program (writes the index entry) right after writing or
+// touching it, so a younger one may be a store in progress.
+constexpr std::int64_t kUnnamedProgramSeconds = 60;
 
 std::int64_t mtime_ns(const struct stat& st) {
   return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
@@ -33,7 +39,7 @@ nlohmann::json file_json(const ArtifactFileInfo& f) {
                       {"size", f.size},
                       {"last_use_ns", f.last_use},
                       {"temporary", f.temporary}};
-  if (!f.temporary) j["key"] = f.key.hex();
+  if (!f.temporary) j[f.is_program ? "program" : "key"] = f.key.hex();
   if (!f.problem.empty()) j["problem"] = f.problem;
   return j;
 }
@@ -53,7 +59,7 @@ bool remove_file(const ArtifactFileInfo& f, SweepReport& report) {
     }
     return false;
   }
-  ++report.removed_entries;
+  ++(f.is_program ? report.removed_programs : report.removed_entries);
   report.removed_bytes += f.size;
   return true;
 }
@@ -64,8 +70,10 @@ nlohmann::json SweepReport::to_json() const {
   nlohmann::json broken_json = nlohmann::json::array();
   for (const auto& f : broken) broken_json.push_back(file_json(f));
   nlohmann::json j = {{"entries", entries},
+                      {"programs", programs},
                       {"bytes", bytes},
                       {"removed_entries", removed_entries},
+                      {"removed_programs", removed_programs},
                       {"removed_bytes", removed_bytes},
                       {"failed_removals", failed_removals},
                       {"broken", broken_json}};
@@ -98,7 +106,8 @@ std::vector<ArtifactFileInfo> ArtifactCache::scan(bool check,
       info.path = path;
       info.temporary = name.rfind(cache::kTempPrefix, 0) == 0;
       if (!info.temporary) {
-        auto key = name.size() == 37 && name.ends_with(".kiln")
+        info.is_program = name.ends_with(".prog");
+        auto key = name.size() == 37 && (name.ends_with(".kiln") || info.is_program)
                        ? Hash128::from_hex(std::string_view(name).substr(0, 32))
                        : std::nullopt;
         if (!key) continue;  // not Kiln's: leave it alone
@@ -109,14 +118,17 @@ std::vector<ArtifactFileInfo> ArtifactCache::scan(bool check,
       info.size = static_cast<std::uint64_t>(st.st_size);
       info.last_use = mtime_ns(st);
       if (check && !info.temporary) {
-        CachedArtifact artifact;
-        cache::EntryCheck result =
-            cache::read_entry(info.path, info.key, false, cache::kMaxArtifactEntryBytes, &artifact);
+        cache::EntryContents contents;
+        cache::EntryCheck result = cache::read_entry(
+            info.path, info.is_program ? cache::EntryKind::kProgram : cache::EntryKind::kIndex,
+            info.key, false, cache::kMaxArtifactEntryBytes, &contents);
         if (result.status == cache::EntryStatus::kMissing) continue;
-        if (result.status == cache::EntryStatus::kOk)
-          info.meta = std::move(artifact.meta);
-        else
+        if (result.status == cache::EntryStatus::kOk) {
+          info.meta = std::move(contents.meta);
+          info.program = contents.program;
+        } else {
           info.problem = result.problem;
+        }
       }
       out.push_back(std::move(info));
     }
@@ -133,18 +145,35 @@ SweepReport ArtifactCache::prune(std::uint64_t max_bytes) {
   for (const auto& problem : unlisted) note_failure(report, problem);
   const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1'000'000'000;
   std::vector<ArtifactFileInfo> entries, stale;
+  std::map<Hash128, ArtifactFileInfo> programs;
   for (auto& f : files) {
-    if (!f.temporary)
+    if (f.is_program)
+      programs.emplace(f.key, std::move(f));
+    else if (!f.temporary)
       entries.push_back(std::move(f));
     else if (now_ns - f.last_use > kStaleTempSeconds * 1'000'000'000)
       stale.push_back(std::move(f));
   }
+  // Each program's references, from the entries' headers. An entry whose
+  // header does not read (damaged, version 1) names nothing; one naming a
+  // missing program is evicted like any other.
+  std::map<Hash128, std::size_t> refs;
+  std::vector<std::optional<Hash128>> names(entries.size());
   // Oldest last use first; the path breaks ties so the order is stable.
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
     return a.last_use != b.last_use ? a.last_use < b.last_use : a.path < b.path;
   });
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    names[i] = cache::peek_index(entries[i].path);
+    if (names[i]) ++refs[*names[i]];
+  }
   std::uint64_t total = 0;
   for (const auto& f : entries) total += f.size;
+  for (const auto& [hash, f] : programs) {
+    total += f.size;
+    if (!refs.count(hash) && now_ns - f.last_use > kUnnamedProgramSeconds * 1'000'000'000)
+      stale.push_back(f);
+  }
   // The lock is only needed (and only its failure reported) when there is
   // something to remove: a read-only cache already under the bound is fine.
   bool may_remove = false;
@@ -162,17 +191,40 @@ SweepReport ArtifactCache::prune(std::uint64_t max_bytes) {
       may_remove = true;
     }
   }
+  std::set<Hash128> dropped;
   if (may_remove) {
-    for (const auto& f : stale) remove_file(f, report);
+    for (const auto& f : stale) {
+      if (remove_file(f, report) || errno == ENOENT) {
+        if (f.is_program) total -= f.size, dropped.insert(f.key);
+      }
+    }
   }
-  for (const auto& f : entries) {
+  for (std::size_t i = 0; i < entries.size(); ++i) {
     if (total <= max_bytes || !may_remove) break;
     // Gone already (another process pruned it) also counts as gone.
-    if (remove_file(f, report) || errno == ENOENT) total -= f.size;
+    if (!remove_file(entries[i], report) && errno != ENOENT) continue;
+    total -= entries[i].size;
+    if (!names[i] || --refs[*names[i]] > 0) continue;
+    // The last entry naming this program is gone: so is the program, unless
+    // a writer touched it since the scan (it is about to name it again).
+    auto program = programs.find(*names[i]);
+    if (program == programs.end() || dropped.count(program->first)) continue;
+    struct stat st {};
+    if (::lstat(program->second.path.c_str(), &st) != 0 ||
+        mtime_ns(st) != program->second.last_use) {
+      continue;
+    }
+    if (remove_file(program->second, report) || errno == ENOENT) {
+      total -= program->second.size;
+      dropped.insert(program->first);
+    }
   }
   report.bytes = total;
   for (const auto& f : entries) {
     if (::access(f.path.c_str(), F_OK) == 0) ++report.entries;
+  }
+  for (const auto& [hash, f] : programs) {
+    if (!dropped.count(hash) && ::access(f.path.c_str(), F_OK) == 0) ++report.programs;
   }
   if (may_remove) approx_bytes_.store(static_cast<std::int64_t>(total));
   return report;
@@ -181,10 +233,29 @@ SweepReport ArtifactCache::prune(std::uint64_t max_bytes) {
 SweepReport ArtifactCache::verify(bool remove) {
   SweepReport report;
   std::vector<std::string> unlisted;
-  for (auto& f : scan(true, &unlisted)) {
+  std::vector<ArtifactFileInfo> files = scan(true, &unlisted);
+  std::set<Hash128> healthy_programs;
+  for (const auto& f : files) {
+    if (f.is_program && f.problem.empty()) healthy_programs.insert(f.key);
+  }
+  for (auto& f : files) {
     if (f.temporary) continue;
+    // An entry naming a program that is missing or broken is a miss for
+    // every lookup: broken too. The program may have been written since
+    // the listing (a store in progress), so look once more.
+    if (!f.is_program && f.problem.empty() && !healthy_programs.count(f.program)) {
+      cache::EntryContents program;
+      cache::EntryCheck check =
+          cache::read_entry(program_path(f.program), cache::EntryKind::kProgram, f.program, false,
+                            cache::kMaxArtifactEntryBytes, &program);
+      if (check.status != cache::EntryStatus::kOk) {
+        f.problem = "entry " + f.key.hex() + " names program " + f.program.hex() + ", which is " +
+                    (check.status == cache::EntryStatus::kMissing ? "missing" : "broken") +
+                    ": a miss until it is compiled again (" + f.path.string() + ")";
+      }
+    }
     if (f.problem.empty()) {
-      ++report.entries;
+      ++(f.is_program ? report.programs : report.entries);
       report.bytes += f.size;
       continue;
     }

@@ -1,22 +1,22 @@
 #include "entry_check.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "checked_read.hpp"
 #include "dir_safety.hpp"
-#include "entry_format.hpp"
 #include "json_guard.hpp"
 
 namespace kiln::cache {
 
-EntryCheck read_entry(const std::filesystem::path& path, const Hash128& key, bool touch,
-                      std::uint64_t max_bytes, CachedArtifact* out) {
+EntryCheck read_entry(const std::filesystem::path& path, EntryKind kind, const Hash128& name,
+                      bool touch, std::uint64_t max_bytes, EntryContents* out) {
   EntryCheck check;
   // Never blocks (a FIFO or device there is refused unopened or opened
   // O_NONBLOCK), never follows a link planted in the cache, never reads
   // more than the cap.
-  Result<CheckedFile> file =
-      CheckedFile::open(path, ReadRule{"an artifact entry", max_bytes, PathOwner::kCache});
+  const char* what = kind == EntryKind::kIndex ? "an artifact entry" : "an artifact program";
+  Result<CheckedFile> file = CheckedFile::open(path, ReadRule{what, max_bytes, PathOwner::kCache});
   if (!file) {
     if (file.error().code == ErrorCode::kNotFound) return check;
     check.status = file.error().code == ErrorCode::kInvalidArgument ? EntryStatus::kRefused
@@ -38,9 +38,9 @@ EntryCheck read_entry(const std::filesystem::path& path, const Hash128& key, boo
     check.problem = bytes.error().message;
     return check;
   }
-  Result<DecodedEntry> decoded = decode_entry(*bytes, key);
+  Result<DecodedEntry> decoded = decode_entry(*bytes, kind, name);
   nlohmann::json meta;
-  if (decoded) {
+  if (decoded && kind == EntryKind::kIndex) {
     meta = parse_shallow_json(decoded->meta_json);
     if (meta.is_discarded()) {
       decoded = make_error(ErrorCode::kCorrupt, "corrupt cache entry: metadata is not JSON");
@@ -55,11 +55,22 @@ EntryCheck read_entry(const std::filesystem::path& path, const Hash128& key, boo
   // the file system is mounted (noatime, relatime).
   if (touch) ::futimens(file->fd(), nullptr);
   if (out) {
-    out->binary.assign(decoded->payload);
+    out->program = decoded->program;
+    out->payload.assign(decoded->payload);
     out->meta = std::move(meta);
   }
   check.status = EntryStatus::kOk;
   return check;
+}
+
+std::optional<Hash128> peek_index(const std::filesystem::path& path) {
+  Result<CheckedFile> file = CheckedFile::open(
+      path, ReadRule{"an artifact entry", kMaxArtifactEntryBytes, PathOwner::kCache});
+  if (!file) return std::nullopt;
+  std::string header(kEntryHeaderSize, '\0');
+  ssize_t n = ::pread(file->fd(), header.data(), header.size(), 0);
+  if (n != static_cast<ssize_t>(header.size())) return std::nullopt;
+  return peek_program(header);
 }
 
 }  // namespace kiln::cache

@@ -1,13 +1,18 @@
-// Opens and checks one artifact entry file: the ownership and permission
-// checks (dir_safety) and the format checks (entry_format), in the order a
-// lookup needs them. Shared by lookups and by `kiln cache verify`, so the
-// two can never disagree about what is healthy.
+// Opens and checks one file of the artifact cache, an index entry or a
+// program: the ownership and permission checks (dir_safety) and the format
+// checks (entry_format), in the order a lookup needs them. Shared by
+// lookups and by `kiln cache verify`, so the two can never disagree about
+// what is healthy.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "entry_format.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 
 namespace kiln::cache {
@@ -21,10 +26,23 @@ struct EntryCheck {
   std::uint64_t inode = 0;   // discard never removes a newer replacement
 };
 
-// Reads `path` (entry of `key`) into `*out` when healthy. `touch` refreshes
-// its last-use time on success (the LRU clock). Anything but a regular file
-// (a FIFO, a device, a link) and a file over `max_bytes` is kRefused unread.
-EntryCheck read_entry(const std::filesystem::path& path, const Hash128& key, bool touch,
-                      std::uint64_t max_bytes, CachedArtifact* out);
+// What a healthy file holds.
+struct EntryContents {
+  Hash128 program;      // the program an index entry names; a program's own name
+  nlohmann::json meta;  // an index entry's metadata (a program has none)
+  std::string payload;  // a program's bytes (an index entry has none)
+};
+
+// Reads `path` (the `kind` file named `name`) into `*out` when healthy.
+// `touch` refreshes its last-use time on success (the LRU clock). Anything
+// but a regular file (a FIFO, a device, a link) and a file over `max_bytes`
+// is kRefused unread.
+EntryCheck read_entry(const std::filesystem::path& path, EntryKind kind, const Hash128& name,
+                      bool touch, std::uint64_t max_bytes, EntryContents* out);
+
+// The program an index entry names, from its header alone (no checksum):
+// what prune counts references by. nullopt when unreadable or not a
+// version 2 index entry.
+std::optional<Hash128> peek_index(const std::filesystem::path& path);
 
 }  // namespace kiln::cache

@@ -116,20 +116,23 @@ Result<LoadedKernel> CpuDevice::load(const Artifact& artifact) {
                           "; the CPU device loads cpu_object artifacts: compile it with "
                           "kiln::cpu::make_compiler()");
   }
+  // Keyed by the bytes' content hash: the G entries of a grouped program
+  // link one object, whether they share one buffer (fresh from the
+  // compiler) or each brought its own copy (read from the artifact cache).
+  const Hash128 program = hash128(*artifact.binary);
   std::shared_ptr<JitModule> module;
   {
     std::lock_guard lock(modules_mutex_);
     for (auto it = modules_.begin(); it != modules_.end();) {
-      it = it->second.first.expired() ? modules_.erase(it) : std::next(it);
+      it = it->second.expired() ? modules_.erase(it) : std::next(it);
     }
-    if (auto it = modules_.find(artifact.binary.get()); it != modules_.end()) {
-      module = it->second.first.lock();
-    }
+    if (auto it = modules_.find(program); it != modules_.end()) module = it->second.lock();
     if (!module) {
       auto linked = jit_->load(*artifact.binary, label);
       if (!linked) return linked.error();
       module = std::move(*linked);
-      modules_[artifact.binary.get()] = {module, artifact.binary};
+      modules_[program] = module;
+      modules_loaded_.fetch_add(1, std::memory_order_relaxed);
     }
   }
   auto entry = module->lookup(artifact.lowered_name);
@@ -385,6 +388,11 @@ Result<std::unique_ptr<Device>> open_device(int threads) {
 
 std::string host_arch() {
   return host_cpu_name();
+}
+
+std::uint64_t modules_loaded(const Device& device) {
+  const auto* cpu = dynamic_cast<const CpuDevice*>(&device);
+  return cpu ? cpu->modules_loaded() : 0;
 }
 
 }  // namespace kiln::cpu

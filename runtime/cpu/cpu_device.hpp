@@ -5,6 +5,7 @@
 // records its work instead of running it; a Graph replays that record.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "block_pool.hpp"
 #include "cpu_abi.hpp"
 #include "host_jit.hpp"
+#include "kiln/core/hash.hpp"
 #include "kiln/runtime/device.hpp"
 
 namespace kiln::cpu {
@@ -55,6 +57,9 @@ class CpuDevice final : public Device {
   Status flush_caches(std::span<const DeviceSpan> touched, Stream* stream) override;
   Status delay(double microseconds, Stream* stream) override;
 
+  // Objects linked so far (kiln::cpu::modules_loaded).
+  std::uint64_t modules_loaded() const { return modules_loaded_.load(); }
+
  private:
   using Work = std::function<Status()>;
   bool capturing(Stream* stream) const;
@@ -70,12 +75,10 @@ class CpuDevice final : public Device {
   std::vector<std::vector<unsigned char>> shared_;
 
   std::mutex modules_mutex_;
-  // Keyed by the binary's address, as on CUDA: the G entries of one
-  // artifact link one object. A JitModule keeps no reference to the bytes,
-  // so each entry also holds the binary it was keyed on.
-  std::map<const std::string*,
-           std::pair<std::weak_ptr<JitModule>, std::shared_ptr<const std::string>>>
-      modules_;
+  // Keyed by the content hash of the object's bytes: one link per distinct
+  // program, however many entries (and copies of the bytes) name it.
+  std::map<Hash128, std::weak_ptr<JitModule>> modules_;
+  std::atomic<std::uint64_t> modules_loaded_{0};
 };
 
 }  // namespace kiln::cpu

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "driver_api.hpp"
+#include "kiln/core/hash.hpp"
 #include "kiln/runtime/device.hpp"
 
 namespace kiln::cuda {
@@ -92,9 +93,10 @@ class CudaDevice final : public Device {
   DeviceProperties props_;
 
   std::mutex modules_mutex_;
-  // Keyed by the binary's address: the module holds the binary, so a live
-  // entry's key cannot be reused; expired entries are replaced.
-  std::map<const std::string*, std::weak_ptr<CudaModule>> modules_;
+  // Keyed by the content hash of the binary: one module per distinct
+  // program, however many entries (and copies of the bytes) name it;
+  // expired entries are replaced.
+  std::map<Hash128, std::weak_ptr<CudaModule>> modules_;
 
   std::mutex tools_mutex_;  // the L2 flush buffer and the delay kernel, made on first use
   Buffer flush_buffer_;

@@ -18,8 +18,11 @@ CudaModule::~CudaModule() {
 
 Result<std::shared_ptr<CudaModule>> CudaDevice::module_for(const Artifact& artifact) {
   const std::string config = artifact.config.to_string();
+  // By content hash: the G entries of a grouped program load one module,
+  // whether they share one buffer or each read its copy from the cache.
+  const Hash128 program = hash128(*artifact.binary);
   std::lock_guard lock(modules_mutex_);
-  auto it = modules_.find(artifact.binary.get());
+  auto it = modules_.find(program);
   if (it != modules_.end()) {
     if (auto live = it->second.lock()) return live;
   }
@@ -41,7 +44,7 @@ Result<std::shared_ptr<CudaModule>> CudaDevice::module_for(const Artifact& artif
                        {"device_arch", props_.arch},
                        {"binary_bytes", std::to_string(artifact.binary->size())}});
   }
-  modules_[artifact.binary.get()] = module;
+  modules_[program] = module;
   return module;
 }
 

@@ -83,15 +83,20 @@ int tuning_storm(const std::filesystem::path& dir, int worker, int n) {
   return 0;
 }
 
+// The artifact files of format version 2: an index entry and the program
+// it names (tests/cache/entry_format_test.cpp pins both).
 int write_golden(const std::filesystem::path& dir) {
   CachedArtifact a;
   a.binary = std::string(
       "\x7f"
       "ELF fake cubin bytes\x00\x01\x02",
       24);
-  a.meta = {{"format", "cubin"}, {"arch", "sm_90a"}, {"lowered_names", {"_Z4gemmILi64EEvv"}}};
-  std::string entry = cache::encode_entry(hash128("golden-entry"), a.meta.dump(), a.binary);
-  if (!cache::atomic_write(dir / "artifact_entry_v1.bin", entry).ok()) return 4;
+  a.meta = {{"format", "cubin"}, {"arch", "sm_90a"}, {"lowered_name", "_Z4gemmILi64EEvv"}};
+  const Hash128 program = cache::program_hash(a.binary);
+  std::string index = cache::encode_index(hash128("golden-entry"), program, a.meta.dump());
+  if (!cache::atomic_write(dir / "artifact_index_v2.bin", index).ok()) return 4;
+  if (!cache::atomic_write(dir / "artifact_program_v2.bin", cache::encode_program(a.binary)).ok())
+    return 4;
   cache::TuningFile file;
   file.header = {{"created", "2026-11-21T00:00:00Z"},
                  {"device_name", "Test GPU"},

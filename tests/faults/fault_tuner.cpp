@@ -122,7 +122,7 @@ json cache_report(const kiln::Options& opts) {
       ++temporary;  // a failed write must not leave its temporary file behind
       continue;
     }
-    ++entries;
+    if (!f.is_program) ++entries;  // one per key; a program serves several
     if (!f.problem.empty()) broken.push_back(f.path.string() + ": " + f.problem);
   }
   kiln::TuningCache tunings(opts);

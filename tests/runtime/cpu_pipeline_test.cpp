@@ -102,6 +102,52 @@ TEST_F(CpuPipelineTest, ShippedGemmCompilesCachesAndRunsWarmWithoutCompiling) {
   EXPECT_EQ(output.rfind("ok ", 0), 0u) << output;
 }
 
+// Stored once, loaded once: a group of four is one program on disk (four
+// small index entries naming it), and a warm run that looks each entry up
+// from a fresh cache object (four separate copies of the bytes) links the
+// program once on the device.
+TEST_F(CpuPipelineTest, WarmGroupIsStoredOnceAndLoadsItsProgramOnce) {
+  const KernelTemplate t = cpu::gemm_f32_template();
+  std::vector<Specialization> specs;
+  for (auto [bm, bn] : {std::pair{8, 16}, {16, 16}, {16, 32}, {32, 32}}) {
+    specs.push_back(t.specialize(
+        Config{{"BM", std::int64_t{bm}}, {"BN", std::int64_t{bn}}, {"BK", std::int64_t{16}}}));
+  }
+  GroupOptions grouping;
+  grouping.group_size = 4;
+  grouping.arch = cpu::host_arch();
+  grouping.format = BinaryFormat::kCpuObject;
+  auto units = group(t, specs, grouping);
+  ASSERT_EQ(units.size(), 1u);
+  UnitResult result = compile_isolated(*cpu::make_compiler(), units[0], CancelToken(), context_);
+  std::vector<Hash128> keys;
+  {
+    ArtifactCache cache(options_);
+    for (auto& entry : result.entries) {
+      ASSERT_TRUE(entry.ok()) << entry.error().describe();
+      ASSERT_TRUE(store_artifact(cache, *entry).ok());
+      keys.push_back(entry->key);
+    }
+    EXPECT_EQ(cache.stats().programs_written, 1u);
+  }
+  ArtifactCache warm(options_);
+  std::size_t programs = 0, entries = 0;
+  for (const auto& f : warm.scan(false)) (f.is_program ? programs : entries) += f.temporary ? 0 : 1;
+  EXPECT_EQ(programs, 1u);
+  EXPECT_EQ(entries, 4u);
+
+  auto device = cpu::open_device(2).value();
+  std::vector<LoadedKernel> kernels;
+  for (const Hash128& key : keys) {
+    auto hit = lookup_artifact(warm, key);
+    ASSERT_TRUE(hit.has_value());
+    auto kernel = device->load(*hit);
+    ASSERT_TRUE(kernel.ok()) << kernel.error().describe();
+    kernels.push_back(std::move(*kernel));
+  }
+  EXPECT_EQ(cpu::modules_loaded(*device), 1u) << "each entry linked its own copy of the program";
+}
+
 TEST_F(CpuPipelineTest, ShippedRmsNormDefaultConfigRunsInPlace) {
   const KernelTemplate t = cpu::fused_add_rmsnorm_template();
   const Config config = t.space.default_config();

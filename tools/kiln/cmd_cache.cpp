@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -124,18 +125,34 @@ void run_ls(const Context& c) {
   TuningCache tuning(o);
   nlohmann::json entries = nlohmann::json::array();
   std::string text = "Artifacts (" + artifacts.dir().string() + ")\n";
-  for (const auto& f : artifacts.scan(/*check=*/true)) {
-    if (f.temporary) continue;
+  std::map<Hash128, std::uint64_t> program_sizes;
+  std::vector<ArtifactFileInfo> files = artifacts.scan(/*check=*/true);
+  for (const auto& f : files) {
+    if (f.is_program) program_sizes[f.key] = f.size;
+  }
+  for (const auto& f : files) {
+    // Programs are listed through the entries that name them: one key,
+    // one line, as before programs were stored once.
+    if (f.temporary || f.is_program) continue;
     nlohmann::json e = {{"key", f.key.hex()},
                         {"size", f.size},
                         {"last_use", local_time(f.last_use)},
                         {"path", f.path.string()},
                         {"meta", f.meta}};
     if (!f.problem.empty()) e["problem"] = f.problem;
+    auto program = program_sizes.find(f.program);
+    if (f.problem.empty()) {
+      e["program"] = f.program.hex();
+      if (program != program_sizes.end()) e["program_size"] = program->second;
+    }
     entries.push_back(e);
-    std::string what = f.problem.empty() ? f.meta.value("format", std::string("?")) + " " +
-                                               f.meta.value("arch", std::string("?"))
-                                         : "BROKEN: " + f.problem;
+    std::string what = !f.problem.empty() ? "BROKEN: " + f.problem
+                       : program == program_sizes.end()
+                           ? "MISSING PROGRAM " + f.program.hex()
+                           : f.meta.value("format", std::string("?")) + " " +
+                                 f.meta.value("arch", std::string("?")) + "  program " +
+                                 f.program.hex().substr(0, 8) + " (" + human_size(program->second) +
+                                 ")";
     text += "  " + f.key.hex() + "  " + human_size(f.size) + "  " + local_time(f.last_use) + "  " +
             what + "\n";
   }
@@ -163,9 +180,9 @@ void run_stats(const Context& c) {
   const Options& o = Options::global();
   ArtifactCache artifacts(o);
   TuningCache tuning(o);
-  std::uint64_t entries = 0, bytes = 0, temps = 0;
+  std::uint64_t entries = 0, programs = 0, bytes = 0, temps = 0;
   for (const auto& f : artifacts.scan(false)) {
-    (f.temporary ? temps : entries) += 1;
+    (f.temporary ? temps : f.is_program ? programs : entries) += 1;
     bytes += f.size;
   }
   std::size_t records = tuning.records().size();
@@ -175,6 +192,7 @@ void run_stats(const Context& c) {
                       {"artifacts",
                        {{"dir", artifacts.dir().string()},
                         {"entries", entries},
+                        {"programs", programs},
                         {"bytes", bytes},
                         {"max_bytes", artifacts.max_bytes()},
                         {"temporary_files", temps},
@@ -186,9 +204,9 @@ void run_stats(const Context& c) {
                         {"status", state_json(tuning.state(), tuning.state_reason())}}}};
   std::string text =
       "Cache dir   " + o.cache_dir.string() + "  (from " + o.cache_dir_source + ")\n";
-  text += "Artifacts   " + std::to_string(entries) + " entries, " + human_size(bytes) + " of " +
-          human_size(artifacts.max_bytes()) + ", " + std::to_string(temps) + " temporary files; " +
-          cache_state_name(artifacts.state()) + "\n";
+  text += "Artifacts   " + std::to_string(entries) + " entries (" + std::to_string(programs) +
+          " programs), " + human_size(bytes) + " of " + human_size(artifacts.max_bytes()) + ", " +
+          std::to_string(temps) + " temporary files; " + cache_state_name(artifacts.state()) + "\n";
   text += "Tuning      " + std::to_string(records) + " records in " +
           std::to_string(tuning.files().size()) + " files; " + cache_state_name(tuning.state()) +
           "\n";
@@ -213,7 +231,8 @@ void run_verify(const Context& c, bool remove) {
     if (!f.problem.empty()) ++broken, text += "broken: " + f.problem + "\n";
     for (const auto& s : f.skipped) ++broken, text += "broken: " + s + "\n";
   }
-  text += std::to_string(report.entries) + " healthy artifact entries, " +
+  text += std::to_string(report.entries) + " healthy artifact entries (" +
+          std::to_string(report.programs) + " programs), " +
           std::to_string(tuning.records().size()) + " tuning records, " + std::to_string(broken) +
           " broken" + (remove ? " (broken entries removed)" : "") + "\n";
   nlohmann::json j = report.to_json();
@@ -240,12 +259,13 @@ void run_prune(const Context& c, const std::string& max_size) {
   SweepReport report = artifacts.prune(*bound);
   std::vector<std::string> problems;
   sweep_problems(report, problems);
-  c.emit_with_problems(report.to_json(),
-                       "removed " + std::to_string(report.removed_entries) + " entries (" +
-                           human_size(report.removed_bytes) + "); " +
-                           std::to_string(report.entries) + " entries, " +
-                           human_size(report.bytes) + " left\n",
-                       problems);
+  c.emit_with_problems(
+      report.to_json(),
+      "removed " + std::to_string(report.removed_entries) + " entries and " +
+          std::to_string(report.removed_programs) + " programs (" +
+          human_size(report.removed_bytes) + "); " + std::to_string(report.entries) + " entries (" +
+          std::to_string(report.programs) + " programs), " + human_size(report.bytes) + " left\n",
+      problems);
 }
 
 void run_clear(const Context& c) {
@@ -269,6 +289,7 @@ void run_clear(const Context& c) {
     if (removed != files.error().details.end()) removed_files = std::stoul(removed->second);
   }
   nlohmann::json j = {{"removed_entries", report.removed_entries},
+                      {"removed_programs", report.removed_programs},
                       {"removed_bytes", report.removed_bytes},
                       {"removed_tuning_files", removed_files},
                       {"failed_removals", report.failed_removals}};

@@ -1,7 +1,13 @@
-// The artifact cache: compiled kernels on disk, content-addressed by
-// kiln::artifact_key, with an in-memory layer in front. It stores opaque
-// bytes plus a small JSON description and never interprets either, so every
-// backend (NVRTC CUBIN/PTX, Clang object code) shares it.
+// The artifact cache: compiled kernels on disk, found by kiln::artifact_key,
+// with an in-memory layer in front. It stores opaque bytes plus a small JSON
+// description and never interprets either, so every backend (NVRTC
+// CUBIN/PTX, Clang object code) shares it.
+//
+// Stored once: the bytes go into a program file named by their content hash,
+// written once however many specializations a grouped program serves; each
+// key gets a small index entry (the metadata and the program's hash). A
+// program is written before any index entry names it, and eviction drops a
+// program only with the last index entry naming it.
 //
 // Guarantees (docs/caching.md): writes are atomic (temporary file, fsync,
 // rename); readers take no lock; a truncated, bit-flipped or wrong-version
@@ -27,15 +33,20 @@
 
 namespace kiln {
 
-// Version of the on-disk entry layout (lib/cache/entry_format.hpp). Bump it
-// on ANY change to that layout, and add a golden file under
-// tests/cache/golden/: entries of another version are discarded, not read.
-inline constexpr std::uint32_t kArtifactFormatVersion = 1;
+// Version of the on-disk layout (lib/cache/entry_format.hpp). Bump it on
+// ANY change to that layout, and add golden files under tests/cache/golden/:
+// entries of another version are discarded, not read. Version 2: programs
+// stored once by content hash, index entries per key (version 1: one file
+// per key holding its own copy of the bytes).
+inline constexpr std::uint32_t kArtifactFormatVersion = 2;
 
 // What is cached for one key.
 struct CachedArtifact {
   std::string binary;                              // CUBIN, PTX, object code: opaque to the cache
   nlohmann::json meta = nlohmann::json::object();  // format, arch, lowered names, log, options
+  // The content hash of `binary`, the name its program file has; set by
+  // lookup and store (ignored when passed to store).
+  Hash128 program;
 };
 
 enum class CacheState {
@@ -53,6 +64,8 @@ struct ArtifactCacheStats {
   std::uint64_t disk_hits = 0;
   std::uint64_t misses = 0;
   std::uint64_t stores = 0;
+  std::uint64_t programs_written = 0;   // stores that wrote their program's bytes
+  std::uint64_t programs_shared = 0;    // stores whose program was already on disk
   std::uint64_t corrupt_discarded = 0;  // entries that failed their checks
   std::uint64_t refused_entries = 0;    // entries owned by someone else
   std::uint64_t evicted_entries = 0;
@@ -60,11 +73,15 @@ struct ArtifactCacheStats {
   nlohmann::json to_json() const;
 };
 
-// One file in the artifact directory, as listed by ArtifactCache::scan.
+// One file in the artifact directory, as listed by ArtifactCache::scan: an
+// index entry (one per key), a program (one per distinct binary) or a
+// temporary file.
 struct ArtifactFileInfo {
   std::filesystem::path path;
-  Hash128 key;                // from the file name (zero for temporary files)
+  Hash128 key;                // from the file name: the artifact key, or the program's hash
   bool temporary = false;     // a write in progress, or one whose writer died
+  bool is_program = false;    // a program file (<hash>.prog), not an index entry
+  Hash128 program;            // when checked and healthy: the program an index entry names
   std::uint64_t size = 0;     // bytes on disk
   std::int64_t last_use = 0;  // seconds since the epoch (mtime, touched on every hit)
   std::string problem;        // empty = healthy (or not checked)
@@ -73,10 +90,12 @@ struct ArtifactFileInfo {
 
 // What a maintenance pass (prune, verify, clear) did.
 struct SweepReport {
-  std::uint64_t entries = 0;  // healthy entries left
-  std::uint64_t bytes = 0;    // bytes left
-  std::uint64_t removed_entries = 0;
-  std::uint64_t removed_bytes = 0;
+  std::uint64_t entries = 0;           // healthy index entries left (one per key)
+  std::uint64_t programs = 0;          // programs left (one per distinct binary)
+  std::uint64_t bytes = 0;             // bytes left, index entries and programs
+  std::uint64_t removed_entries = 0;   // index entries (and temporary files)
+  std::uint64_t removed_programs = 0;  // program files
+  std::uint64_t removed_bytes = 0;     // of both
   // Files that were to be removed and could not be (read-only file system,
   // permissions, an immutable file), and directories that could not be
   // listed; first_failure names the first with its errno text.
@@ -110,14 +129,17 @@ class ArtifactCache {
   // Directories that could not be listed are described in `*problems`.
   std::vector<ArtifactFileInfo> scan(bool check,
                                      std::vector<std::string>* problems = nullptr) const;
-  // Removes least recently used entries until the directory holds at most
-  // `max_bytes`; also removes broken entries and temporary files left by
-  // writers that died. Skips (returns the current totals, with `skipped`
-  // saying why) when another process is pruning or the lock cannot be had.
+  // Removes least recently used index entries, each program with the last
+  // entry naming it, until the directory holds at most `max_bytes`; also
+  // removes temporary files left by writers that died and programs no
+  // entry names (older than a writer needs to name them). Skips (returns the current totals, with
+  // `skipped` saying why) when another process is pruning or the lock cannot be had.
   SweepReport prune(std::uint64_t max_bytes);
-  // Verifies every entry; removes the broken ones when `remove` is set. An
-  // entry that is not a regular file, or is over the 1 GiB entry limit, is
-  // broken (refused, never opened for blocking or read whole).
+  // Verifies every index entry and program; removes the broken ones when
+  // `remove` is set. An index entry whose program is missing or broken is
+  // broken (a lookup misses it). A file that is not a regular file, or is
+  // over the 1 GiB entry limit, is broken (refused, never opened for
+  // blocking or read whole).
   SweepReport verify(bool remove);
   // Removes every entry and temporary file; what could not be removed is
   // counted in failed_removals.
@@ -131,13 +153,19 @@ class ArtifactCache {
   // Drops the in-memory layer (the next lookups read the disk).
   void clear_memory();
 
-  // Where `key`'s entry lives: dir()/<first two hex digits>/<32 hex>.kiln.
+  // Where `key`'s index entry lives: dir()/<first two hex digits>/<32 hex>.kiln.
   std::filesystem::path entry_path(const Hash128& key) const;
+  // Where the program with content hash `program` lives: dir()/<2>/<32 hex>.prog.
+  std::filesystem::path program_path(const Hash128& program) const;
 
  private:
   class Memory;
   struct Counters;
   std::shared_ptr<const CachedArtifact> read_disk(const Hash128& key);
+  // Whether a file read from `dir` may be trusted (checked once per shard).
+  bool shard_trusted(const std::filesystem::path& dir, std::size_t shard);
+  // Writes the program unless on disk already (shard checked by the caller); bytes added.
+  Result<std::uint64_t> store_program(const Hash128& program, const std::string& binary);
   void discard(const std::filesystem::path& path, std::uint64_t device, std::uint64_t inode,
                const std::string& problem);
   void account_and_evict(std::uint64_t added);

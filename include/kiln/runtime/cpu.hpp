@@ -16,6 +16,7 @@
 // double; a launch checks them against the compiled entry's types.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -34,6 +35,10 @@ Result<std::unique_ptr<Device>> open_device(int threads = 0);
 // "host" (or the host CPU name: open_device()->properties().arch).
 // KILN_CPU_FLAGS (Options::cpu_flags) are appended to every compile.
 std::unique_ptr<Compiler> make_compiler();
+
+// How many objects `device` (a CPU device; 0 for any other) has linked: one
+// per distinct program loaded, however many kernels were loaded from it.
+std::uint64_t modules_loaded(const Device& device);
 
 // The host CPU's LLVM name, "znver3": the arch of the CPU device.
 std::string host_arch();
