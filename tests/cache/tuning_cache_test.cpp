@@ -103,7 +103,8 @@ TEST(TuningCache, AnotherDeviceToolchainOrEnvironmentIsAMiss) {
   EXPECT_TRUE(reader.lookup(problem("gemm", 128), test_identity()).has_value());
 
   TuningRecord stored = test_record("gemm", 128, 0.5);
-  EXPECT_NE(identity_mismatch(stored, other_nvrtc).find("compiler nvrtc 13.0, now nvrtc 13.1"), std::string::npos);
+  EXPECT_NE(identity_mismatch(stored, other_nvrtc).find("compiler nvrtc 13.0, now nvrtc 13.1"),
+            std::string::npos);
   EXPECT_NE(identity_mismatch(stored, other_env).find("KILN_ARCH was unset, now 'sm_100a'"),
             std::string::npos)
       << identity_mismatch(stored, other_env);
