@@ -1,35 +1,20 @@
-// Devices by reference across the backends compiled in (KILN_HAVE_CUDA /
-// KILN_HAVE_LLVM, like toolchain.cpp).
+// Devices by reference across the registered backends (runtime/backends.cpp).
 #include "kiln/runtime/devices.hpp"
 
 #include <charconv>
 #include <string>
 
-#if KILN_HAVE_CUDA
-#include "kiln/runtime/cuda.hpp"
-#endif
-#if KILN_HAVE_LLVM
-#include "kiln/runtime/cpu.hpp"
-#endif
+#include "kiln/runtime/backend.hpp"
 
 namespace kiln {
 
 Result<std::unique_ptr<Device>> open_device(const DeviceRef& ref, int cpu_threads) {
-  if (ref.kind == DeviceKind::kCuda) {
-#if KILN_HAVE_CUDA
-    return cuda::open_device(ref.index);
-#else
+  auto backend = find_backend(ref.kind);
+  if (!backend.ok()) {
     return make_error(ErrorCode::kUnavailable,
-                      "cannot open " + ref.to_string() + ": the CUDA backend is not built");
-#endif
+                      "cannot open " + ref.to_string() + ": " + backend.error().message);
   }
-#if KILN_HAVE_LLVM
-  return cpu::open_device(cpu_threads);
-#else
-  (void)cpu_threads;
-  return make_error(ErrorCode::kUnavailable,
-                    "cannot open the CPU device: the CPU backend is not built");
-#endif
+  return (*backend)->open_device(ref.index, cpu_threads);
 }
 
 std::vector<DeviceRef> parse_device_list(std::string_view text, DeviceKind bare_kind) {

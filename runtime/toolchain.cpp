@@ -1,16 +1,13 @@
-// Joins the backends' probes into one report. The only file that knows which
-// backends were compiled in (KILN_HAVE_CUDA / KILN_HAVE_LLVM).
+// Joins the backends' probes into one report, and each backend's toolchain
+// fingerprint. Which backends exist is the registration list's business
+// (runtime/backends.cpp); this file asks it.
 #include "kiln/runtime/toolchain.hpp"
 
+#include <array>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
-#if KILN_HAVE_CUDA
-#include "cuda/probe.hpp"
-#endif
-#if KILN_HAVE_LLVM
-#include "cpu/llvm_info.hpp"
-#include "kiln/runtime/cpu.hpp"
-#endif
+#include "kiln/runtime/backend.hpp"
 
 namespace kiln {
 
@@ -18,31 +15,24 @@ namespace {
 
 ToolchainReport probe() {
   ToolchainReport r;
-#if KILN_HAVE_CUDA
-  r.nvrtc = cuda::probe_nvrtc();
-  r.cuda = cuda::probe_driver();
-#else
-  r.nvrtc.reason =
-      "the CUDA backend is not built (configured with KILN_WITH_CUDA=OFF or no toolkit)";
-  r.cuda.driver.reason = r.nvrtc.reason;
-  r.cuda.devices_reason = r.nvrtc.reason;
-#endif
-#if KILN_HAVE_LLVM
-  r.llvm = cpu::probe_llvm();
-  if (auto device = cpu::open_device(); device.ok()) {
-    const DeviceProperties& p = (*device)->properties();
-    r.cpu = CpuDeviceStatus{true, p.name, p.arch, p.sm_count, p.l2_bytes, ""};
-  } else {
-    r.cpu.reason = device.error().message;
+  // What a backend this build lacks leaves in place.
+  for (DeviceKind kind : {DeviceKind::kCpu, DeviceKind::kCuda}) {
+    auto backend = find_backend(kind);
+    if (backend.ok()) continue;
+    const std::string why = backend.error().message;
+    if (kind == DeviceKind::kCuda) {
+      r.nvrtc.reason = why;
+      r.cuda.driver.reason = why;
+      r.cuda.devices_reason = why;
+    } else {
+      r.llvm.reason = why;
+      r.cpu.reason = why;
+    }
   }
-#else
-  r.cpu.reason = "the CPU backend is not built (configured with KILN_WITH_LLVM=OFF or no LLVM 19)";
-  r.llvm.reason = "the CPU backend is not built (configured with KILN_WITH_LLVM=OFF or no LLVM 19)";
-#endif
-  r.fingerprint.kiln_version = kiln_version();
-  r.fingerprint.nvrtc_version = r.nvrtc.available ? r.nvrtc.version : "absent";
-  r.fingerprint.llvm_version = r.llvm.available ? r.llvm.version : "absent";
-  r.fingerprint.codegen_hash = kiln_codegen_hash();
+  for (const DeviceBackend* b : backends()) {
+    b->report(r);
+    r.fingerprints[b->name()] = current_toolchain(b->kind());
+  }
   return r;
 }
 
@@ -81,11 +71,13 @@ nlohmann::json ToolchainReport::to_json() const {
   } else {
     cpu_json["reason"] = cpu.reason;
   }
+  nlohmann::json fingerprint_json = nlohmann::json::object();
+  for (const auto& [name, f] : fingerprints) fingerprint_json[name] = f.to_json();
   return {{"nvrtc", component_json(nvrtc)},
           {"llvm", component_json(llvm)},
           {"cuda", cuda_json},
           {"cpu", cpu_json},
-          {"fingerprint", fingerprint.to_json()}};
+          {"fingerprints", fingerprint_json}};
 }
 
 const ToolchainReport& toolchain_report() {
@@ -93,8 +85,18 @@ const ToolchainReport& toolchain_report() {
   return report;
 }
 
-const ToolchainFingerprint& current_toolchain() {
-  return toolchain_report().fingerprint;
+const ToolchainFingerprint& current_toolchain(DeviceKind kind) {
+  // One slot per kind, each probed on first use: a CUDA fingerprint never
+  // opens the CPU backend, nor the other way round.
+  static std::array<std::once_flag, 2> once;
+  static std::array<ToolchainFingerprint, 2> fingerprints;
+  const auto slot = static_cast<std::size_t>(kind);
+  std::call_once(once.at(slot), [&] {
+    auto backend = find_backend(kind);
+    fingerprints[slot] = backend.ok() ? (*backend)->fingerprint()
+                                      : ToolchainFingerprint::of(device_kind_name(kind), "absent");
+  });
+  return fingerprints[slot];
 }
 
 }  // namespace kiln

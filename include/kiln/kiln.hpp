@@ -5,7 +5,7 @@
 //   core/      configs, spaces, errors, hashing, keys, options, tensors
 //   compile/   kernel templates, the compile stage, the compile pool
 //   cache/     the artifact and tuning caches
-//   runtime/   devices, the toolchain report, opening a backend by name
+//   runtime/   the registered backends, devices, the toolchain report
 //   kernels/   the shipped kernels, user kernels, calls described as data
 //   tuner/     the autotuner, search strategies, measurements, selection
 //   framework/ runners, choose_one, scopes, capture, dynamic shapes
@@ -38,6 +38,7 @@
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/cache/tuning_record.hpp"
 
+#include "kiln/runtime/backend.hpp"
 #include "kiln/runtime/device.hpp"
 #include "kiln/runtime/devices.hpp"
 #include "kiln/runtime/toolchain.hpp"
@@ -50,6 +51,7 @@
 
 #include "kiln/tuner/args.hpp"
 #include "kiln/tuner/compare.hpp"
+#include "kiln/tuner/device_identity.hpp"
 #include "kiln/tuner/measurement.hpp"
 #include "kiln/tuner/search.hpp"
 #include "kiln/tuner/selection.hpp"

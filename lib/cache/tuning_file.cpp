@@ -32,12 +32,15 @@ Result<TuningFile> parse_tuning_file(std::string_view text, const std::filesyste
     return corrupt(path, "format version " + version.dump() + " is not a number" + reads);
   }
   if (version.get<std::int64_t>() < kTuningFormatVersion) {
-    // Its records were keyed without what this version checks (the kernel's
-    // definition, a checksum over the result): serving them could serve a
-    // winner measured for another kernel.
+    // Its records were keyed without what this version checks (1: the
+    // kernel's definition and a checksum over the result; 2: the toolchain
+    // of the one backend they are for): serving them could serve a winner
+    // measured for another kernel or compiler.
     return corrupt(path, "older format (format version " + version.dump() + reads +
-                             "): its records lack the kernel's definition hash and checksum, "
-                             "so none is served and those kernels are tuned again");
+                             "): its records are keyed differently (version 1 lacks the "
+                             "kernel's definition hash and checksum, version 2 keys by every "
+                             "backend's compiler), so none is served and those kernels are "
+                             "tuned again");
   }
   if (version.get<std::int64_t>() != kTuningFormatVersion) {
     return corrupt(path, "newer format (format version " + version.dump() + reads +

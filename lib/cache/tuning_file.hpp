@@ -1,13 +1,13 @@
 // One tuning file on disk: a header and the records, as JSON.
 //
-//   { "format": "kiln-tuning", "format_version": 2,
+//   { "format": "kiln-tuning", "format_version": 3,
 //     "kiln_version": "0.1.0", "device_name": "...", "compute_capability": "9.0",
 //     "created": "2026-11-21T05:30:00Z", "updated": "...",
 //     "records": [ TuningRecord::to_json(), ... sorted by id ] }
 //
-// tests/cache/golden/tuning_v2.json pins this layout; any change bumps
-// kTuningFormatVersion (include/kiln/cache/tuning_cache.hpp). tuning_v1.json is
-// kept to test that an older file is refused, never served.
+// tests/cache/golden/tuning_v3.json pins this layout; any change bumps
+// kTuningFormatVersion (include/kiln/cache/tuning_cache.hpp). tuning_v1.json and
+// tuning_v2.json are kept to test that an older file is refused, never served.
 #pragma once
 
 #include <filesystem>

@@ -159,9 +159,8 @@ std::string identity_mismatch(const TuningRecord& record, const TuningIdentity& 
   const ToolchainFingerprint& t = record.toolchain;
   const ToolchainFingerprint& p = present.toolchain;
   if (t.kiln_version != p.kiln_version) add("Kiln " + t.kiln_version + ", now " + p.kiln_version);
-  if (t.nvrtc_version != p.nvrtc_version)
-    add("NVRTC " + t.nvrtc_version + ", now " + p.nvrtc_version);
-  if (t.llvm_version != p.llvm_version) add("LLVM " + t.llvm_version + ", now " + p.llvm_version);
+  if (t.backend != p.backend) add("backend " + t.backend + ", now " + p.backend);
+  if (t.compiler != p.compiler) add("compiler " + t.compiler + ", now " + p.compiler);
   if (t.codegen_hash != p.codegen_hash) add("code generators changed (codegen hash)");
   if (record.env != present.env) {
     auto text = [](const std::optional<std::string>& v) { return v ? "'" + *v + "'" : "unset"; };

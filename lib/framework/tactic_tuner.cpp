@@ -8,8 +8,7 @@
 #include "kiln/core/log.hpp"
 #include "kiln/framework/capture.hpp"
 #include "kiln/framework/choose_one.hpp"
-#include "kiln/kernels/tuning_target.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/tuner/device_identity.hpp"
 #include "tactic_key.hpp"
 #include "tactic_profile.hpp"
 #include "thread_context.hpp"
@@ -59,7 +58,7 @@ TacticTuner::TacticTuner(TacticTunerOptions options)
   } else {
     identity_.device = DeviceIdentity{"host", "host CPU", 0, 0};
   }
-  identity_.toolchain = current_toolchain();
+  identity_.toolchain = options_.toolchain ? *options_.toolchain : ToolchainFingerprint::of("", "");
   identity_.env = CacheEnvRegistry::global().snapshot();
   tuning_allowed_ = Options::global().tuning;
   serial_ = g_next_serial.fetch_add(1);

@@ -89,9 +89,9 @@ Result<std::string> find_bench_worker(const std::string& configured) {
 
 Result<CompilerFactory> process_compilers(const std::string& backend,
                                           const std::string& configured) {
-  if (backend != "cpu" && backend != "cuda") {
+  if (!parse_device_kind(backend)) {
     return make_error(ErrorCode::kInvalidArgument,
-                      "process_compilers: backend '" + backend + "' is not 'cpu' or 'cuda'");
+                      "process_compilers: '" + backend + "' names no backend (cpu, cuda)");
   }
   auto exe = find_bench_worker(configured);
   if (!exe.ok()) return exe.error();

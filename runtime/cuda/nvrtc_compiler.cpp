@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "kiln/core/log.hpp"
-#include "kiln/runtime/toolchain.hpp"
 #include "nvrtc_api.hpp"
 #include "nvrtc_pch.hpp"
+#include "probe.hpp"
 
 namespace kiln::cuda {
 
@@ -151,11 +151,12 @@ std::unique_ptr<Compiler> make_compiler(NvrtcSettings settings) {
 
 Result<std::string> default_arch() {
   if (!Options::global().arch.empty()) return Options::global().arch;
-  const auto& devices = toolchain_report().cuda.devices;
-  if (!devices.empty()) return devices.front().arch;
+  // The driver alone, probed once: the whole toolchain report would also
+  // open the CPU backend (an LLVM JIT and a thread pool) for nothing.
+  static const CudaDriverStatus driver = probe_driver();
+  if (!driver.devices.empty()) return driver.devices.front().arch;
   return make_error(ErrorCode::kUnavailable,
-                    "no CUDA device to take the arch from (" +
-                        toolchain_report().cuda.devices_reason +
+                    "no CUDA device to take the arch from (" + driver.devices_reason +
                         "): give one, e.g. --arch sm_90a or KILN_ARCH=sm_90a");
 }
 

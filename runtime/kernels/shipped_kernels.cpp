@@ -1,5 +1,5 @@
 // The registry of shipped tunable kernels. Templates and config spaces come
-// from where they are defined (runtime/cpu/cpu_templates.cpp,
+// from where they are defined (runtime/kernels/cpu_templates.cpp,
 // lib/compile/shipped_templates.cpp); this file adds what tuning a call
 // needs: launch rules, argument descriptions, references and tolerances.
 #include "kiln/kernels/shipped_kernels.hpp"
@@ -10,9 +10,7 @@
 #include "host_reference.hpp"
 #include "kiln/compile/templates.hpp"
 #include "kiln/core/error.hpp"
-#if KILN_KERNELS_CPU
 #include "kiln/runtime/cpu.hpp"
-#endif
 
 namespace kiln {
 
@@ -101,7 +99,6 @@ ShippedKernel cuda_gemm(std::string name, DType dtype) {
   return k;
 }
 
-#if KILN_KERNELS_CPU
 ShippedKernel cpu_gemm() {
   ShippedKernel k = gemm_entry("gemm_f32", BackendKind::kCpu, DType::kF32);
   k.description = cpu::gemm_f32_template().description;
@@ -166,11 +163,10 @@ ShippedKernel cpu_rmsnorm() {
   k.tolerance = [](const ShapeDims&) { return Tolerance{1e-5, 1e-4, 0}; };
   return k;
 }
-#endif
 
 // The version of the launch rules, prunes and constraint predicates of the
 // shipped kernels (here, cuda_row_kernels.cpp and the grid functions of
-// runtime/cpu/): code the definition hash cannot see, while it does see the
+// runtime/kernels/cpu_templates.cpp): code the definition hash cannot see, while it does see the
 // embedded templates and spaces. Bump it on any change to that code, or
 // records tuned under the old rules are served (within one Kiln version:
 // the toolchain fingerprint changes with every release anyway).
@@ -178,10 +174,10 @@ constexpr const char* kShippedRulesVersion = "shipped-rules-1";
 
 std::vector<ShippedKernel> build_registry() {
   std::vector<ShippedKernel> out;
-#if KILN_KERNELS_CPU
+  // Every shipped kernel whatever backends this build has, as the CUDA ones
+  // always were: tuning one whose backend is missing says how to build it.
   out.push_back(cpu_gemm());
   out.push_back(cpu_rmsnorm());
-#endif
   out.push_back(cuda_gemm("gemm_f16", DType::kF16));
   out.push_back(cuda_gemm("gemm_bf16", DType::kBF16));
   for (ShippedKernel& k : internal::cuda_row_kernels()) out.push_back(std::move(k));

@@ -19,14 +19,9 @@
 
 #include "compile/compile_worker.hpp"
 #include "kiln/core/options.hpp"
+#include "kiln/runtime/backend.hpp"
 #include "kiln/runtime/devices.hpp"
 #include "tuner/bench_worker.hpp"
-#if KILN_WORKER_CPU
-#include "kiln/runtime/cpu.hpp"
-#endif
-#if KILN_WORKER_CUDA
-#include "kiln/runtime/nvrtc.hpp"
-#endif
 
 namespace {
 
@@ -37,15 +32,9 @@ int usage() {
   return 2;
 }
 
-std::unique_ptr<kiln::Compiler> backend_compiler(const char* kind) {
-#if KILN_WORKER_CPU
-  if (std::strcmp(kind, "cpu") == 0) return kiln::cpu::make_compiler();
-#endif
-#if KILN_WORKER_CUDA
-  if (std::strcmp(kind, "cuda") == 0) return kiln::cuda::make_compiler();
-#endif
-  (void)kind;
-  return nullptr;
+std::unique_ptr<kiln::Compiler> backend_compiler(const char* name) {
+  auto backend = kiln::find_backend(name);
+  return backend.ok() ? (*backend)->make_compiler() : nullptr;
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ inline Options options_for(const std::filesystem::path& dir) {
 inline Backend cpu_backend() {
   Backend b;
   b.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
-  b.toolchain = current_toolchain();
+  b.toolchain = current_toolchain(DeviceKind::kCpu);
   b.arch = "host";
   b.format = BinaryFormat::kCpuObject;
   b.open_device = [](int) { return cpu::open_device(1); };

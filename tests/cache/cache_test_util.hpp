@@ -80,7 +80,7 @@ inline TuningIdentity test_identity() {
   TuningIdentity id;
   id.definition = hash128("test kernel definition");
   id.device = {"sm_90a", "Test GPU", 9, 0};
-  id.toolchain = {"0.1.0", "13.0", "absent", "codegen-test"};
+  id.toolchain = {"0.1.0", "codegen-test", "cuda", "nvrtc 13.0"};
   id.env.values = {{"KILN_ARCH", std::nullopt}, {"KILN_NVRTC_FLAGS", std::string("-lineinfo")}};
   return id;
 }

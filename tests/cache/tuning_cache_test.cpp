@@ -91,7 +91,7 @@ TEST(TuningCache, AnotherDeviceToolchainOrEnvironmentIsAMiss) {
   TuningIdentity same_arch_other_part = test_identity();
   same_arch_other_part.device.name = "Other GPU";
   TuningIdentity other_nvrtc = test_identity();
-  other_nvrtc.toolchain.nvrtc_version = "13.1";
+  other_nvrtc.toolchain.compiler = "nvrtc 13.1";
   TuningIdentity other_codegen = test_identity();
   other_codegen.toolchain.codegen_hash = "changed";
   TuningIdentity other_env = test_identity();
@@ -103,7 +103,8 @@ TEST(TuningCache, AnotherDeviceToolchainOrEnvironmentIsAMiss) {
   EXPECT_TRUE(reader.lookup(problem("gemm", 128), test_identity()).has_value());
 
   TuningRecord stored = test_record("gemm", 128, 0.5);
-  EXPECT_NE(identity_mismatch(stored, other_nvrtc).find("NVRTC 13.0, now 13.1"), std::string::npos);
+  EXPECT_NE(identity_mismatch(stored, other_nvrtc).find("compiler nvrtc 13.0, now nvrtc 13.1"),
+            std::string::npos);
   EXPECT_NE(identity_mismatch(stored, other_env).find("KILN_ARCH was unset, now 'sm_100a'"),
             std::string::npos)
       << identity_mismatch(stored, other_env);
@@ -300,6 +301,15 @@ TEST(TuningCache, AnEditedResultIsRefusedLikeDamage) {
   EXPECT_EQ(TuningCache(options_for(dir.path())).records().size(), 2u);
 }
 
+// Loads a private copy of golden file `name` at `file` (the cache refuses a
+// file that group or others can write, as a checkout may leave the source).
+Result<cache::TuningFile> load_golden_copy(const char* name, const std::filesystem::path& file) {
+  std::filesystem::copy_file(std::filesystem::path(KILN_CACHE_GOLDEN_DIR) / name, file);
+  std::filesystem::permissions(
+      file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  return cache::load_tuning_file(file);
+}
+
 // A file of the previous format (records without a definition hash or a
 // checksum) is never served and never fatal: the reader says it is of an
 // older format, and the next save replaces it with a current one.
@@ -307,10 +317,7 @@ TEST(TuningCache, AnOlderFormatFileIsNotServedAndIsReplaced) {
   TempDir dir;
   std::filesystem::create_directories(dir.path() / "tuning");
   const auto file = dir.path() / "tuning" / "tuning.json";
-  std::filesystem::copy_file(std::filesystem::path(KILN_CACHE_GOLDEN_DIR) / "tuning_v1.json", file);
-  std::filesystem::permissions(
-      file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-  Result<cache::TuningFile> old = cache::load_tuning_file(file);
+  Result<cache::TuningFile> old = load_golden_copy("tuning_v1.json", file);
   ASSERT_FALSE(old.ok());
   EXPECT_EQ(old.error().code, ErrorCode::kCorrupt);
   EXPECT_NE(old.error().message.find("older format (format version 1"), std::string::npos)
@@ -334,15 +341,29 @@ TEST(TuningCache, AnOlderFormatFileIsNotServedAndIsReplaced) {
   EXPECT_DOUBLE_EQ(replaced->records.begin()->second.best_time_ms, 0.2);
 }
 
+// Version 2 keyed every record by every backend's compiler (NVRTC and LLVM
+// versions in one fingerprint): its records are not served either, and the
+// reader says why.
+TEST(TuningCache, AVersion2FileIsNotServed) {
+  TempDir dir;
+  Result<cache::TuningFile> old = load_golden_copy("tuning_v2.json", dir.path() / "v2.json");
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.error().code, ErrorCode::kCorrupt);
+  EXPECT_NE(old.error().message.find("older format (format version 2"), std::string::npos)
+      << old.error().message;
+  EXPECT_NE(old.error().message.find("every backend's compiler"), std::string::npos)
+      << old.error().message;
+}
+
 // If this fails, the tuning JSON changed: bump kTuningFormatVersion and add
 // a new golden file (kiln_cache_worker write-golden DIR).
-TEST(TuningCache, GoldenFilePinsVersion2) {
-  ASSERT_EQ(kTuningFormatVersion, 2);
+TEST(TuningCache, GoldenFilePinsVersion3) {
+  ASSERT_EQ(kTuningFormatVersion, 3);
   // A private copy: the cache refuses a file that group or others can write,
   // and a checkout made with umask 002 leaves the source tree's copy so.
   TempDir dir;
-  const auto path = dir.path() / "tuning_v2.json";
-  std::filesystem::copy_file(std::filesystem::path(KILN_CACHE_GOLDEN_DIR) / "tuning_v2.json", path);
+  const auto path = dir.path() / "tuning_v3.json";
+  std::filesystem::copy_file(std::filesystem::path(KILN_CACHE_GOLDEN_DIR) / "tuning_v3.json", path);
   std::filesystem::permissions(
       path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
                 std::filesystem::perms::group_read | std::filesystem::perms::others_read);
@@ -355,7 +376,9 @@ TEST(TuningCache, GoldenFilePinsVersion2) {
       << "the tuning record JSON changed without a format version bump";
   nlohmann::json raw = nlohmann::json::parse(testing::read_test_file(path).value());
   EXPECT_EQ(raw["format"], "kiln-tuning");
-  EXPECT_EQ(raw["format_version"], 2);
+  EXPECT_EQ(raw["format_version"], 3);
+  EXPECT_EQ(raw["records"][0]["toolchain"]["backend"], "cuda");
+  EXPECT_EQ(raw["records"][0]["toolchain"]["compiler"], "nvrtc 13.0");
   EXPECT_EQ(raw["records"][0]["definition"], testing::test_identity().definition.hex());
   EXPECT_TRUE(raw["records"][0]["checksum"].is_string());
   for (const char* field :

@@ -17,7 +17,7 @@ class Isolation : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().describe();
-    context_.toolchain = current_toolchain();
+    context_.toolchain = current_toolchain(DeviceKind::kCuda);
     context_.env = CacheEnvRegistry::global().snapshot();
   }
   cuda::NvrtcCompiler compiler_;

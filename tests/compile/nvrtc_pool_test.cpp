@@ -18,7 +18,7 @@ class Pool : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().describe();
-    options_.context.toolchain = current_toolchain();
+    options_.context.toolchain = current_toolchain(DeviceKind::kCuda);
     options_.context.env = CacheEnvRegistry::global().snapshot();
   }
   std::vector<CompileUnit> units(std::size_t group_size) {

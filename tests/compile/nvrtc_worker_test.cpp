@@ -21,7 +21,7 @@ class Worker : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().describe();
-    context_ = {current_toolchain(), CacheEnvRegistry::global().snapshot()};
+    context_ = {current_toolchain(DeviceKind::kCuda), CacheEnvRegistry::global().snapshot()};
   }
   static std::shared_ptr<WorkerProcessCompiler> spawn() {
     return std::make_shared<WorkerProcessCompiler>(

@@ -74,7 +74,7 @@ TEST(ShippedKernels, CallsAreDeterministicAndShapedFromTheDims) {
 }
 
 TEST(ShippedKernels, InPlaceRmsNormEqualsOneCleanRunAfterTuningAndOnACacheHit) {
-  auto target = open_tuning_target(BackendKind::kCpu, current_toolchain());
+  auto target = open_tuning_target(BackendKind::kCpu);
   ASSERT_TRUE(target.ok()) << target.error().describe();
   Device& device = *target->device;
   const ShippedKernel* k = find_shipped_kernel("fused_add_rmsnorm");

@@ -34,7 +34,7 @@ TEST_F(UserCuda, EveryConfigOfTheSpecCompilesWithNvrtc) {
   CompileRunSettings settings;
   settings.arch = "sm_80";
   settings.workers = 2;
-  settings.context = {current_toolchain(), CacheEnvRegistry::global().snapshot()};
+  settings.context = {current_toolchain(DeviceKind::kCuda), CacheEnvRegistry::global().snapshot()};
   auto compiler = std::shared_ptr<Compiler>(cuda::make_compiler());
   settings.factory = [compiler](int) { return compiler; };
   CompileRun run = compile_all(t.tmpl, t.tmpl.specialize_all(), settings);

@@ -58,7 +58,8 @@ TEST(RowKernels, EntriesDescribeTheirCalls) {
 TEST(RowKernels, EveryConfigCompilesForSm90a) {
   if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().describe();
   auto compiler = cuda::make_compiler();
-  CompileContext context{current_toolchain(), CacheEnvRegistry::global().snapshot()};
+  CompileContext context{current_toolchain(DeviceKind::kCuda),
+                         CacheEnvRegistry::global().snapshot()};
   for (const KernelTemplate& t : row_templates()) {
     std::vector<Specialization> specs;
     for (const Config& c : t.space.enumerate()) specs.push_back(t.specialize(c));

@@ -13,7 +13,7 @@ namespace {
 class RowKernelsGpu : public ::testing::TestWithParam<int> {};
 
 TEST_P(RowKernelsGpu, EveryMeasuredConfigMatchesTheReference) {
-  auto target = open_tuning_target(BackendKind::kCuda, current_toolchain());
+  auto target = open_tuning_target(BackendKind::kCuda);
   if (!target.ok()) GTEST_SKIP() << target.error().message;
   const ShippedKernel k = internal::cuda_row_kernels().at(static_cast<std::size_t>(GetParam()));
   // An odd row count leaves the last block partly idle; the width takes every VEC.

@@ -20,9 +20,14 @@ TEST(CliInfo, JsonHasEveryField) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   nlohmann::json j = nlohmann::json::parse(r.out);  // throws (fails) if not valid JSON
   EXPECT_EQ(j["kiln_version"], "0.1.0");
-  for (const char* part :
-       {"kiln_version", "nvrtc_version", "llvm_version", "codegen_hash", "hash"}) {
-    EXPECT_TRUE(j["fingerprint"].contains(part)) << part;
+  // One fingerprint per built backend, each with its own compiler alone.
+  EXPECT_EQ(j["fingerprints"].contains("cpu"), static_cast<bool>(KILN_TEST_HAVE_LLVM));
+  EXPECT_EQ(j["fingerprints"].contains("cuda"), static_cast<bool>(KILN_TEST_HAVE_CUDA));
+  for (const auto& [name, fingerprint] : j["fingerprints"].items()) {
+    for (const char* part : {"kiln_version", "codegen_hash", "backend", "compiler", "hash"}) {
+      EXPECT_TRUE(fingerprint.contains(part)) << name << ": " << part;
+    }
+    EXPECT_EQ(fingerprint["backend"], name);
   }
   EXPECT_TRUE(j["cuda"]["driver"].contains("available"));
   if (j["cuda"]["devices"].empty()) {
@@ -42,8 +47,8 @@ TEST(CliInfo, ReflectsTheEnvironment) {
   CliRun r = run_kiln("info --json");
   ASSERT_EQ(r.exit_code, 0);
   CliRun r2 = run_kiln("info --json");  // same environment, same fingerprint
-  EXPECT_EQ(nlohmann::json::parse(r.out)["fingerprint"],
-            nlohmann::json::parse(r2.out)["fingerprint"]);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["fingerprints"],
+            nlohmann::json::parse(r2.out)["fingerprints"]);
   CliRun r3 = run_kiln("info --json", "env KILN_CACHE_DIR=/tmp/kiln-cli-test KILN_ARCH=sm_80 ");
   ASSERT_EQ(r3.exit_code, 0) << r3.out;
   nlohmann::json j = nlohmann::json::parse(r3.out);

@@ -12,7 +12,7 @@ namespace kiln {
 namespace {
 
 ToolchainFingerprint toolchain() {
-  return {"0.1.0", "13.0", "19.1.7", "abc"};
+  return {"0.1.0", "abc", "cuda", "nvrtc 13.0"};
 }
 
 Hash128 definition() {
@@ -96,9 +96,41 @@ TEST(Fingerprint, EveryPartChangesTheHash) {
     return f.hash() != base.hash();
   };
   EXPECT_TRUE(changed([](auto& f) { f.kiln_version = "0.2.0"; }));
-  EXPECT_TRUE(changed([](auto& f) { f.nvrtc_version = "absent"; }));
-  EXPECT_TRUE(changed([](auto& f) { f.llvm_version = "20.1.0"; }));
+  EXPECT_TRUE(changed([](auto& f) { f.backend = "cpu"; }));
+  EXPECT_TRUE(changed([](auto& f) { f.compiler = "absent"; }));
   EXPECT_TRUE(changed([](auto& f) { f.codegen_hash = "abd"; }));
+}
+
+// Each backend's keys carry its own compiler alone: upgrading NVRTC leaves
+// every CPU artifact and tuning key as it was, upgrading LLVM every CUDA one
+// (the fingerprint of version 1 held both versions in every key).
+TEST(Fingerprint, ABackendsKeysIgnoreTheOtherBackendsCompiler) {
+  EnvSnapshot env = CacheEnvRegistry().snapshot(Environment());
+  struct Machine {
+    std::string llvm, nvrtc;
+    ToolchainFingerprint cpu() const { return ToolchainFingerprint::of("cpu", llvm); }
+    ToolchainFingerprint cuda() const { return ToolchainFingerprint::of("cuda", nvrtc); }
+  };
+  auto artifact = [&](const ToolchainFingerprint& f, const char* arch) {
+    return artifact_key(f, "src", {"-O3"}, "k<1>", arch, env);
+  };
+  auto tuning = [&](const ToolchainFingerprint& f, const char* arch) {
+    return tuning_key(problem(), arch, f, env, definition());
+  };
+  const Machine before{"llvm 19.1.7", "nvrtc 13.0"};
+  const Machine new_nvrtc{"llvm 19.1.7", "nvrtc 13.1"};
+  const Machine new_llvm{"llvm 19.1.8", "nvrtc 13.0"};
+  EXPECT_EQ(artifact(before.cpu(), "host"), artifact(new_nvrtc.cpu(), "host"));
+  EXPECT_EQ(tuning(before.cpu(), "host"), tuning(new_nvrtc.cpu(), "host"));
+  EXPECT_NE(artifact(before.cuda(), "sm_90a"), artifact(new_nvrtc.cuda(), "sm_90a"));
+  EXPECT_NE(tuning(before.cuda(), "sm_90a"), tuning(new_nvrtc.cuda(), "sm_90a"));
+  EXPECT_EQ(artifact(before.cuda(), "sm_90a"), artifact(new_llvm.cuda(), "sm_90a"));
+  EXPECT_EQ(tuning(before.cuda(), "sm_90a"), tuning(new_llvm.cuda(), "sm_90a"));
+  EXPECT_NE(artifact(before.cpu(), "host"), artifact(new_llvm.cpu(), "host"));
+  EXPECT_NE(tuning(before.cpu(), "host"), tuning(new_llvm.cpu(), "host"));
+  // The two backends never share a key, even with equal compiler strings.
+  EXPECT_NE(ToolchainFingerprint::of("cpu", "x").hash(),
+            ToolchainFingerprint::of("cuda", "x").hash());
 }
 
 TEST(Fingerprint, JsonRoundTrip) {
@@ -124,7 +156,7 @@ TEST(Keys, ArtifactKeyCoversEveryInput) {
   EXPECT_NE(base, artifact_key(toolchain(), "src", {"-O3"}, "k<2>", "sm_90a", env));
   EXPECT_NE(base, artifact_key(toolchain(), "src", {"-O3"}, "k<1>", "sm_80", env));
   ToolchainFingerprint other = toolchain();
-  other.nvrtc_version = "12.8";
+  other.compiler = "nvrtc 12.8";
   EXPECT_NE(base, artifact_key(other, "src", {"-O3"}, "k<1>", "sm_90a", env));
 }
 

@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "kiln/core/error.hpp"
 #include "kiln/core/options.hpp"
+#include "kiln/runtime/backend.hpp"
 
 namespace kiln {
 namespace {
@@ -19,11 +21,42 @@ bool toolkit_nvrtc_present() {
 TEST(Toolchain, FingerprintMatchesTheReport) {
   const ToolchainReport& r = toolchain_report();
   EXPECT_EQ(&r, &toolchain_report());  // probed once
-  EXPECT_EQ(r.fingerprint.kiln_version, kiln_version());
-  EXPECT_EQ(r.fingerprint.codegen_hash, kiln_codegen_hash());
-  EXPECT_EQ(r.fingerprint.nvrtc_version, r.nvrtc.available ? r.nvrtc.version : "absent");
-  EXPECT_EQ(r.fingerprint.llvm_version, r.llvm.available ? r.llvm.version : "absent");
-  EXPECT_EQ(current_toolchain(), r.fingerprint);
+  EXPECT_EQ(r.fingerprints.size(), backends().size());
+  for (const auto& [name, f] : r.fingerprints) {
+    EXPECT_EQ(f.kiln_version, kiln_version());
+    EXPECT_EQ(f.codegen_hash, kiln_codegen_hash());
+    EXPECT_EQ(f.backend, name);
+  }
+  // Each backend's part is its own compiler alone.
+  if (KILN_TEST_HAVE_CUDA) {
+    EXPECT_EQ(r.fingerprints.at("cuda").compiler,
+              r.nvrtc.available ? "nvrtc " + r.nvrtc.version : "absent");
+    EXPECT_EQ(current_toolchain(DeviceKind::kCuda), r.fingerprints.at("cuda"));
+  }
+  if (KILN_TEST_HAVE_LLVM) {
+    EXPECT_EQ(r.fingerprints.at("cpu").compiler, "llvm " + r.llvm.version);
+    EXPECT_EQ(current_toolchain(DeviceKind::kCpu), r.fingerprints.at("cpu"));
+  }
+}
+
+// A backend this build lacks still has a fingerprint (its compiler absent),
+// and the registration list holds exactly the backends built.
+TEST(Toolchain, RegisteredBackendsAreTheBuiltOnes) {
+  EXPECT_EQ(find_backend(DeviceKind::kCpu).ok(), static_cast<bool>(KILN_TEST_HAVE_LLVM));
+  EXPECT_EQ(find_backend(DeviceKind::kCuda).ok(), static_cast<bool>(KILN_TEST_HAVE_CUDA));
+  for (DeviceKind kind : {DeviceKind::kCpu, DeviceKind::kCuda}) {
+    auto b = find_backend(kind);
+    if (b.ok()) {
+      EXPECT_EQ((*b)->kind(), kind);
+      EXPECT_EQ(find_backend((*b)->name()).value(), *b);
+    } else {
+      EXPECT_NE(b.error().message.find("rebuild with KILN_WITH_"), std::string::npos);
+      EXPECT_EQ(current_toolchain(kind).compiler, "absent");
+    }
+  }
+  auto unknown = find_backend("tpu");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidArgument);
 }
 
 TEST(Toolchain, NvrtcFromTheToolkitIsFound) {
@@ -59,10 +92,12 @@ TEST(Toolchain, LlvmMatchesTheBuild) {
 
 TEST(Toolchain, JsonHasEveryPart) {
   nlohmann::json j = toolchain_report().to_json();
-  for (const char* key : {"nvrtc", "llvm", "cuda", "fingerprint"})
+  for (const char* key : {"nvrtc", "llvm", "cuda", "fingerprints"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_TRUE(j["cuda"].contains("devices"));
-  EXPECT_EQ(j["fingerprint"]["hash"], current_toolchain().hash().hex());
+  for (const DeviceBackend* b : backends()) {
+    EXPECT_EQ(j["fingerprints"][b->name()]["hash"], current_toolchain(b->kind()).hash().hex());
+  }
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   auto resolved = resolve_shipped_kernel(setup.kernel, kind, std::nullopt);
   if (!resolved.ok()) return resolved.error();
   const ShippedKernel& shipped = **resolved;
-  auto target = open_tuning_target(*kind, current_toolchain());
+  auto target = open_tuning_target(*kind, current_toolchain(*kind));
   if (!target.ok()) return target.error();
 
   // (2) Counted compiles, one benchmark worker, and on the CPU a device

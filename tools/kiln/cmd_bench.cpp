@@ -36,12 +36,12 @@ int run_bench_compile(const BenchArgs& args) {
   s.max_configs = args.max_configs;
   const int cores = resolve_workers(args.cores);
   s.variants = compile_bench_variants(cores, args.processes, args.sweep);
-  s.context = {current_toolchain(), CacheEnvRegistry::global().snapshot()};
+  s.context = {current_toolchain(DeviceKind::kCuda), CacheEnvRegistry::global().snapshot()};
   s.make_compiler = [](bool pch, bool processes) { return make_backend_compiler(pch, processes); };
   s.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   nlohmann::json report = run_compile_bench(s);
   report["cores"] = cores;
-  report["toolchain"] = current_toolchain().to_json();
+  report["toolchain"] = current_toolchain(DeviceKind::kCuda).to_json();
   if (args.json) {
     std::cout << report.dump(2) << "\n";
   } else {

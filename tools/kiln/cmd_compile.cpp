@@ -1,11 +1,13 @@
 // kiln compile --kernel NAME [--arch ARCH] [--group-size G] [--threads N]
 //              [--no-pch] [--ptx] [--processes] [--json]
-// Compiles every config of a shipped template through the compile pool and
-// prints one line per config (ok/failed, time, size) and totals. Exit 1 when
-// any config failed.
+// Compiles every config of a shipped kernel (CPU or CUDA) or template
+// through the compile pool with its backend's compiler, prints one line per
+// config (ok/failed, time, size) and totals, and stores each artifact in
+// the artifact cache (KILN_CACHE_DIR) under the key a tuning run looks up:
+// a CI job can fill a cache ahead of use. Exit 1 when any config failed.
 //
-// kiln compile-worker [--no-pch]: (hidden) a worker process of the compile
-// pool, serving programs on stdin/stdout (kiln/compile_worker.hpp).
+// kiln compile-worker [--backend B] [--no-pch]: (hidden) a worker process of
+// the compile pool, serving programs on stdin/stdout (kiln/compile_worker.hpp).
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,8 +18,11 @@
 #include "commands.hpp"
 #include "compile/compile_worker.hpp"
 #include "compile_backend.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/artifact_store.hpp"
 #include "kiln/compile/compile_run.hpp"
 #include "kiln/compile/templates.hpp"
+#include "kiln/kernels/shipped_kernels.hpp"
 #include "kiln/runtime/toolchain.hpp"
 #include "option_checks.hpp"
 
@@ -42,23 +47,65 @@ std::string size_text(std::size_t bytes) {
   return buf;
 }
 
+// Every name `--kernel` takes: the shipped kernels (as `kiln tune` knows
+// them), then the templates only `kiln compile` and `kiln bench` use.
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const auto& k : shipped_kernels()) names.push_back(k.name);
+  for (const auto& n : shipped_template_names()) {
+    if (!find_shipped_kernel(n)) names.push_back(n);
+  }
+  return names;
+}
+
+// A shipped kernel's template exactly as tuning specializes it (so the keys
+// agree), with the backend it runs on; a bare template is CUDA's.
+std::pair<KernelTemplate, DeviceKind> resolve_kernel(const std::string& name) {
+  if (const ShippedKernel* k = find_shipped_kernel(name)) return {k->kernel().tmpl, k->backend};
+  return {shipped_template(name), DeviceKind::kCuda};
+}
+
+// Stores what compiled under the keys a tuning run looks up; returns how
+// many were stored.
+std::size_t store_all(const CompileRun& run) {
+  ArtifactCache cache(Options::global());
+  std::size_t stored = 0;
+  for (const auto& unit : run.units) {
+    for (const auto& e : unit.entries) {
+      if (!e.ok()) continue;
+      if (auto s = store_artifact(cache, *e); s.ok()) {
+        ++stored;
+      } else {
+        std::fprintf(stderr, "kiln compile: not stored: %s\n", s.error().describe().c_str());
+      }
+    }
+  }
+  return stored;
+}
+
 int run_compile(const CompileArgs& args) {
-  const KernelTemplate& kernel = shipped_template(args.kernel);
-  auto arch = resolve_arch(args.arch);
+  const auto [kernel, kind] = resolve_kernel(args.kernel);
+  auto arch = resolve_arch(args.arch, kind);
   if (!arch.ok()) {
     std::fprintf(stderr, "kiln compile: %s\n", arch.error().message.c_str());
+    return 2;
+  }
+  auto backend = find_backend(kind);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "kiln compile: %s\n", backend.error().message.c_str());
     return 2;
   }
   const bool pch = !args.no_pch && Options::global().pch;
   CompileRunSettings settings;
   settings.arch = *arch;
-  settings.format = args.ptx ? BinaryFormat::kPtx : BinaryFormat::kCubin;
+  settings.format = args.ptx ? BinaryFormat::kPtx : (*backend)->binary_format();
   settings.group_size = resolve_group_size(args.group_size);
   settings.workers = resolve_workers(args.threads);
-  settings.context = {current_toolchain(), CacheEnvRegistry::global().snapshot()};
-  auto factory = compiler_factory(pch, args.processes);
+  settings.context = {current_toolchain(kind), CacheEnvRegistry::global().snapshot()};
+  auto factory = compiler_factory(pch, args.processes, kind);
   if (!factory.ok()) {
-    std::fprintf(stderr, "kiln compile: %s\n", factory.error().message.c_str());
+    std::fprintf(stderr, "kiln compile: %s
+", factory.error().message.c_str());
     return 2;
   }
   settings.factory = std::move(*factory);
@@ -86,6 +133,7 @@ int run_compile(const CompileArgs& args) {
     };
   }
   CompileRun run = compile_all(kernel, kernel.specialize_all(), settings);
+  const std::size_t stored = store_all(run);
   if (args.json) {
     nlohmann::json configs = nlohmann::json::array();
     for (const auto& unit : run.units) {
@@ -117,12 +165,16 @@ int run_compile(const CompileArgs& args) {
                           {"programs", run.programs},
                           {"ok", run.ok},
                           {"failed", run.failed},
+                          {"stored", stored},
+                          {"cache_dir", Options::global().cache_dir.string()},
                           {"configs", configs}};
     std::cout << out.dump(2) << "\n";
   } else {
     std::printf("%zu ok, %zu failed, %zu programs, %.2f s wall (%.3f s a config)\n", run.ok,
                 run.failed, run.programs, run.wall_seconds,
                 run.wall_seconds / static_cast<double>(run.ok + run.failed));
+    std::printf("stored %zu artifacts in %s\n", stored,
+                Options::global().cache_dir.string().c_str());
   }
   return run.failed == 0 ? 0 : 1;
 }
@@ -131,15 +183,17 @@ int run_compile(const CompileArgs& args) {
 
 void add_compile_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<CompileArgs>();
-  CLI::App* cmd =
-      app.add_subcommand("compile", "Compile every config of a shipped kernel template");
+  CLI::App* cmd = app.add_subcommand(
+      "compile",
+      "Compile every config of a shipped kernel into the artifact cache (KILN_CACHE_DIR)");
   std::string names;
-  for (const auto& n : shipped_template_names()) names += (names.empty() ? "" : ", ") + n;
-  cmd->add_option("--kernel", args->kernel, "Template to compile: " + names)
+  for (const auto& n : kernel_names()) names += (names.empty() ? "" : ", ") + n;
+  cmd->add_option("--kernel", args->kernel, "Kernel to compile: " + names)
       ->required()
-      ->check(CLI::IsMember(shipped_template_names()));
+      ->check(CLI::IsMember(kernel_names()));
   cmd->add_option("--arch", args->arch,
-                  "Target arch, e.g. sm_90a (default: KILN_ARCH, else the GPU's)")
+                  "Target arch, e.g. sm_90a (default: the backend's: host on the CPU; KILN_ARCH, "
+                  "else the GPU's, for CUDA)")
       ->check(cuda_arch());
   cmd->add_option("--group-size", args->group_size,
                   "Configs per NVRTC program (default: KILN_GROUP_SIZE, else 8)")
@@ -155,10 +209,16 @@ void add_compile_command(CLI::App& app, int& exit_code) {
   cmd->callback([args, &exit_code] { exit_code = run_compile(*args); });
 
   auto no_pch = std::make_shared<bool>(false);
+  auto backend = std::make_shared<std::string>("cuda");
   CLI::App* worker = app.add_subcommand("compile-worker", "");  // empty: hidden from help
   worker->group("");
   worker->add_flag("--no-pch", *no_pch, "Turn NVRTC precompiled headers off");
-  worker->callback([no_pch, &exit_code] { exit_code = serve_worker(!*no_pch); });
+  worker->add_option("--backend", *backend, "The backend whose compiler to serve");
+  worker->callback([no_pch, backend, &exit_code] {
+    auto kind = parse_device_kind(*backend);
+    if (!kind) throw Error(ErrorCode::kInvalidArgument, "compile-worker: no backend " + *backend);
+    exit_code = serve_worker(!*no_pch, *kind);
+  });
 }
 
 }  // namespace kiln::tool

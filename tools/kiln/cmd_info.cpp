@@ -35,11 +35,14 @@ void print_text() {
   const Options& options = Options::global();
   const ToolchainReport& r = toolchain_report();
   std::cout << "Kiln " << kiln_version() << "\n\n";
-  std::cout << "Toolchain fingerprint  " << r.fingerprint.hash().hex() << "\n";
+  std::cout << "Toolchain fingerprint  (one per backend: its keys carry only its compiler)\n";
+  for (const auto& [name, f] : r.fingerprints) {
+    std::cout << "  " << name << std::string(name.size() < 7 ? 7 - name.size() : 0, ' ') << "  "
+              << f.hash().hex() << "  (" << f.compiler << ")\n";
+  }
   std::cout << "  nvrtc    " << component_line(r.nvrtc) << "\n";
   std::cout << "  llvm     " << component_line(r.llvm) << "\n";
-  std::cout << "  codegen  " << r.fingerprint.codegen_hash
-            << "  (templates and code generators)\n\n";
+  std::cout << "  codegen  " << kiln_codegen_hash() << "  (templates and code generators)\n\n";
   std::cout << "CUDA driver  " << component_line(r.cuda.driver) << "\n";
   if (r.cuda.devices.empty()) {
     std::cout << "Devices      none: " << r.cuda.devices_reason << "\n";

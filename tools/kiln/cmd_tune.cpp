@@ -67,7 +67,7 @@ int run_tune(const TuneArgs& args) {
     std::fprintf(stderr, "kiln tune: %s\n", job.error().message.c_str());
     return job.error().code == ErrorCode::kUnavailable ? 1 : 2;
   }
-  auto target = open_tuning_target(job->backend, current_toolchain(), job->devices);
+  auto target = open_tuning_target(job->backend, current_toolchain(job->backend), job->devices);
   if (!target.ok()) {
     std::string fix;
     if (!job->cpu_alternative.empty())

@@ -9,67 +9,60 @@
 #include "compile/compile_worker.hpp"
 #include "kiln/core/options.hpp"
 #include "tuner/bench_worker.hpp"
-#if KILN_BACKEND_CUDA
-#include "kiln/runtime/nvrtc.hpp"
-#endif
 
 namespace kiln::tool {
 
 namespace {
 
-// The worker program's command line for NVRTC compiles; an error naming
+// The worker program's command line for compiles of `kind`; an error naming
 // where it looked and the fix when it is not found.
-Result<std::vector<std::string>> worker_argv(bool pch) {
+Result<std::vector<std::string>> worker_argv(bool pch, DeviceKind kind) {
   auto exe = find_bench_worker();
   if (!exe.ok()) return exe.error();
-  std::vector<std::string> argv = {*exe, "--compile", "cuda"};
+  std::vector<std::string> argv = {*exe, "--compile", device_kind_name(kind)};
   if (!pch) argv.push_back("--no-pch");
   return argv;
 }
 
-[[noreturn]] [[maybe_unused]] void no_cuda() {
-  throw Error(ErrorCode::kUnavailable,
-              "this kiln was built without the CUDA backend: rebuild with KILN_WITH_CUDA=ON");
+const DeviceBackend& backend_or_throw(DeviceKind kind) {
+  auto backend = find_backend(kind);
+  if (!backend.ok()) throw Error(backend.error());
+  return **backend;
 }
 
 }  // namespace
 
-Result<std::string> resolve_arch(const std::string& requested) {
+Result<std::string> resolve_arch(const std::string& requested, DeviceKind kind) {
   if (!requested.empty()) return requested;
-#if KILN_BACKEND_CUDA
-  return cuda::default_arch();
-#else
-  return make_error(ErrorCode::kUnavailable, "the CUDA backend is not built");
-#endif
+  auto backend = find_backend(kind);
+  if (!backend.ok()) return backend.error();
+  return (*backend)->default_arch();
 }
 
-std::shared_ptr<Compiler> make_backend_compiler(bool pch, bool processes) {
+std::shared_ptr<Compiler> make_backend_compiler(bool pch, bool processes, DeviceKind kind) {
   // The benchmark's make_compiler hook returns a compiler, not a Result:
   // a missing worker program ends the benchmark with its message.
-  if (processes) return std::make_shared<WorkerProcessCompiler>(worker_argv(pch).value());
-#if KILN_BACKEND_CUDA
-  auto settings = cuda::NvrtcSettings::from_options(Options::global());
-  settings.pch = pch;
-  return cuda::make_compiler(std::move(settings));
-#else
-  (void)pch;
-  no_cuda();
-#endif
+  if (processes) return std::make_shared<WorkerProcessCompiler>(worker_argv(pch, kind).value());
+  Options options = Options::global();
+  options.pch = options.pch && pch;
+  return backend_or_throw(kind).make_compiler(options);
 }
 
-Result<CompilerFactory> compiler_factory(bool pch, bool processes) {
+Result<CompilerFactory> compiler_factory(bool pch, bool processes, DeviceKind kind) {
   if (processes) {
-    auto argv = worker_argv(pch);  // found once, before any worker starts
+    auto argv = worker_argv(pch, kind);  // found once, before any worker starts
     if (!argv.ok()) return argv.error();
     return CompilerFactory(
         [argv = *argv](int) { return std::make_shared<WorkerProcessCompiler>(argv); });
   }
-  auto shared = make_backend_compiler(pch, false);
+  auto backend = find_backend(kind);
+  if (!backend.ok()) return backend.error();
+  auto shared = make_backend_compiler(pch, false, kind);
   return CompilerFactory([shared](int) { return shared; });
 }
 
-int serve_worker(bool pch) {
-  auto argv = worker_argv(pch);
+int serve_worker(bool pch, DeviceKind kind) {
+  auto argv = worker_argv(pch, kind);
   if (!argv.ok()) {
     std::fprintf(stderr, "kiln compile-worker: %s\n", argv.error().message.c_str());
     return 127;

@@ -37,7 +37,7 @@ int main() {
   }
   kiln::Backend backend;
   backend.compiler = std::shared_ptr<kiln::Compiler>(kiln::cpu::make_compiler());
-  backend.toolchain = kiln::current_toolchain();
+  backend.toolchain = kiln::current_toolchain(kiln::DeviceKind::kCpu);
   backend.arch = "host";
   backend.format = kiln::BinaryFormat::kCpuObject;
 
@@ -78,7 +78,7 @@ int main() {
     }
   }
   std::printf("installed Kiln %s tuned %s: best %s (%s)\n",
-              kiln::current_toolchain().kiln_version.c_str(), kernel.tmpl.name.c_str(),
-              best->config.to_string().c_str(), best->source.c_str());
+              kiln::current_toolchain(kiln::DeviceKind::kCpu).kiln_version.c_str(),
+              kernel.tmpl.name.c_str(), best->config.to_string().c_str(), best->source.c_str());
   return 0;
 }

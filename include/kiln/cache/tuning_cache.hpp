@@ -36,8 +36,9 @@ inline constexpr const char* kTuningFormat = "kiln-tuning";
 // ANY change to the header or record JSON, and add a golden file under
 // tests/cache/golden/: files of another version are not read (an older
 // file is replaced by the next save). 2: records carry the kernel's
-// definition hash and a checksum over their whole content.
-inline constexpr int kTuningFormatVersion = 2;
+// definition hash and a checksum over their whole content. 3: the
+// toolchain is one backend's (backend, compiler), not every backend's.
+inline constexpr int kTuningFormatVersion = 3;
 
 // One file the cache read, for `kiln cache ls/stats/verify`.
 struct TuningFileStatus {

@@ -46,7 +46,7 @@ std::vector<CompileUnit> group(const KernelTemplate& kernel,
 
 // What, besides the unit, decides an artifact's identity.
 struct CompileContext {
-  ToolchainFingerprint toolchain;  // kiln::current_toolchain() in an application
+  ToolchainFingerprint toolchain;  // kiln::current_toolchain(kind) in an application
   EnvSnapshot env;                 // CacheEnvRegistry::global().snapshot()
 };
 

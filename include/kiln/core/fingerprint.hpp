@@ -1,6 +1,9 @@
-// Toolchain fingerprint: everything about the compilers and Kiln itself that
-// can change generated code. Part of every artifact and tuning key, so an
-// upgrade of CUDA, LLVM or Kiln can never serve an old binary or winner.
+// Toolchain fingerprint: everything about Kiln and the one backend's
+// compiler that can change generated code. Part of every artifact and tuning
+// key, so an upgrade of Kiln or of that compiler can never serve an old
+// binary or winner, while upgrading NVRTC leaves CPU keys alone and
+// upgrading LLVM leaves CUDA keys alone (each backend adds only its part:
+// kiln/runtime/backend.hpp).
 #pragma once
 
 #include <string>
@@ -12,10 +15,17 @@
 namespace kiln {
 
 struct ToolchainFingerprint {
-  std::string kiln_version;   // "0.1.0"
-  std::string nvrtc_version;  // "13.0", or "absent"
-  std::string llvm_version;   // "19.1.7", or "absent"
-  std::string codegen_hash;   // hash of templates/ and code-generating sources, at build time
+  std::string kiln_version;  // "0.1.0"
+  std::string codegen_hash;  // hash of templates/ and code-generating sources, at build time
+  // The backend the keyed code is for ("cpu", "cuda"); empty for code no
+  // backend compiles (a framework's own runners).
+  std::string backend;
+  // That backend's part: its compiler and version ("llvm 19.1.7",
+  // "nvrtc 13.0"), or "absent" when it cannot be loaded.
+  std::string compiler;
+
+  // This build's Kiln version and codegen hash with `backend`'s part.
+  static ToolchainFingerprint of(std::string backend, std::string compiler);
 
   Hash128 hash() const;
   nlohmann::json to_json() const;  // the parts and "hash"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +18,14 @@ const char* dtype_name(DType dtype);       // "f16", "bf16", "f32", ...
 std::size_t dtype_size(DType dtype);       // bytes per element
 DType parse_dtype(std::string_view name);  // accepts the names above and "float16", "half", ...
 
+// The kind of device a tensor lives on, which is also the backend that
+// compiles for it and runs it (one choice: kiln/runtime/backend.hpp).
 enum class DeviceKind : std::uint8_t { kCpu, kCuda };
+// "cpu", "cuda": the backend's name on the command line, in worker
+// arguments and in the toolchain fingerprint.
+const char* device_kind_name(DeviceKind kind);
+// The kind named so; nullopt for any other name.
+std::optional<DeviceKind> parse_device_kind(std::string_view name);
 
 struct DeviceRef {
   DeviceKind kind = DeviceKind::kCpu;

@@ -68,6 +68,12 @@ struct TacticTunerOptions {
   // What records are tagged with. Default: device->properties(), else
   // {"host", "host CPU"}.
   std::optional<DeviceIdentity> identity;
+  // The toolchain records are tagged with. Default: Kiln's version and
+  // codegen hash alone, for runners no backend compiles; runners whose code
+  // a Kiln backend compiles pass its fingerprint,
+  // kiln::current_toolchain(kind) (kiln/runtime/toolchain.hpp), so an
+  // upgrade of that compiler retunes them.
+  std::optional<ToolchainFingerprint> toolchain;
   // A cache consulted beneath the scopes' files; decisions are saved to it
   // after each tuning pass. May be null.
   TuningCache* cache = nullptr;

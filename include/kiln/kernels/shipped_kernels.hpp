@@ -49,9 +49,9 @@ struct ShippedKernel {
   std::function<Tolerance(const ShapeDims&)> tolerance;
 };
 
-// Every shipped kernel, in a stable order: CPU kernels when the CPU backend
-// is built; CUDA kernels always (listed everywhere; tuning one needs the
-// CUDA backend and a device, and says so when either is missing).
+// Every shipped kernel, in a stable order, whatever backends this build has
+// (listed everywhere; tuning one needs its backend and a device, and says
+// so when either is missing).
 const std::vector<ShippedKernel>& shipped_kernels();
 
 // By exact name; nullptr when there is none.

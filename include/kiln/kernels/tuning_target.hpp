@@ -2,7 +2,7 @@
 // arch, benchmark devices) plus the device the call's arguments live on.
 // `kiln tune` opens one; an application embedding Kiln may too.
 //
-//   auto target = open_tuning_target(BackendKind::kCpu, kiln::current_toolchain());
+//   auto target = open_tuning_target(BackendKind::kCpu);
 //   Autotuner tuner(target->backend, &artifacts, &tunings);
 //   tuner.tune(kernel, args, *target->device);
 #pragma once
@@ -14,14 +14,21 @@
 #include <vector>
 
 #include "kiln/cache/tuning_record.hpp"
+#include "kiln/tuner/device_identity.hpp"
 #include "kiln/tuner/tuner.hpp"
 
 namespace kiln {
 
-enum class BackendKind { kCpu, kCuda };
-const char* backend_kind_name(BackendKind kind);  // "cpu", "cuda"
+// The backend a run compiles with is the kind of device it runs on: one
+// choice, one enum (kiln/core/tensor.hpp).
+using BackendKind = DeviceKind;
+inline const char* backend_kind_name(BackendKind kind) {
+  return device_kind_name(kind);  // "cpu", "cuda"
+}
 // "cpu", "cuda"; nullopt for anything else.
-std::optional<BackendKind> parse_backend_kind(std::string_view name);
+inline std::optional<BackendKind> parse_backend_kind(std::string_view name) {
+  return parse_device_kind(name);
+}
 
 // Which backends this build has, and whether a CUDA device is present.
 bool cpu_backend_built();
@@ -38,17 +45,14 @@ struct TuningTarget {
 };
 
 // Opens the backend and its devices; `toolchain` enters every key
-// (kiln::current_toolchain(), kiln/runtime/toolchain.hpp). CPU: the host with one
+// (kiln::current_toolchain(kind), kiln/runtime/toolchain.hpp). CPU: the host with one
 // block runner per hardware thread. CUDA: `devices` (empty: device 0), one benchmark worker
 // per device, arguments on the first. Errors (kUnavailable) say what is
 // missing and the fix, e.g. "no CUDA device (...): tune on a machine with
 // one, or on the CPU backend".
 Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerprint& toolchain,
                                         const std::vector<int>& devices = {});
-// The same with this build's toolchain (kiln::current_toolchain()).
+// The same with this build's toolchain for `kind` (kiln::current_toolchain(kind)).
 Result<TuningTarget> open_tuning_target(BackendKind kind);
-
-// The identity tuning records carry for `device` (as the tuner computes it).
-DeviceIdentity device_identity(const Device& device);
 
 }  // namespace kiln

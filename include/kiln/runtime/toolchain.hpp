@@ -1,15 +1,17 @@
 // What this build and this machine can compile and run with: which backends
 // were built, which compilers and devices are present (or why not), and the
-// toolchain fingerprint made from them.
+// toolchain fingerprint of each backend (kiln/runtime/backend.hpp).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "kiln/core/fingerprint.hpp"
+#include "kiln/core/tensor.hpp"
 
 namespace kiln {
 
@@ -52,14 +54,19 @@ struct ToolchainReport {
   ComponentStatus llvm;
   CudaDriverStatus cuda;
   CpuDeviceStatus cpu;
-  ToolchainFingerprint fingerprint;
+  // Each built backend's fingerprint by name ("cpu", "cuda"): its keys
+  // carry Kiln's version, the codegen hash and its own compiler alone.
+  std::map<std::string, ToolchainFingerprint> fingerprints;
 
   nlohmann::json to_json() const;
 };
 
 // Probes once per process (thread-safe) and returns the same report after.
+// It opens every backend (an LLVM JIT, the CUDA driver): code that needs
+// one backend's fingerprint asks current_toolchain(kind).
 const ToolchainReport& toolchain_report();
-// toolchain_report().fingerprint.
-const ToolchainFingerprint& current_toolchain();
+// The fingerprint of `kind`'s keys, probed once per backend per process;
+// for a backend this build lacks, its compiler is "absent".
+const ToolchainFingerprint& current_toolchain(DeviceKind kind);
 
 }  // namespace kiln

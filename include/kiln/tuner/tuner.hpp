@@ -173,7 +173,7 @@ struct Backend {
   // worker processes: a compile past its deadline is killed there, so a
   // compile that never finishes cannot hold up the run.
   CompilerFactory compiler_factory;
-  // Enters every key: kiln::current_toolchain() in an application.
+  // Enters every key: kiln::current_toolchain(kind) in an application.
   ToolchainFingerprint toolchain;
   std::string arch;  // "host", "sm_90a"
   BinaryFormat format = BinaryFormat::kCpuObject;
