@@ -89,8 +89,8 @@ int serve_bench_worker(int fd, const WorkerDeviceOpener& open) {
           // say so and exit, and the tuner starts a fresh worker.
           if (Status health = internal::probe_device(*device); !health.ok()) {
             m.outcome = Outcome::kCrashed;
-            m.reason += "; the device is unusable after it (" + health.error().message +
-                        "): its worker was replaced";
+            m.error.message += "; the device is unusable after it (" + health.error().message +
+                               "): its worker was replaced";
             unusable = true;
           }
         }

@@ -65,12 +65,16 @@ struct WorkerState {
   std::thread thread;
 };
 
-Measurement not_run(const Config& config, Outcome outcome, std::string reason) {
+Measurement not_run(const Config& config, Outcome outcome, ErrorInfo error) {
   Measurement m;
   m.config = config;
   m.outcome = outcome;
-  m.reason = std::move(reason);
+  m.error = std::move(error);
   return m;
+}
+
+Measurement not_run(const Config& config, Outcome outcome, std::string reason) {
+  return not_run(config, outcome, make_error(outcome_error_code(outcome), std::move(reason)));
 }
 
 // Records a finished measurement (with the outputs of its checked run, when
@@ -96,8 +100,8 @@ Measurement measure_on(Shared& s, WorkerState& w, const Artifact& artifact, nloh
     return failure(artifact, Outcome::kLaunchFailed, geometry.error().message);
   }
   if (w.process) {
-    Measurement m =
-        w.process->measure(artifact, *geometry, s.in.options.bench_deadline_seconds, captured);
+    Measurement m = w.process->measure(artifact, *geometry,
+                                       s.in.options.pipeline.bench_deadline_seconds, captured);
     (*args)["pid"] = w.process->last_pid();
     return m;
   }
@@ -157,7 +161,7 @@ Result<std::shared_ptr<WorkerState>> start_worker(const std::shared_ptr<Shared>&
   } else if (s->plan.home_only) {
     w->device = s->in.home;
   } else {
-    auto dev = s->in.backend.open_device(slot);
+    auto dev = s->in.backend.bench.open_device(slot);
     if (!dev.ok()) return dev.error();
     w->owned = std::move(*dev);
     w->device = w->owned.get();
@@ -199,7 +203,7 @@ Status prepare_replicas(Shared& s) {
   call.reference = s.in.reference;
   call.capture_outputs = s.in.judge != nullptr;
   call.options = s.in.options;
-  call.options.reference_fn = nullptr;
+  call.options.check.reference_fn = nullptr;
   call.threads = s.plan.cpu_threads;
   s.call = std::make_shared<const Message>(call.to_message());
   return ok_status();
@@ -221,7 +225,7 @@ void on_compiled(Shared& s, CompletedUnit done) {
       Outcome o = entry.error().code == ErrorCode::kCancelled ? Outcome::kCancelled
                   : entry.error().code == ErrorCode::kTimeout ? Outcome::kTimeout
                                                               : Outcome::kCompileFailed;
-      record_locked(s, not_run(config, o, entry.error().describe()));
+      record_locked(s, not_run(config, o, entry.error()));
       continue;
     }
     store_artifact(s.in.artifacts, *entry);
@@ -249,7 +253,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
 
   // (1) Artifacts the cache holds are ready at once; the rest is grouped.
   UnitPlan plan = plan_units(s->in.kernel, configs, s->in.backend, s->in.context, s->in.artifacts,
-                             opt.group_size);
+                             opt.pipeline.group_size);
   s->artifact_hits = plan.cached.size();
   for (auto& a : plan.cached) {
     if (s->in.progress) s->in.progress->compiled();
@@ -259,7 +263,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
 
   // (2) Benchmark workers, one per device: now when pipelined, after the
   // compiles otherwise.
-  s->plan = plan_benchmarks(s->in.backend, s->in.args, *s->in.home);
+  s->plan = plan_benchmarks(s->in.backend.bench, s->in.args, *s->in.home);
   KILN_LOG(kDebug) << s->in.kernel.tmpl.name << ": benchmarking on " << s->plan.describe();
   Status replicas = prepare_replicas(*s);
   if (!replicas.ok()) s->worker_failure = replicas.error().message;
@@ -276,17 +280,17 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
     workers.push_back(*w);
     return true;
   };
-  if (opt.pipeline) {
+  if (opt.pipeline.overlap) {
     for (int i = 0; i < slots; ++i) add_worker(i);
   }
 
   // (3) The compile pool feeds the ready queue as each unit lands.
   {
     PoolOptions po;
-    po.workers = opt.compile_threads;
+    po.workers = opt.pipeline.compile_threads;
     po.context = s->in.context;
     // Each compile's deadline starts when it starts (DeadlineCompiler).
-    const double limit = opt.compile_deadline_seconds;
+    const double limit = opt.pipeline.compile_deadline_seconds;
     CompilerFactory factory = s->in.backend.compiler_factory;
     if (!factory) {
       factory = [shared = s->in.backend.compiler](int) { return shared; };
@@ -297,7 +301,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
         },
         po, [s](CompletedUnit done) { on_compiled(*s, std::move(done)); });
     for (auto& unit : plan.to_compile) pool.submit(std::move(unit));
-    if (!opt.pipeline) {
+    if (!opt.pipeline.overlap) {
       pool.wait_idle();
       for (int i = 0; i < slots; ++i) add_worker(i);
     }
@@ -305,7 +309,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
     // (4) Watch: deadlines per config, the budget for the whole run. Every
     // config ends as one result, so the loop ends when all are in.
     auto bench_deadline = std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(opt.bench_deadline_seconds));
+        std::chrono::duration<double>(opt.pipeline.bench_deadline_seconds));
     std::unique_lock<std::mutex> lock(s->mutex);
     while (s->results.size() < configs.size()) {
       s->changed.wait_for(lock, std::chrono::milliseconds(10));
@@ -320,7 +324,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
         w->thread.detach();
         record_locked(*s, not_run(w->current, Outcome::kTimeout,
                                   "benchmark passed its deadline of " +
-                                      std::to_string(opt.bench_deadline_seconds) +
+                                      std::to_string(opt.pipeline.bench_deadline_seconds) +
                                       " s and was abandoned (its worker is replaced)"));
         if (!s->plan.home_only && !s->stopping) {
           lock.unlock();
@@ -333,11 +337,11 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
       // Isolation::kAuto: when no worker process starts (a stale or broken
       // worker executable), benchmark in threads rather than not at all.
       if (!any_alive && !workers.empty() && s->plan.process &&
-          s->in.backend.isolation == Isolation::kAuto && !s->stopping) {
+          s->in.backend.bench.isolation == Isolation::kAuto && !s->stopping) {
         KILN_LOG(kWarn) << "no benchmark worker process started (" << s->worker_failure
                         << "); benchmarking in threads instead";
         s->plan.process = false;
-        s->plan.home_only = !s->in.backend.open_device;
+        s->plan.home_only = !s->in.backend.bench.open_device;
         if (s->plan.home_only) s->plan.devices.resize(1);
         s->worker_failure.clear();
         lock.unlock();

@@ -87,9 +87,9 @@ Result<TuningTarget> open_cpu(const ToolchainFingerprint& toolchain,
   t.backend.format = BinaryFormat::kCpuObject;
   // A fresh device per benchmark worker (and for one replacing a worker
   // whose config hung), with as many block runners as the caller's.
-  t.backend.open_device = [](int) { return cpu::open_device(0); };
-  t.backend.bench_workers = static_cast<int>(refs.size());
-  if (refs.size() > 1) t.backend.devices = refs;
+  t.backend.bench.open_device = [](int) { return cpu::open_device(0); };
+  t.backend.bench.workers = static_cast<int>(refs.size());
+  if (refs.size() > 1) t.backend.bench.devices = refs;
   for (const auto& r : refs) t.devices.push_back(r.index);
   return t;
 #else
@@ -132,11 +132,11 @@ Result<TuningTarget> open_cuda(const ToolchainFingerprint& toolchain,
   t.backend.arch = arch;
   t.backend.format = BinaryFormat::kCubin;
   std::vector<DeviceRef> devs = refs;
-  t.backend.open_device = [devs](int slot) {
+  t.backend.bench.open_device = [devs](int slot) {
     return cuda::open_device(devs.at(static_cast<std::size_t>(slot)).index);
   };
-  t.backend.bench_workers = static_cast<int>(devs.size());
-  t.backend.devices = devs;
+  t.backend.bench.workers = static_cast<int>(devs.size());
+  t.backend.bench.devices = devs;
   for (const auto& r : devs) t.devices.push_back(r.index);
   return t;
 #else

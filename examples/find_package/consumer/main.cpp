@@ -63,7 +63,7 @@ int main() {
       kiln::Arg::of_scalar("n", n)};
   kiln::Autotuner tuner(backend, &artifacts, &tunings);
   kiln::TuneOptions options;
-  options.progress = false;
+  options.pipeline.progress = false;
   auto best = tuner.run(kernel, args, **device, options);
   if (!best.ok()) {
     std::fprintf(stderr, "tuning failed: %s\n", best.error().describe().c_str());
