@@ -79,6 +79,6 @@ int main() {
   }
   std::printf("installed Kiln %s tuned %s: best %s (%s)\n",
               kiln::current_toolchain().kiln_version.c_str(), kernel.tmpl.name.c_str(),
-              best->config.to_string().c_str(), best->source.c_str());
+              best->config.to_string().c_str(), kiln::source_name(best->source));
   return 0;
 }
