@@ -57,12 +57,12 @@ Run tune_once(const TunableKernel& k, const ArgList& args, Device& device, Artif
   b.toolchain = current_toolchain(DeviceKind::kCpu);
   b.arch = "host";
   b.format = BinaryFormat::kCpuObject;
-  b.isolation = iso;
+  b.bench.isolation = iso;
   Autotuner tuner(b, &cache, nullptr);  // no tuning cache: every call tunes
   TuneOptions to;
-  to.max_configs = 8;
-  to.target_seconds = target_seconds;
-  to.progress = false;
+  to.search.max_configs = 8;
+  to.measure.target_seconds = target_seconds;
+  to.pipeline.progress = false;
   auto start = Clock::now();
   auto r = tuner.tune(k, args, device, to);
   Run run;

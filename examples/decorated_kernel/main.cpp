@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("call %d: config %s from %s\n", call, r->config.to_string().c_str(),
-                r->source.c_str());
+                kiln::source_name(r->source));
   }
 
   // (5) Only the first call looked beyond memory; a warm process tunes

@@ -106,9 +106,10 @@ int main(int argc, char** argv) {
   std::printf(
       "config %s from %s; %llu configs measured, %llu compiled (%llu from the artifact "
       "cache)\n",
-      result->config.to_string().c_str(), result->source.c_str(), (unsigned long long)s.configs,
-      (unsigned long long)s.compiled, (unsigned long long)s.artifact_hits);
-  if (result->source == "tuned")
+      result->config.to_string().c_str(), kiln::source_name(result->source),
+      (unsigned long long)s.configs, (unsigned long long)s.compiled,
+      (unsigned long long)s.artifact_hits);
+  if (result->source == kiln::ResultSource::kTuned)
     std::printf("speedup of the winner over the default config: %.2fx\n",
                 result->speedup_over_default());
 
@@ -124,7 +125,7 @@ int main(int argc, char** argv) {
 
   // (7) A second process is warm: served from disk, nothing compiled.
   if (expect_warm) {
-    if (result->source != "disk" || s.compiled != 0 || s.artifact_hits != 1) {
+    if (result->source != kiln::ResultSource::kDisk || s.compiled != 0 || s.artifact_hits != 1) {
       // The winner's code too came from the artifact cache: nothing compiled.
       std::fprintf(stderr, "expected a warm start (source disk, nothing compiled)\n");
       return 1;

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   const ShippedKernel& gemm = *find_shipped_kernel(example::kKernel);
   const TunableKernel kernel = gemm.kernel();
   TuneOptions options;
-  options.max_configs = 6;
+  options.search.max_configs = 6;
   for (const ShapeDims& shape : example::shapes()) {
     auto call = make_call(*cpu.device, gemm.args(DType::kF32), shape, 0);
     auto r = call.ok() ? tuner.tune(kernel, call->args, *cpu.device, options)
@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("%-22s -> %s (%s, %.2fx over the default)\n", example::shape_text(shape).c_str(),
-                r->config.to_string().c_str(), r->source.c_str(), r->speedup_over_default());
+                r->config.to_string().c_str(), kiln::source_name(r->source),
+                r->speedup_over_default());
   }
 
   // (3) Save, then export the table to ship.

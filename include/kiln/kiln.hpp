@@ -46,6 +46,7 @@
 #include "kiln/kernels/int_expr.hpp"
 #include "kiln/kernels/kernel_call.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
+#include "kiln/kernels/tune_request.hpp"
 #include "kiln/kernels/tuning_target.hpp"
 #include "kiln/kernels/user_kernel.hpp"
 
@@ -55,6 +56,7 @@
 #include "kiln/tuner/measurement.hpp"
 #include "kiln/tuner/search.hpp"
 #include "kiln/tuner/selection.hpp"
+#include "kiln/tuner/tune_options.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "kiln/tuner/tuning_stats.hpp"
 

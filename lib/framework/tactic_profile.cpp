@@ -27,7 +27,7 @@ Measurement time_tactic(TunableRunner& runner, const ArgList& inputs, int tactic
   };
   auto fail = [&](const std::string& reason) {
     m.outcome = Outcome::kLaunchFailed;
-    m.reason = reason;
+    m.error = make_error(outcome_error_code(m.outcome), reason);
     return m;
   };
   try {
@@ -110,14 +110,16 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
     auto got = internal::read_outputs(args, options_.check_outputs, options_.device);
     if (!got.ok()) {
       m.outcome = Outcome::kWrongResult;
-      m.reason = "outputs not readable: " + got.error().message;
+      m.error =
+          make_error(outcome_error_code(m.outcome), "outputs not readable: " + got.error().message);
       return;
     }
     for (std::size_t o = 0; o < want.size(); ++o) {
       Comparison c = compare((*got)[o], want[o], options_.tolerance);
       if (c.ok) continue;
       m.outcome = Outcome::kWrongResult;
-      m.reason = "output '" + options_.check_outputs[o] + "': " + c.describe();
+      m.error = make_error(outcome_error_code(m.outcome),
+                           "output '" + options_.check_outputs[o] + "': " + c.describe());
       return;
     }
   };
@@ -169,7 +171,7 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
         Measurement m;
         if (!unprepared.empty()) {
           m.outcome = Outcome::kCompileFailed;
-          m.reason = "prepare failed: " + unprepared;
+          m.error = make_error(outcome_error_code(m.outcome), "prepare failed: " + unprepared);
         } else {
           m = internal::time_tactic(runner, args, t, options_);
           // The last timed run left its outputs in place.
@@ -186,7 +188,7 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
     if (!chosen) {
       std::string reasons;
       for (const auto& m : measured)
-        reasons += "\n  {" + m.config.to_string() + "}: " + m.reason.substr(0, 300);
+        reasons += "\n  {" + m.config.to_string() + "}: " + m.reason().substr(0, 300);
       KILN_LOG(kWarn) << op << ": no (runner, tactic) ran; using the fallback" << reasons;
       insert(key, Entry{0, kFallbackTactic, false});
       continue;
@@ -209,7 +211,7 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
       int t = static_cast<int>(m.config.get_int("tactic"));
       record.measured.push_back(MeasuredConfig{internal::decision_config(runner, t),
                                                m.ok() ? m.stats.median * 1e3 : 0, m.ok(),
-                                               m.reason.substr(0, 500)});
+                                               m.reason().substr(0, 500)});
     }
     target->put(std::move(record));
     ++recorded;

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "artifact_source.hpp"
+#include "check_plan.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/error.hpp"
@@ -11,54 +12,30 @@
 #include "kiln/core/options.hpp"
 #include "kiln/tuner/selection.hpp"
 #include "kiln/tuner/tuner.hpp"
-#include "measure.hpp"
-#include "output_judge.hpp"
 #include "pipeline.hpp"
 #include "search_run.hpp"
 
 namespace kiln {
 
 using internal::CallState;
-using internal::Reference;
+using internal::TuneCall;
 
-std::string ReferenceReport::name() const {
-  switch (kind) {
-    case Kind::kDefault:
-      return "default";
-    case Kind::kUser:
-      return "user";
-    case Kind::kConsensus:
-      return "consensus of " + std::to_string(agreeing) + " configs";
-    case Kind::kNone:
-      break;
-  }
-  return "none";
-}
+namespace internal {
 
-double TuneResult::speedup_over_default() const {
-  if (!best || !default_seconds || best->stats.median <= 0) return 1.0;
-  return *default_seconds / best->stats.median;
-}
+// One call: what it tunes, where, and the keys its decision is filed under.
+struct TuneCall {
+  const TunableKernel& kernel;
+  const ArgList& args;
+  Device& device;
+  const TuneOptions& options;
+  ProblemKey problem;
+  CompileContext context;
+  DeviceIdentity identity;
+  Hash128 definition;
+  Hash128 key;  // the tuning key: problem, device, toolchain, environment, definition
+};
 
-Status TuneResult::launch(Device& device, const TunableKernel& tunable, const ArgList& args) const {
-  if (!kernel.valid()) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "nothing to launch for " + tunable.tmpl.name + " (source '" + source +
-                          "'): no config ran correctly and the default {" + config.to_string() +
-                          "} could not be built; see the measurements for why");
-  }
-  for (const auto& name : tunable.reset_to_zero) {
-    const Arg& a = find_arg(args, name);
-    if (a.storage_bytes() == 0) continue;
-    Status st = device.fill(a.data, 0, a.storage_bytes());
-    if (!st.ok()) return st;
-  }
-  LaunchConfig lc;
-  lc.grid = geometry.grid;
-  lc.block = geometry.block;
-  lc.shared_bytes = geometry.shared_bytes;
-  return device.launch(kernel, lc, pack(args));
-}
+}  // namespace internal
 
 Autotuner::Autotuner(Backend backend, ArtifactCache* artifacts, TuningCache* tunings)
     : backend_(std::move(backend)), artifacts_(artifacts), tunings_(tunings) {
@@ -76,64 +53,111 @@ DeviceIdentity identity_of(const Device& device) {
   return DeviceIdentity{p.arch, p.name, p.cc_major, p.cc_minor};
 }
 
-// How a tuning run checks outputs: against the user's reference, computed
-// here before the run (the caller's own code, trusted); or afterwards by a
-// judge, from the outputs every config's checked run captured (the default
-// config's, else the consensus); or not at all, and why.
-struct Checking {
-  Reference reference;
-  std::shared_ptr<internal::OutputJudge> judge;
-  ReferenceReport report;  // when there is no judge
+// Every failed config with its outcome and the first of its reason, for
+// the warning that no config ran correctly.
+// `result` once `st` says it was served, else the error.
+Result<TuneResult> served(const Status& st, TuneResult& result) {
+  if (!st.ok()) return st.error();
+  return std::move(result);
+}
+
+std::string failure_summary(const std::vector<Measurement>& measurements) {
+  std::string reasons;
+  for (const auto& m : measurements) {
+    if (reasons.size() < 2000)
+      reasons += "\n  {" + m.config.to_string() + "}: " + outcome_name(m.outcome) + ": " +
+                 m.reason().substr(0, 300);
+  }
+  return reasons;
+}
+
+// The record of a tuning run: the winner and every config measured. The
+// record is the cache's summary, so a failure keeps its first 500 characters;
+// the whole error stays in TuneResult::measurements.
+TuningRecord make_record(const ProblemKey& problem, const Hash128& definition,
+                         const DeviceIdentity& identity, const ToolchainFingerprint& toolchain,
+                         const CompileContext& context, const TuneResult& result) {
+  TuningRecord record;
+  record.problem = problem;
+  record.definition = definition;
+  record.device = identity;
+  record.toolchain = toolchain;
+  record.env = context.env;
+  record.best = result.best->config;
+  record.best_time_ms = result.best->stats.median * 1e3;
+  record.reference = result.reference.name();
+  for (const auto& m : result.measurements) {
+    record.measured.push_back(
+        MeasuredConfig{m.config, m.ok() ? m.stats.median * 1e3 : 0, m.ok(),
+                       m.ok() ? "" : outcome_name(m.outcome) + (": " + m.reason().substr(0, 500))});
+  }
+  return record;
+}
+
+// A tuning run's measurements and what their outputs were checked against.
+struct SearchRun {
+  internal::PipelineOutput out;
+  ReferenceReport reference;
 };
 
-Checking plan_checking(const TunableKernel& kernel, const ArgList& args, Device& device,
-                       const CallState& state, const TuneOptions& opt, const ProblemKey& problem) {
-  Checking c;
-  if (!opt.check) {
-    c.report.detail = "checking is off (TuneOptions::check is false: --no-check)";
-    return c;
+// The search through the pipeline, its outputs judged, and the caller's
+// tensors restored.
+Result<SearchRun> run_search(const TuneCall& call, const Backend& backend,
+                             ArtifactCache* artifacts) {
+  const TuneOptions& opt = call.options;
+  auto started = std::chrono::steady_clock::now();
+  auto state = CallState::capture(call.device, call.kernel, call.args);
+  if (!state.ok()) return state.error();
+  internal::PipelineInputs in;
+  in.kernel = call.kernel;
+  in.args = call.args;
+  in.state = *state;
+  internal::Checking checking =
+      internal::plan_checking(call.kernel, call.args, call.device, *state, opt, call.problem);
+  in.reference = checking.reference;
+  in.judge = checking.judge;
+  in.options = opt;
+  in.backend = backend;
+  in.context = call.context;
+  in.artifacts = artifacts;
+  in.home = &call.device;
+  in.trace = std::make_shared<TraceRecorder>();
+  if (opt.pipeline.budget_seconds > 0) {
+    in.deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double>(opt.pipeline.budget_seconds));
   }
-  if (opt.reference == ReferenceKind::kNone) {
-    c.report.detail = "the kernel asks for no reference (ReferenceKind::kNone)";
-    return c;
+  ProgressBar progress(call.kernel.tmpl.name, 0, stderr, opt.pipeline.progress);
+  auto trace = in.trace;
+  SearchRun run;
+  try {
+    run.out = internal::run_search(call.problem, std::move(in), &progress);
+  } catch (const Error& e) {
+    // A benchmark worker the user named that is missing or broken is found
+    // before anything runs: an error value, like a missing device. Misuse
+    // (kInvalidArgument) still throws.
+    if (e.code() != ErrorCode::kNotFound && e.code() != ErrorCode::kUnavailable) throw;
+    progress.finish();
+    return e.info();
   }
-  if (kernel.outputs.empty()) {
-    c.report.detail = "the kernel names no outputs to compare";
-    return c;
+  progress.finish();
+  if (!opt.pipeline.trace_path.empty()) {
+    auto written = trace->write(opt.pipeline.trace_path);
+    if (!written.ok()) KILN_LOG(kWarn) << written.error().describe();
   }
-  if (opt.reference == ReferenceKind::kUser) {
-    if (!opt.reference_fn) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  "ReferenceKind::kUser needs TuneOptions::reference_fn");
-    }
-    Status ran = state.prepare(device);
-    if (ran.ok()) ran = opt.reference_fn(device, args);
-    if (ran.ok()) ran = device.synchronize();
-    if (ran.ok()) {
-      auto outputs = state.read_outputs(device);
-      if (outputs.ok()) {
-        c.reference = std::move(*outputs);
-        c.report.kind = ReferenceReport::Kind::kUser;
-        c.report.detail = "the caller's reference function";
-        return c;
-      }
-      ran = outputs.error();
-    }
-    KILN_LOG(kWarn) << kernel.tmpl.name << ": the reference function failed, so outputs are "
-                    << "checked against the default config instead: " << ran.error().message;
+  // The caller's tensors end as they began: tuning ran on them.
+  Status restored = state->prepare(call.device, nullptr, /*fresh_outputs=*/true);
+  if (restored.ok()) restored = call.device.synchronize();
+  if (!restored.ok()) return restored.error();
+
+  // Outputs judged after the run: the verdicts the default's outputs did not
+  // settle during it come from the consensus now.
+  if (checking.judge) {
+    run.reference = checking.judge->finish();
+    internal::apply_verdicts(checking.judge->wrong(), run.out.measurements, run.out.stats);
+  } else {
+    run.reference = checking.report;
   }
-  std::map<std::string, Tolerance> tolerances;
-  for (const auto& name : kernel.outputs) {
-    tolerances[name] = opt.tolerance.value_or(Tolerance::for_dtype(state.output_dtype(name)));
-  }
-  const Config def = kernel.tmpl.space.default_config();
-  std::optional<std::string> unavailable;
-  if (!internal::prune_keeps(kernel, problem, def)) {
-    unavailable = "the default config {" + def.to_string() +
-                  "} is pruned for this problem by the kernel's early prune";
-  }
-  c.judge = std::make_shared<internal::OutputJudge>(def, std::move(tolerances), unavailable);
-  return c;
+  return run;
 }
 
 }  // namespace
@@ -144,200 +168,169 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
     throw Error(ErrorCode::kInvalidArgument,
                 "kernel '" + kernel.tmpl.name + "' has no launch rule: set TunableKernel::launch");
   }
-  const std::string& name = kernel.tmpl.name;
-  ProblemKey problem = problem_key(name, args);
-  CompileContext context{backend_.toolchain, CacheEnvRegistry::global().snapshot()};
-  DeviceIdentity identity = identity_of(device);
-  const Hash128 definition = definition_hash(kernel);
-  Hash128 key = tuning_key(problem, identity.arch, backend_.toolchain, context.env, definition);
-
-  TuneResult result;
-  // `made`: the artifact this run already has (the tuned winner's, from the
-  // pipeline): loading it is neither a compile nor a cache hit.
-  auto finish = [&](Config config, std::string source,
-                    const Artifact* made = nullptr) -> Result<TuneResult> {
-    bool hit = false;
-    Result<Artifact> artifact =
-        made ? Result<Artifact>(*made)
-             : internal::compile_config(kernel, config, backend_, context, artifacts_, &hit);
-    if (!artifact.ok()) return artifact.error();
-    auto loaded = device.load(*artifact);
-    if (!loaded.ok()) return loaded.error();
-    result.config = std::move(config);
-    result.kernel = std::move(*loaded);
-    result.geometry = kernel.launch(result.config, args);
-    result.source = std::move(source);
-    // A winner served from memory or disk still needs its artifact: one
-    // from the artifact cache, or one rebuilt here, is counted like any.
-    if (!made) ++(hit ? result.stats.artifact_hits : result.stats.compiled);
-    stats_.add(name, result.stats);
-    return std::move(result);
-  };
+  TuneCall call{kernel,
+                args,
+                device,
+                opt,
+                problem_key(kernel.tmpl.name, args),
+                CompileContext{backend_.toolchain, CacheEnvRegistry::global().snapshot()},
+                identity_of(device),
+                definition_hash(kernel),
+                Hash128{}};
+  call.key = tuning_key(call.problem, call.identity.arch, backend_.toolchain, call.context.env,
+                        call.definition);
 
   // A retune measures again what was decided before, in memory or on disk,
   // and its winner replaces that decision; without tuning it means nothing.
   const bool tuning = opt.tune && Options::global().tuning;
-  const bool reuse = !(opt.retune && tuning);
-  // (1) This process has decided before.
-  if (reuse) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = table_.find(key); it != table_.end()) {
+  if (tuning) internal::strategy_for(opt);  // an unknown strategy is misuse: say so first
+  TuneResult result;
+  if (!(opt.cache.retune && tuning)) {
+    if (auto decided = decided_before(call)) {
       result.stats.cache_hits = 1;
-      Config c = it->second;
-      return finish(std::move(c), "memory");
+      Config best = decided->first.best;
+      result.record = std::move(decided->first);
+      return served(serve(call, result, std::move(best), decided->second), result);
+    }
+  }
+  result.stats.cache_misses = 1;
+  if (!tuning) {
+    return served(serve(call, result, internal::heuristic_config(kernel, call.problem),
+                        ResultSource::kUntuned),
+                  result);
+  }
+  return tune_now(call, std::move(result));
+}
+
+std::optional<std::pair<TuningRecord, ResultSource>> Autotuner::decided_before(
+    const TuneCall& call) {
+  // (1) This process has decided before.
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = table_.find(call.key); it != table_.end()) {
+      return std::make_pair(it->second, ResultSource::kMemory);
     }
   }
   // (2) The tuning cache on disk (records of another device, toolchain or
   // environment are misses there and never served).
-  if (tunings_ && reuse) {
-    if (auto record = tunings_->lookup(
-            problem, TuningIdentity{definition, identity, backend_.toolchain, context.env})) {
-      if (kernel.tmpl.space.contains(record->best)) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        table_[key] = record->best;
-        result.stats.cache_hits = 1;
-        return finish(record->best, "disk");
-      }
-      log_once(LogLevel::kWarn, "stale-config:" + key.hex(),
-               name + ": the cached best config {" + record->best.to_string() +
-                   "} is not in the kernel's space any more; tuning again");
-    }
+  if (!tunings_) return std::nullopt;
+  auto record = tunings_->lookup(
+      call.problem,
+      TuningIdentity{call.definition, call.identity, backend_.toolchain, call.context.env});
+  if (!record) return std::nullopt;
+  if (!call.kernel.tmpl.space.contains(record->best)) {
+    log_once(LogLevel::kWarn, "stale-config:" + call.key.hex(),
+             call.kernel.tmpl.name + ": the cached best config {" + record->best.to_string() +
+                 "} is not in the kernel's space any more; tuning again");
+    return std::nullopt;
   }
-  result.stats.cache_misses = 1;
-  // (3) No tuning: the heuristic default, one compile at most.
-  if (!tuning) {
-    return finish(internal::heuristic_config(kernel, problem), "default");
-  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  table_[call.key] = *record;
+  return std::make_pair(*record, ResultSource::kDisk);
+}
 
-  // (4) Tune.
-  auto started = std::chrono::steady_clock::now();
-  auto state = CallState::capture(device, kernel, args);
-  if (!state.ok()) return state.error();
-  internal::PipelineInputs in;
-  in.kernel = kernel;
-  in.args = args;
-  in.state = *state;
-  Checking checking = plan_checking(kernel, args, device, *state, opt, problem);
-  in.reference = checking.reference;
-  in.judge = checking.judge;
-  in.options = opt;
-  in.backend = backend_;
-  in.context = context;
-  in.artifacts = artifacts_;
-  in.home = &device;
-  in.trace = std::make_shared<TraceRecorder>();
-  if (opt.budget_seconds > 0) {
-    in.deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                std::chrono::duration<double>(opt.budget_seconds));
-  }
-  ProgressBar progress(name, 0, stderr, opt.progress);
-  auto trace = in.trace;
-  internal::PipelineOutput out;
-  try {
-    out = internal::run_search(problem, std::move(in), &progress);
-  } catch (const Error& e) {
-    // A benchmark worker the user named that is missing or broken is found
-    // before anything runs: an error value, like a missing device. Misuse
-    // (kInvalidArgument) still throws.
-    if (e.code() != ErrorCode::kNotFound && e.code() != ErrorCode::kUnavailable) throw;
-    progress.finish();
-    return e.info();
-  }
-  progress.finish();
-  if (!opt.trace_path.empty()) {
-    auto written = trace->write(opt.trace_path);
-    if (!written.ok()) KILN_LOG(kWarn) << written.error().describe();
-  }
-  // The caller's tensors end as they began: tuning ran on them.
-  Status restored = state->prepare(device, nullptr, /*fresh_outputs=*/true);
-  if (restored.ok()) restored = device.synchronize();
-  if (!restored.ok()) return restored.error();
-
-  // Outputs judged after the run: the verdicts the default's outputs did not
-  // settle during it come from the consensus now.
-  if (checking.judge) {
-    result.reference = checking.judge->finish();
-    internal::apply_verdicts(checking.judge->wrong(), out.measurements, out.stats);
-  } else {
-    result.reference = checking.report;
-  }
+Result<TuneResult> Autotuner::tune_now(const TuneCall& call, TuneResult result) {
+  const TuneOptions& opt = call.options;
+  auto ran = run_search(call, backend_, artifacts_);
+  if (!ran.ok()) return ran.error();
+  internal::PipelineOutput& out = ran->out;
+  result.reference = ran->reference;
   result.measurements = out.measurements;
   result.stats.merge(out.stats);
-  Config def = kernel.tmpl.space.default_config();
+  Config def = call.kernel.tmpl.space.default_config();
   for (const auto& m : out.measurements) {
     if (m.ok() && m.config == def) result.default_seconds = m.stats.median;
   }
   SelectionPolicy policy;
   policy.prefer = def;
   auto chosen = select_winner(out.measurements, policy);
-  if (!chosen) {
-    std::string reasons;
-    for (const auto& m : out.measurements) {
-      if (reasons.size() < 2000)
-        reasons += "\n  {" + m.config.to_string() + "}: " + outcome_name(m.outcome) + ": " +
-                   m.reason.substr(0, 300);
-    }
-    Config fallback = internal::heuristic_config(kernel, problem);
-    KILN_LOG(kWarn) << name << ": no config ran correctly; using the heuristic default {"
-                    << fallback.to_string() << "}, unsaved" << reasons;
-    auto served = finish(fallback, "default");
-    if (served.ok()) return served;
-    // Not even the fallback builds: the measurements still say why each
-    // config failed, and the result cannot be launched (launch() says so).
-    KILN_LOG(kWarn) << name << ": the heuristic default {" << fallback.to_string()
-                    << "} cannot be loaded either: " << served.error().message;
-    result.config = std::move(fallback);
-    result.source = "failed";
-    stats_.add(name, result.stats);
-    return result;
-  }
-  result.best = out.measurements[chosen->winner];
-  Config best = result.best->config;
+  if (!chosen) return serve_fallback(call, std::move(result));
 
-  TuningRecord record;
-  record.problem = problem;
-  record.definition = definition;
-  record.device = identity;
-  record.toolchain = backend_.toolchain;
-  record.env = context.env;
-  record.best = best;
-  record.best_time_ms = result.best->stats.median * 1e3;
-  record.reference = result.reference.name();
-  for (const auto& m : out.measurements) {
-    record.measured.push_back(
-        MeasuredConfig{m.config, m.ok() ? m.stats.median * 1e3 : 0, m.ok(),
-                       m.ok() ? "" : outcome_name(m.outcome) + (": " + m.reason.substr(0, 500))});
-  }
+  result.best = out.measurements[chosen->winner];
+  const Config best = result.best->config;
+  result.record = make_record(call.problem, call.definition, call.identity, backend_.toolchain,
+                              call.context, result);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    table_[key] = best;
+    table_[call.key] = *result.record;
   }
   if (!result.reference.checked()) {
-    KILN_LOG(kWarn) << name << ": the winner {" << best.to_string()
+    KILN_LOG(kWarn) << call.kernel.tmpl.name << ": the winner {" << best.to_string()
                     << "} is saved unchecked: " << result.reference.detail;
   }
-  if (!tunings_) {
-    result.not_saved_reason = "this tuner has no tuning cache";
-  } else if (!opt.save) {
-    result.not_saved_reason = "saving is off (TuneOptions::save is false)";
-  } else {
-    tunings_->put(record,
-                  opt.retune ? TuningCache::PutMode::kReplace : TuningCache::PutMode::kKeepFaster);
-    auto saved = tunings_->save();
-    if (!saved.ok()) {
-      result.not_saved_reason = saved.error().describe();
-      KILN_LOG(kWarn) << name << ": the tuning result was not saved: " << result.not_saved_reason;
-    } else if (*saved == StoreOutcome::kWritten) {
-      result.saved = true;
-    } else {
-      result.not_saved_reason = std::string("the tuning cache is ") +
-                                cache_state_name(tunings_->state()) + " (" +
-                                tunings_->state_reason() + ")";
-    }
-  }
+  save(call.kernel.tmpl.name, opt, result);
   // The winner's artifact is in the pipeline's output (compiled or cached).
   auto made = out.artifacts.find(best.to_string());
-  return finish(best, "tuned", made != out.artifacts.end() ? &made->second : nullptr);
+  return served(serve(call, result, best, ResultSource::kTuned,
+                      made != out.artifacts.end() ? &made->second : nullptr),
+                result);
+}
+
+// No config ran correctly: the heuristic default, unsaved; when even that
+// cannot be built, a result that says so (launch() is an error).
+Result<TuneResult> Autotuner::serve_fallback(const TuneCall& call, TuneResult result) {
+  const std::string& name = call.kernel.tmpl.name;
+  Config fallback = internal::heuristic_config(call.kernel, call.problem);
+  KILN_LOG(kWarn) << name << ": no config ran correctly; using the heuristic default {"
+                  << fallback.to_string() << "}, unsaved" << failure_summary(result.measurements);
+  Status st = serve(call, result, fallback, ResultSource::kFallback);
+  if (st.ok()) return result;
+  // Not even the fallback builds: the measurements still say why each
+  // config failed, and the result cannot be launched (launch() says so).
+  KILN_LOG(kWarn) << name << ": the heuristic default {" << fallback.to_string()
+                  << "} cannot be loaded either: " << st.error().message;
+  result.config = std::move(fallback);
+  result.source = ResultSource::kFailed;
+  stats_.add(name, result.stats);
+  return result;
+}
+
+// Writes result.record to the tuning cache, or says in the result why not.
+void Autotuner::save(const std::string& name, const TuneOptions& opt, TuneResult& result) {
+  if (!tunings_) {
+    result.not_saved_reason = "this tuner has no tuning cache";
+    return;
+  }
+  if (!opt.cache.save) {
+    result.not_saved_reason = "saving is off (TuneOptions::cache.save is false)";
+    return;
+  }
+  tunings_->put(*result.record, opt.cache.retune ? TuningCache::PutMode::kReplace
+                                                 : TuningCache::PutMode::kKeepFaster);
+  auto saved = tunings_->save();
+  if (!saved.ok()) {
+    result.not_saved_reason = saved.error().describe();
+    KILN_LOG(kWarn) << name << ": the tuning result was not saved: " << result.not_saved_reason;
+  } else if (*saved == StoreOutcome::kWritten) {
+    result.saved = true;
+  } else {
+    result.not_saved_reason = std::string("the tuning cache is ") +
+                              cache_state_name(tunings_->state()) + " (" +
+                              tunings_->state_reason() + ")";
+  }
+}
+
+// Loads `config` on the call's device. `made`: the artifact this run already
+// has (the tuned winner's, from the pipeline): loading it is neither a
+// compile nor a cache hit.
+Status Autotuner::serve(const TuneCall& call, TuneResult& result, Config config,
+                        ResultSource source, const Artifact* made) {
+  bool hit = false;
+  Result<Artifact> artifact = made ? Result<Artifact>(*made)
+                                   : internal::compile_config(call.kernel, config, backend_,
+                                                              call.context, artifacts_, &hit);
+  if (!artifact.ok()) return artifact.error();
+  auto loaded = call.device.load(*artifact);
+  if (!loaded.ok()) return loaded.error();
+  result.config = std::move(config);
+  result.kernel = std::move(*loaded);
+  result.geometry = call.kernel.launch(result.config, call.args);
+  result.source = source;
+  // A winner served from memory or disk still needs its artifact: one
+  // from the artifact cache, or one rebuilt here, is counted like any.
+  if (!made) ++(hit ? result.stats.artifact_hits : result.stats.compiled);
+  stats_.add(call.kernel.tmpl.name, result.stats);
+  return ok_status();
 }
 
 Result<TuneResult> Autotuner::run(const TunableKernel& kernel, const ArgList& args, Device& device,

@@ -17,32 +17,33 @@ Dim3 dim_from(const nlohmann::json& j) {
 
 // The fields of TuneOptions that measure() reads; the rest stays with the tuner.
 nlohmann::json timing_json(const TuneOptions& o) {
-  nlohmann::json j = {{"warmup", o.warmup},     {"min_reps", o.min_reps},
-                      {"max_reps", o.max_reps}, {"target_seconds", o.target_seconds},
-                      {"cold_l2", o.cold_l2},   {"graphs", o.graphs},
-                      {"delay_us", o.delay_us}, {"check", o.check}};
-  if (o.tolerance) {
-    j["tolerance"] = {{"atol", o.tolerance->atol},
-                      {"rtol", o.tolerance->rtol},
-                      {"min_cosine", o.tolerance->min_cosine}};
+  nlohmann::json j = {
+      {"warmup", o.measure.warmup},     {"min_reps", o.measure.min_reps},
+      {"max_reps", o.measure.max_reps}, {"target_seconds", o.measure.target_seconds},
+      {"cold_l2", o.measure.cold_l2},   {"graphs", o.measure.graphs},
+      {"delay_us", o.measure.delay_us}, {"check", o.check.enabled}};
+  if (o.check.tolerance) {
+    j["tolerance"] = {{"atol", o.check.tolerance->atol},
+                      {"rtol", o.check.tolerance->rtol},
+                      {"min_cosine", o.check.tolerance->min_cosine}};
   }
   return j;
 }
 
 TuneOptions timing_from(const nlohmann::json& j) {
   TuneOptions o;
-  o.warmup = j.at("warmup").get<int>();
-  o.min_reps = j.at("min_reps").get<int>();
-  o.max_reps = j.at("max_reps").get<int>();
-  o.target_seconds = j.at("target_seconds").get<double>();
-  o.cold_l2 = j.at("cold_l2").get<bool>();
-  o.graphs = j.at("graphs").get<bool>();
-  o.delay_us = j.at("delay_us").get<double>();
-  o.check = j.at("check").get<bool>();
+  o.measure.warmup = j.at("warmup").get<int>();
+  o.measure.min_reps = j.at("min_reps").get<int>();
+  o.measure.max_reps = j.at("max_reps").get<int>();
+  o.measure.target_seconds = j.at("target_seconds").get<double>();
+  o.measure.cold_l2 = j.at("cold_l2").get<bool>();
+  o.measure.graphs = j.at("graphs").get<bool>();
+  o.measure.delay_us = j.at("delay_us").get<double>();
+  o.check.enabled = j.at("check").get<bool>();
   if (j.contains("tolerance")) {
     const auto& t = j["tolerance"];
-    o.tolerance = Tolerance{t.at("atol").get<double>(), t.at("rtol").get<double>(),
-                            t.at("min_cosine").get<double>()};
+    o.check.tolerance = Tolerance{t.at("atol").get<double>(), t.at("rtol").get<double>(),
+                                  t.at("min_cosine").get<double>()};
   }
   return o;
 }

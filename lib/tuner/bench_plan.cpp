@@ -26,7 +26,8 @@ constexpr double kWorkerHelloSeconds = 60;
 
 }  // namespace
 
-BenchPlan plan_benchmarks(const Backend& backend, const ArgList& args, const Device& home) {
+BenchPlan plan_benchmarks(const BenchPlacement& placement, const ArgList& args,
+                          const Device& home) {
   BenchPlan plan;
   const DeviceRef home_ref = home.properties().ref;
   if (home_ref.kind == DeviceKind::kCpu) plan.cpu_threads = home.properties().sm_count;
@@ -35,17 +36,19 @@ BenchPlan plan_benchmarks(const Backend& backend, const ArgList& args, const Dev
   // work: an error, never a silent loss of crash isolation. Only kAuto with
   // no worker named and none that works (a library in an application that
   // did not install it) benchmarks in threads, with a warning.
-  if (backend.isolation != Isolation::kThread) {
+  if (placement.isolation != Isolation::kThread) {
     if (auto bad = cannot_travel(args)) {
-      if (backend.isolation == Isolation::kProcess) {
+      if (placement.isolation == Isolation::kProcess) {
         throw Error(ErrorCode::kInvalidArgument, "Isolation::kProcess cannot be used: " + *bad);
       }
       log_once(LogLevel::kInfo, "isolation-threads:" + *bad,
                "benchmarking in threads, not worker processes: " + *bad);
-    } else if (auto exe = choose_bench_worker(backend.worker_path, kWorkerHelloSeconds); exe.ok()) {
+    } else if (auto exe = choose_bench_worker(placement.worker_path, kWorkerHelloSeconds);
+               exe.ok()) {
       plan.process = true;
       plan.executable = *exe;
-    } else if (backend.isolation == Isolation::kProcess || worker_configured(backend.worker_path)) {
+    } else if (placement.isolation == Isolation::kProcess ||
+               worker_configured(placement.worker_path)) {
       throw Error(exe.error());
     } else {
       log_once(LogLevel::kWarn, "isolation-threads:no-worker",
@@ -55,24 +58,25 @@ BenchPlan plan_benchmarks(const Backend& backend, const ArgList& args, const Dev
   }
 
   // (2) Devices, one worker each.
-  if (!backend.devices.empty()) {
-    if (!plan.process && !backend.open_device) {
+  if (!placement.devices.empty()) {
+    if (!plan.process && !placement.open_device) {
       throw Error(ErrorCode::kInvalidArgument,
-                  "Backend::devices needs Backend::open_device to open devices[slot] for thread "
+                  "BenchPlacement::devices needs BenchPlacement::open_device to open devices[slot] "
+                  "for thread "
                   "workers (or Isolation::kProcess, whose workers open their own)");
     }
-    plan.devices = backend.devices;
+    plan.devices = placement.devices;
   } else {
-    const int slots = backend.open_device ? std::max(1, backend.bench_workers) : 1;
+    const int slots = placement.open_device ? std::max(1, placement.workers) : 1;
     plan.devices.assign(static_cast<std::size_t>(slots), home_ref);
-    plan.home_only = !plan.process && !backend.open_device;
+    plan.home_only = !plan.process && !placement.open_device;
   }
   // Worker processes open their own devices: the ones open_device gives
   // (when there is no device list), on the CPU with as many threads.
-  if (plan.process && backend.open_device) {
-    const bool find_refs = backend.devices.empty();
+  if (plan.process && placement.open_device) {
+    const bool find_refs = placement.devices.empty();
     for (std::size_t i = 0; i < (find_refs ? plan.devices.size() : 1); ++i) {
-      auto d = backend.open_device(static_cast<int>(i));
+      auto d = placement.open_device(static_cast<int>(i));
       if (!d.ok()) continue;  // that worker reports it when it tries
       if (find_refs) plan.devices[i] = (*d)->properties().ref;
       if (i == 0 && (*d)->properties().ref.kind == DeviceKind::kCpu) {

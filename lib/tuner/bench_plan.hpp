@@ -14,7 +14,7 @@ struct BenchPlan {
   bool process = false;    // worker processes (else threads)
   std::string executable;  // the worker, when `process`
   // One worker per slot. Processes open devices[slot] themselves; threads
-  // call Backend::open_device(slot), or use the caller's device when
+  // call BenchPlacement::open_device(slot), or use the caller's device when
   // `home_only`.
   std::vector<DeviceRef> devices;
   bool home_only = false;
@@ -28,12 +28,12 @@ struct BenchPlan {
 };
 
 // Throws kiln::Error for misuse: Isolation::kProcess with a raw pointer
-// argument; Backend::devices for threads without Backend::open_device. And
+// argument; BenchPlacement::devices for threads without BenchPlacement::open_device. And
 // (kUnavailable / kNotFound) when processes are asked for (kProcess, or a
-// worker named by Backend::worker_path or KILN_WORKER) and the worker is
+// worker named by BenchPlacement::worker_path or KILN_WORKER) and the worker is
 // missing or does not answer its hello: the message names the setting and
 // the fix. kAuto with nothing named falls back to threads (a warning, once);
 // with a raw pointer argument too (logged at info).
-BenchPlan plan_benchmarks(const Backend& backend, const ArgList& args, const Device& home);
+BenchPlan plan_benchmarks(const BenchPlacement& placement, const ArgList& args, const Device& home);
 
 }  // namespace kiln::internal

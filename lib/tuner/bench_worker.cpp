@@ -68,7 +68,7 @@ struct BenchState {
       // so and exit, and the tuner starts a fresh worker.
       if (Status health = internal::probe_device(*device); !health.ok()) {
         m.outcome = Outcome::kCrashed;
-        m.reason += "; the device is unusable after it (" + health.error().message +
+        m.error.message += "; the device is unusable after it (" + health.error().message +
                     "): its worker was replaced";
         exit_after = 3;
       }

@@ -1,7 +1,7 @@
 // Benchmark worker processes: crash isolation for tuning. Benchmarking is a
 // set of operations of the one worker program (runtime/worker/).
 //
-// With Backend::isolation at kProcess (or kAuto where it can), each
+// With BenchPlacement::isolation at kProcess (or kAuto where it can), each
 // benchmark worker of a tuning run is a child process running the
 // `kiln-bench-worker` executable, one per device. The tuner sends it the
 // call once (arguments copied to the host, the reference outputs, the
@@ -36,7 +36,7 @@ using WorkerDeviceOpener =
 void add_bench_handlers(worker::WorkerServer& server, WorkerDeviceOpener open);
 
 // The worker executable a tuner starts, the first that exists of:
-// `configured` (Backend::worker_path) when not empty; KILN_WORKER
+// `configured` (BenchPlacement::worker_path) when not empty; KILN_WORKER
 // (Options::bench_worker); the build tree's; the installed one
 // (<prefix>/libexec/kiln/kiln-bench-worker); kiln-bench-worker beside the
 // running executable. An error value naming every place tried otherwise.

@@ -8,13 +8,17 @@
 
 namespace kiln::internal {
 
-Measurement failure(const Artifact& artifact, Outcome outcome, std::string reason) {
+Measurement failure(const Artifact& artifact, Outcome outcome, ErrorInfo error) {
   Measurement m;
   m.config = artifact.config;
   m.outcome = outcome;
-  m.reason = std::move(reason);
+  m.error = std::move(error);
   m.compile_seconds = artifact.compile_seconds;
   return m;
+}
+
+Measurement failure(const Artifact& artifact, Outcome outcome, std::string reason) {
+  return failure(artifact, outcome, make_error(outcome_error_code(outcome), std::move(reason)));
 }
 
 namespace {
@@ -32,7 +36,8 @@ std::optional<std::string> check(const std::map<std::string, std::vector<double>
                                  const Reference& reference, const CallState& state,
                                  const TuneOptions& options) {
   for (const auto& [name, want] : *reference) {
-    Tolerance tol = options.tolerance.value_or(Tolerance::for_dtype(state.output_dtype(name)));
+    Tolerance tol =
+        options.check.tolerance.value_or(Tolerance::for_dtype(state.output_dtype(name)));
     Comparison c = compare(got.at(name), want, tol);
     if (!c.ok) return "output '" + name + "': " + c.describe();
   }
@@ -79,17 +84,17 @@ Measurement measure(Device& device, const Artifact& artifact, const LaunchGeomet
                     const MeasureInputs& in) {
   const TuneOptions& opt = *in.options;
   auto loaded = device.load(artifact);
-  if (!loaded.ok()) return failure(artifact, Outcome::kLoadFailed, loaded.error().describe());
+  if (!loaded.ok()) return failure(artifact, Outcome::kLoadFailed, loaded.error());
   KernelArgs packed = pack(*in.args);
 
   // (1) One checked run; its host-clock time sizes the repetitions.
   auto t0 = std::chrono::steady_clock::now();
   Status st = run_once(device, *loaded, geometry, packed, *in.state, /*checked=*/true);
   double first = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error().describe());
-  if (opt.check && (in.reference->has_value() || in.captured)) {
+  if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error());
+  if (opt.check.enabled && (in.reference->has_value() || in.captured)) {
     auto got = in.state->read_outputs(device);
-    if (!got.ok()) return failure(artifact, Outcome::kLaunchFailed, got.error().describe());
+    if (!got.ok()) return failure(artifact, Outcome::kLaunchFailed, got.error());
     if (!in.reference->has_value()) {
       *in.captured = std::move(*got);
     } else if (auto bad = check(*got, *in.reference, *in.state, opt)) {
@@ -98,15 +103,15 @@ Measurement measure(Device& device, const Artifact& artifact, const LaunchGeomet
   }
 
   // (2) Short profile: as many repetitions as fit in target_seconds.
-  int reps = opt.max_reps;
+  int reps = opt.measure.max_reps;
   if (first > 0) {
-    reps =
-        static_cast<int>(std::clamp(opt.target_seconds / first, static_cast<double>(opt.min_reps),
-                                    static_cast<double>(opt.max_reps)));
+    reps = static_cast<int>(std::clamp(opt.measure.target_seconds / first,
+                                       static_cast<double>(opt.measure.min_reps),
+                                       static_cast<double>(opt.measure.max_reps)));
   }
-  for (int i = 1; i < opt.warmup; ++i) {  // the checked run was the first warm-up
+  for (int i = 1; i < opt.measure.warmup; ++i) {  // the checked run was the first warm-up
     st = run_once(device, *loaded, geometry, packed, *in.state);
-    if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error().describe());
+    if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error());
   }
 
   // (3) Timed repetitions with device events; preparation stays outside.
@@ -118,7 +123,7 @@ Measurement measure(Device& device, const Artifact& artifact, const LaunchGeomet
   }
   std::optional<Graph> graph;
   std::optional<Stream> stream;
-  if (opt.graphs) {
+  if (opt.measure.graphs) {
     auto s = device.create_stream();
     if (s.ok() && device.begin_capture(*s).ok()) {
       // Only work on the capturing stream is recorded: a launch on the
@@ -138,8 +143,8 @@ Measurement measure(Device& device, const Artifact& artifact, const LaunchGeomet
   for (int i = 0; i < reps; ++i) {
     Stream* on = stream ? &*stream : nullptr;
     st = in.state->prepare(device, on);
-    if (st.ok() && opt.cold_l2) st = device.flush_caches(touched_spans(*in.args), on);
-    if (st.ok() && opt.delay_us > 0) st = device.delay(opt.delay_us, on);
+    if (st.ok() && opt.measure.cold_l2) st = device.flush_caches(touched_spans(*in.args), on);
+    if (st.ok() && opt.measure.delay_us > 0) st = device.delay(opt.measure.delay_us, on);
     if (st.ok()) st = device.record(*start, on);
     if (st.ok()) {
       LaunchConfig lc = launch_config(geometry);
@@ -148,9 +153,9 @@ Measurement measure(Device& device, const Artifact& artifact, const LaunchGeomet
     }
     if (st.ok()) st = device.record(*stop, on);
     if (st.ok()) st = device.synchronize(on);
-    if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error().describe());
+    if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error());
     auto ms = device.elapsed_ms(*start, *stop);
-    if (!ms.ok()) return failure(artifact, Outcome::kLaunchFailed, ms.error().describe());
+    if (!ms.ok()) return failure(artifact, Outcome::kLaunchFailed, ms.error());
     samples.push_back(static_cast<double>(*ms) * 1e-3);
   }
   Measurement m;

@@ -33,6 +33,7 @@ struct MeasureInputs {
 };
 
 // The failure of `artifact`'s config, with its compile time kept.
+Measurement failure(const Artifact& artifact, Outcome outcome, ErrorInfo error);
 Measurement failure(const Artifact& artifact, Outcome outcome, std::string reason);
 
 // Never throws for a config's own failure: a Measurement with the outcome

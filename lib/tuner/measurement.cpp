@@ -80,6 +80,41 @@ TimingStats TimingStats::from_json(const nlohmann::json& json) {
   return t;
 }
 
+ErrorCode outcome_error_code(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kCompileFailed:
+      return ErrorCode::kCompileFailed;
+    case Outcome::kTimeout:
+      return ErrorCode::kTimeout;
+    case Outcome::kPruned:
+    case Outcome::kCancelled:
+      return ErrorCode::kCancelled;
+    case Outcome::kWrongResult:
+      return ErrorCode::kInvalidArgument;
+    case Outcome::kOk:
+    case Outcome::kLoadFailed:
+    case Outcome::kLaunchFailed:
+    case Outcome::kCrashed:
+      break;
+  }
+  return ErrorCode::kLaunchFailed;
+}
+
+std::string Measurement::reason() const {
+  return ok() ? std::string() : error.describe();
+}
+
+namespace {
+
+ErrorCode parse_error_code(const std::string& name, ErrorCode otherwise) {
+  for (int c = 0; c <= static_cast<int>(ErrorCode::kInternal); ++c) {
+    if (name == error_code_name(static_cast<ErrorCode>(c))) return static_cast<ErrorCode>(c);
+  }
+  return otherwise;
+}
+
+}  // namespace
+
 nlohmann::json Measurement::to_json() const {
   nlohmann::json j = {{"config", config.to_json()},
                       {"outcome", outcome_name(outcome)},
@@ -87,7 +122,12 @@ nlohmann::json Measurement::to_json() const {
   if (ok())
     j["stats"] = stats.to_json();
   else
-    j["reason"] = reason;
+    j["reason"] = reason();
+  if (!ok()) {
+    j["error"] = {{"code", error_code_name(error.code)},
+                  {"message", error.message},
+                  {"details", error.details}};
+  }
   return j;
 }
 
@@ -102,8 +142,16 @@ Measurement Measurement::from_json(const nlohmann::json& json) {
   m.compile_seconds = json.value("compile_seconds", 0.0);
   if (m.ok())
     m.stats = TimingStats::from_json(json.at("stats"));
-  else
-    m.reason = json.value("reason", "");
+  else if (json.contains("error") && json["error"].is_object()) {
+    const auto& e = json["error"];
+    m.error.code = parse_error_code(e.value("code", ""), outcome_error_code(m.outcome));
+    m.error.message = e.value("message", "");
+    if (e.contains("details") && e["details"].is_object()) {
+      m.error.details = e["details"].get<std::map<std::string, std::string>>();
+    }
+  } else {
+    m.error = make_error(outcome_error_code(m.outcome), json.value("reason", ""));
+  }
   return m;
 }
 

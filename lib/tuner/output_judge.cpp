@@ -9,8 +9,8 @@ namespace {
 // The outcome and the first line of its reason: a report line, not a log.
 std::string short_reason(const Measurement& m) {
   std::string r = outcome_name(m.outcome);
-  if (!m.reason.empty())
-    r += ": " + m.reason.substr(0, std::min<std::size_t>(200, m.reason.find('\n')));
+  if (!m.error.message.empty())
+    r += ": " + m.error.message.substr(0, std::min<std::size_t>(200, m.error.message.find('\n')));
   return r;
 }
 
@@ -146,7 +146,7 @@ void apply_verdicts(const std::map<std::string, std::string>& wrong,
     auto it = wrong.find(m.config.to_string());
     if (it == wrong.end()) continue;
     m.outcome = Outcome::kWrongResult;
-    m.reason = it->second;
+    m.error = make_error(outcome_error_code(Outcome::kWrongResult), it->second);
     if (stats.benchmarked > 0) --stats.benchmarked;
     ++stats.failed;
     ++stats.failed_by_reason[outcome_name(Outcome::kWrongResult)];

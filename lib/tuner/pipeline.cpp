@@ -37,11 +37,11 @@ class PlannedWorkers : public WorkerSource {
     if (plan_.process) {
       return std::unique_ptr<BenchWorker>(
           std::make_unique<ProcessWorker>(plan_.executable, process_call_, ref, plan_.cpu_threads,
-                                          in_.options.bench_deadline_seconds));
+                                          in_.options.pipeline.bench_deadline_seconds));
     }
     if (plan_.home_only)
       return std::unique_ptr<BenchWorker>(ThreadWorker::on_caller_device(*in_.home, thread_call_));
-    auto dev = in_.backend.open_device(slot);
+    auto dev = in_.backend.bench.open_device(slot);
     if (!dev.ok()) return dev.error();
     auto w = ThreadWorker::on_own_device(std::move(*dev), thread_call_);
     if (!w.ok()) return w.error();
@@ -50,7 +50,7 @@ class PlannedWorkers : public WorkerSource {
 
   int fall_back_to_threads() override {
     plan_.process = false;
-    plan_.home_only = !in_.backend.open_device;
+    plan_.home_only = !in_.backend.bench.open_device;
     if (plan_.home_only) plan_.devices.resize(1);
     return static_cast<int>(plan_.devices.size());
   }
@@ -70,7 +70,7 @@ Status prepare_calls(PipelineInputs& in, PlannedWorkers& workers) {
   call->reference = in.reference;
   call->options = in.options;
   // A worker left behind by a hung config holds no callback of the caller's.
-  call->options.reference_fn = nullptr;
+  call->options.check.reference_fn = nullptr;
   call->args = in.args;
   call->state = in.state;
   call->state->rebind(&call->args);
@@ -91,7 +91,7 @@ Status prepare_calls(PipelineInputs& in, PlannedWorkers& workers) {
   bc.reference = in.reference;
   bc.capture_outputs = in.judge != nullptr;
   bc.options = in.options;
-  bc.options.reference_fn = nullptr;
+  bc.options.check.reference_fn = nullptr;
   bc.threads = plan.cpu_threads;
   workers.process_call() = std::make_shared<const Message>(bc.to_message());
   return ok_status();
@@ -130,7 +130,7 @@ void on_compiled(Landing& l, CompletedUnit done) {
       Outcome o = entry.error().code == ErrorCode::kCancelled ? Outcome::kCancelled
                   : entry.error().code == ErrorCode::kTimeout ? Outcome::kTimeout
                                                               : Outcome::kCompileFailed;
-      l.ledger->record(not_run(config, o, entry.error().describe()));
+      l.ledger->record(not_run(config, o, entry.error()));
       continue;
     }
     // NOTES: disk I/O, outside every lock a benchmark worker takes.
@@ -149,12 +149,12 @@ void on_compiled(Landing& l, CompletedUnit done) {
 WatchRules watch_rules(const PipelineInputs& in, const BenchPlan& plan) {
   WatchRules rules;
   // Capped: an "infinite" deadline must not overflow the clock.
-  const double seconds = std::min(in.options.bench_deadline_seconds, 1e7);
+  const double seconds = std::min(in.options.pipeline.bench_deadline_seconds, 1e7);
   rules.bench_deadline =
       std::chrono::duration_cast<WatchClock::duration>(std::chrono::duration<double>(seconds));
-  rules.bench_deadline_seconds = in.options.bench_deadline_seconds;
+  rules.bench_deadline_seconds = in.options.pipeline.bench_deadline_seconds;
   rules.budget_deadline = in.deadline;
-  rules.may_fall_back = plan.process && in.backend.isolation == Isolation::kAuto;
+  rules.may_fall_back = plan.process && in.backend.bench.isolation == Isolation::kAuto;
   return rules;
 }
 
@@ -173,7 +173,7 @@ std::shared_ptr<const CrewFeed> crew_feed(const PipelineInputs& in,
 
 // The pool's compilers: each compile's deadline starts when it starts.
 CompilerFactory deadline_compilers(const PipelineInputs& in) {
-  const double limit = in.options.compile_deadline_seconds;
+  const double limit = in.options.pipeline.compile_deadline_seconds;
   CompilerFactory factory = in.backend.compiler_factory;
   if (!factory) {
     factory = [shared = in.backend.compiler](int) { return shared; };
@@ -233,7 +233,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
 
   // (1) Artifacts the cache holds are ready at once; the rest is grouped.
   UnitPlan units =
-      plan_units(in.kernel, configs, in.backend, in.context, in.artifacts, opt.group_size);
+      plan_units(in.kernel, configs, in.backend, in.context, in.artifacts, opt.pipeline.group_size);
   Landing landing{&in, queue, ledger, {}, {}, {}};
   const std::size_t hits = units.cached.size();
   for (auto& a : units.cached) {
@@ -244,12 +244,12 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
 
   // (2) Benchmark workers, one per device: now when pipelined, after the
   // compiles otherwise.
-  PlannedWorkers source(plan_benchmarks(in.backend, in.args, *in.home), in);
+  PlannedWorkers source(plan_benchmarks(in.backend.bench, in.args, *in.home), in);
   KILN_LOG(kDebug) << in.kernel.tmpl.name << ": benchmarking on " << source.plan().describe();
   Status calls = prepare_calls(in, source);
   BenchCrew crew(crew_feed(in, queue, ledger), source);
   const int slots = calls.ok() ? static_cast<int>(source.plan().devices.size()) : 0;
-  if (opt.pipeline) {
+  if (opt.pipeline.overlap) {
     for (int i = 0; i < slots; ++i) crew.start(i);
   }
   Watchdog dog(watch_rules(in, source.plan()));
@@ -259,12 +259,12 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   // (3) The compile pool feeds the ready queue as each unit lands.
   {
     PoolOptions po;
-    po.workers = opt.compile_threads;
+    po.workers = opt.pipeline.compile_threads;
     po.context = in.context;
     CompilePool pool(deadline_compilers(in), po,
                      [&landing](CompletedUnit done) { on_compiled(landing, std::move(done)); });
     for (auto& unit : units.to_compile) pool.submit(std::move(unit));
-    if (!opt.pipeline) {
+    if (!opt.pipeline.overlap) {
       pool.wait_idle();
       for (int i = 0; i < slots; ++i) crew.start(i);
     }

@@ -4,12 +4,16 @@
 
 namespace kiln::internal {
 
-Measurement not_run(const Config& config, Outcome outcome, std::string reason) {
+Measurement not_run(const Config& config, Outcome outcome, ErrorInfo error) {
   Measurement m;
   m.config = config;
   m.outcome = outcome;
-  m.reason = std::move(reason);
+  m.error = std::move(error);
   return m;
+}
+
+Measurement not_run(const Config& config, Outcome outcome, std::string reason) {
+  return not_run(config, outcome, make_error(outcome_error_code(outcome), std::move(reason)));
 }
 
 void ResultLedger::record(Measurement m, Outputs* outputs) {

@@ -55,5 +55,7 @@ class ResultLedger {
 };
 
 Measurement not_run(const Config& config, Outcome outcome, std::string reason);
+// The same with the whole error (a compile failure keeps its log).
+Measurement not_run(const Config& config, Outcome outcome, ErrorInfo error);
 
 }  // namespace kiln::internal

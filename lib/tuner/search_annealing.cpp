@@ -30,6 +30,8 @@ class AnnealingSearch final : public SearchStrategy {
     }
   }
   const char* name() const override { return "annealing"; }
+  bool steered() const override { return true; }
+  std::size_t first_round() const override { return options_.random_start; }
 
   std::vector<Config> next(std::size_t max_batch) override {
     std::vector<Config> batch;
@@ -105,5 +107,23 @@ std::unique_ptr<SearchStrategy> make_annealing_search(const ConfigSpace& space,
                                                       AnnealingOptions options) {
   return std::make_unique<AnnealingSearch>(space, options);
 }
+
+namespace internal {
+
+SearchStrategyInfo annealing_strategy() {
+  return {"annealing",
+          "a random start, then steps to neighbouring configs, steered by their times (rounds)", 64,
+          [](const SearchSetup& setup) {
+            AnnealingOptions options = setup.annealing;
+            // The default is measured besides the proposals: never proposed,
+            // it is where the walk starts.
+            options.budget = setup.default_measured ? setup.max_configs - 1 : setup.max_configs;
+            options.seed = setup.seed;
+            options.start = setup.start;
+            return make_annealing_search(*setup.space, options);
+          }};
+}
+
+}  // namespace internal
 
 }  // namespace kiln

@@ -94,6 +94,23 @@ std::unique_ptr<SearchStrategy> make_random_search(const ConfigSpace& space, std
   return std::make_unique<RandomSearch>(space, budget, seed);
 }
 
+namespace internal {
+
+SearchStrategyInfo exhaustive_strategy() {
+  return {
+      "exhaustive", "every config of the space, ranked by the kernel's model when it has one", 0,
+      [](const SearchSetup& setup) { return make_exhaustive_search(setup.space->enumerate()); }};
+}
+
+SearchStrategyInfo random_strategy() {
+  return {"random", "a seeded uniform sample of the space (spaces too large to enumerate)", 64,
+          [](const SearchSetup& setup) {
+            return make_random_search(*setup.space, setup.max_configs, setup.seed);
+          }};
+}
+
+}  // namespace internal
+
 std::vector<Config> prune_top_k(std::vector<Config> configs, const ProblemKey& problem,
                                 const PerfModel& model, std::size_t k) {
   if (!model) throw Error(ErrorCode::kInvalidArgument, "prune_top_k needs a performance model");

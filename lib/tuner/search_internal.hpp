@@ -1,4 +1,5 @@
-// Shared by the random and annealing searches.
+// Shared by the search strategies: the sampler of the random and annealing
+// searches, and each strategy's registry entry (listed in search_registry.cpp).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <unordered_set>
 
 #include "kiln/core/config_space.hpp"
+#include "kiln/tuner/search.hpp"
 
 namespace kiln::internal {
 
@@ -26,5 +28,9 @@ class UniqueSampler {
   std::uint64_t size_;
   std::unordered_set<std::uint64_t> tried_;
 };
+
+SearchStrategyInfo exhaustive_strategy();
+SearchStrategyInfo random_strategy();
+SearchStrategyInfo annealing_strategy();
 
 }  // namespace kiln::internal

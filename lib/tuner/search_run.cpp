@@ -1,9 +1,11 @@
 #include "search_run.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "kiln/compile/compile_pool.hpp"
+#include "kiln/core/error.hpp"
 #include "kiln/tuner/search.hpp"
 
 namespace kiln::internal {
@@ -12,112 +14,107 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kSampledBudget = 64;  // random and annealing, when max_configs is 0
-constexpr std::size_t kDefaultRound = 4;    // annealing proposals per round
+constexpr std::size_t kDefaultRound = 4;  // steered proposals per round
 
-// `configs` with the default first and at most `limit` (0: no limit) in
-// all: the default is the reference and the baseline of the speedup and
-// wins ties, so it is always measured, and first, so that its outputs are
-// known early.
-std::vector<Config> with_default(std::vector<Config> configs, const Config& def,
-                                 std::size_t limit) {
-  std::erase(configs, def);
-  configs.insert(configs.begin(), def);
-  if (limit > 0 && configs.size() > limit) configs.resize(limit);
-  return configs;
-}
-
-// The annealing search: rounds of proposals, each one pipelined run.
-PipelineOutput anneal(const ProblemKey& problem, PipelineInputs in, ProgressBar* progress) {
-  const auto started = Clock::now();
-  const TuneOptions opt = in.options;
-  const ConfigSpace& space = in.kernel.tmpl.space;
-  const std::size_t limit = opt.max_configs ? opt.max_configs : kSampledBudget;
-  const Config def = space.default_config();
-  const bool measure_default = prune_keeps(in.kernel, problem, def);
-
-  AnnealingOptions ao = opt.annealing;
-  // The default is measured besides the proposals (never proposed: it is
-  // the start, or pruned for this problem).
-  ao.budget = measure_default ? limit - 1 : limit;
-  ao.seed = opt.seed;
-  ao.start = def;
-  auto search = make_annealing_search(space, ao);
-  const std::size_t round_size = opt.search_batch ? opt.search_batch : kDefaultRound;
-  // NOTES: a round is small, and a benchmark can start only when its unit
-  // has compiled: by default a round's configs are spread over the compile
-  // threads rather than grouped into one program on one of them.
-  if (opt.group_size == 0) {
-    const auto threads = static_cast<std::size_t>(resolve_workers(opt.compile_threads));
-    in.options.group_size = std::max<std::size_t>(1, round_size / threads);
+// One search in progress: the strategy, the shared rules, and what has
+// been measured so far.
+class RoundDriver {
+ public:
+  RoundDriver(const ProblemKey& problem, PipelineInputs& in, const SearchStrategyInfo& info)
+      : problem_(problem), in_(in), def_(in.kernel.tmpl.space.default_config()) {
+    const SearchOptions& opt = in.options.search;
+    limit_ = opt.max_configs ? opt.max_configs : info.default_budget;
+    measure_default_ = prune_keeps(in.kernel, problem, def_);
+    SearchSetup setup;
+    setup.space = &in.kernel.tmpl.space;
+    setup.max_configs = limit_;
+    setup.start = def_;
+    setup.default_measured = measure_default_;
+    setup.seed = opt.seed;
+    setup.annealing = opt.annealing;
+    search_ = info.make(setup);
+    round_size_ = !search_->steered() ? std::numeric_limits<std::size_t>::max()
+                  : opt.batch         ? opt.batch
+                                      : kDefaultRound;
   }
 
-  if (progress) progress->set_total(limit);
-  in.progress = nullptr;  // the pipeline would reset the total to one round's size
-  if (!in.trace) in.trace = std::make_shared<TraceRecorder>();
-  const auto trace = in.trace;
+  bool steered() const { return search_->steered(); }
+  std::size_t limit() const { return limit_; }
+  std::size_t round_size() const { return round_size_; }
 
-  PipelineOutput total;
-  bool first = true;
-  while (true) {
-    // (1) The round: the default and the random start first, then
-    // neighbours of the walk's current config. A proposal the early prune
-    // rejects is reported as failed; it still counts against the budget.
-    std::vector<Config> round;
-    if (first && measure_default) round.push_back(def);
-    const std::size_t want = first ? std::max(round_size, ao.random_start) : round_size;
+  // The next round to measure; empty with `over` set when the search is over.
+  std::vector<Config> next_round(bool& over) {
+    const bool first = !asked_;
+    asked_ = true;
+    const std::size_t want = first ? std::max(round_size_, search_->first_round()) : round_size_;
+    // (1) Proposals the early prune keeps; one it rejects is reported as
+    // failed and still counts against the strategy's budget.
+    std::vector<Config> kept;
     std::size_t proposed = 0;
     while (proposed < want) {
-      std::vector<Config> next = search->next(want - proposed);
+      std::vector<Config> next = search_->next(want - proposed);
       if (next.empty()) break;
       proposed += next.size();
       for (auto& c : next) {
-        if (prune_keeps(in.kernel, problem, c))
-          round.push_back(std::move(c));
+        if (prune_keeps(in_.kernel, problem_, c))
+          kept.push_back(std::move(c));
         else
-          search->report(c, std::nullopt);
+          search_->report(c, std::nullopt);
       }
     }
-    first = false;
-    if (round.empty()) {
-      if (proposed == 0) break;  // the search is over
-      continue;                  // every proposal was pruned: ask again
+    over = proposed == 0;
+    // (2) A one-shot round is ranked by the kernel's performance model (a
+    // steered search ranks by measuring instead).
+    const TunableKernel& k = in_.kernel;
+    if (!steered() && k.perf_model && k.top_k > 0) {
+      kept = prune_top_k(std::move(kept), problem_, k.perf_model, k.top_k);
     }
+    // (3) The default first: it is the reference and the baseline of the
+    // speedup and wins ties, so it is always measured, and first, so that
+    // its outputs are known early. Then at most max_configs in all.
+    std::vector<Config> round;
+    if (measure_default_) {
+      std::erase(kept, def_);
+      if (first) round.push_back(def_);
+    }
+    round.insert(round.end(), std::make_move_iterator(kept.begin()),
+                 std::make_move_iterator(kept.end()));
+    if (limit_ > 0 && measured_ + round.size() > limit_) round.resize(limit_ - measured_);
+    measured_ += round.size();
+    return round;
+  }
 
-    // (2) One pipelined run of the round (a spent budget cancels it there,
-    // so every proposal is accounted for).
-    PipelineOutput out = run_pipeline(round, in);
-
-    // (3) Feed the times back in proposal order: the pipeline hands them
-    // over in completion order, which differs from run to run.
+  // Feeds a round's times back in proposal order (the pipeline hands them
+  // over in completion order, which differs from run to run); returns the
+  // round's measurements in that order.
+  std::vector<Measurement> feed_back(const std::vector<Config>& round, PipelineOutput& out) {
     std::map<std::string, const Measurement*> by_config;
     for (const auto& m : out.measurements) by_config[m.config.to_string()] = &m;
+    std::vector<Measurement> ordered;
     for (const auto& c : round) {
       auto it = by_config.find(c.to_string());
       if (it == by_config.end()) {
-        search->report(c, std::nullopt);
+        search_->report(c, std::nullopt);
         continue;
       }
       const Measurement& m = *it->second;
-      search->report(c, m.ok() ? std::optional<double>(m.stats.median) : std::nullopt);
-      total.measurements.push_back(m);
+      search_->report(c, m.ok() ? std::optional<double>(m.stats.median) : std::nullopt);
+      ordered.push_back(m);
     }
-    for (auto& [key, artifact] : out.artifacts) total.artifacts.insert_or_assign(key, artifact);
-    total.stats.merge(out.stats);
-    if (progress) {
-      progress->compiled(out.stats.compiled);
-      progress->benchmarked(out.stats.benchmarked);
-      progress->failed(out.stats.failed);
-    }
-    if (proposed == 0 || Clock::now() >= in.deadline) break;
+    return ordered;
   }
-  // Times of the whole search: the rounds share one trace.
-  total.stats.compile_seconds = trace->busy_seconds("compile");
-  total.stats.benchmark_seconds = trace->busy_seconds("benchmark");
-  total.stats.overlap_seconds = trace->overlap_seconds("compile", "benchmark");
-  total.stats.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  return total;
-}
+
+ private:
+  const ProblemKey& problem_;
+  PipelineInputs& in_;
+  const Config def_;
+  std::unique_ptr<SearchStrategy> search_;
+  std::size_t limit_ = 0;
+  std::size_t round_size_ = 0;
+  bool measure_default_ = true;
+  bool asked_ = false;
+  std::size_t measured_ = 0;
+};
 
 }  // namespace
 
@@ -134,37 +131,67 @@ Config heuristic_config(const TunableKernel& kernel, const ProblemKey& problem) 
   return kept ? *kept : def;
 }
 
-std::vector<Config> candidate_configs(const TunableKernel& kernel, const ProblemKey& problem,
-                                      const TuneOptions& opt) {
-  const ConfigSpace& space = kernel.tmpl.space;
-  std::vector<Config> configs;
-  std::size_t limit = opt.max_configs;
-  if (opt.search == SearchKind::kExhaustive) {
-    configs = space.enumerate();
-  } else {
-    if (limit == 0) limit = kSampledBudget;
-    configs = make_random_search(space, limit, opt.seed)->next(limit);
+const SearchStrategyInfo& strategy_for(const TuneOptions& options) {
+  const SearchStrategyInfo* info = find_search_strategy(options.search.strategy);
+  if (!info) {
+    throw Error(ErrorCode::kInvalidArgument, "unknown search strategy '" + options.search.strategy +
+                                                 "' (TuneOptions::search.strategy): use one of " +
+                                                 search_strategy_names());
   }
-  configs = prune_early(std::move(configs), problem, kernel.early_prune);
-  if (kernel.perf_model && kernel.top_k > 0) {
-    configs = prune_top_k(std::move(configs), problem, kernel.perf_model, kernel.top_k);
-  }
-  const Config def = space.default_config();
-  if (!prune_keeps(kernel, problem, def)) {
-    if (limit > 0 && configs.size() > limit) configs.resize(limit);
-    return configs;
-  }
-  return with_default(std::move(configs), def, limit);
+  return *info;
 }
 
-PipelineOutput run_search(const ProblemKey& problem, PipelineInputs inputs, ProgressBar* progress) {
-  if (inputs.options.search == SearchKind::kAnnealing) {
-    return anneal(problem, std::move(inputs), progress);
+PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, ProgressBar* progress) {
+  const auto started = Clock::now();
+  RoundDriver driver(problem, in, strategy_for(in.options));
+  if (driver.steered()) {
+    // NOTES: a round is small, and a benchmark can start only when its unit
+    // has compiled: by default a round's configs are spread over the compile
+    // threads rather than grouped into one program on one of them.
+    PipelineOptions& po = in.options.pipeline;
+    if (po.group_size == 0) {
+      const auto threads = static_cast<std::size_t>(resolve_workers(po.compile_threads));
+      po.group_size = std::max<std::size_t>(1, driver.round_size() / threads);
+    }
+    if (progress) progress->set_total(driver.limit());
+    in.progress = nullptr;  // the pipeline would reset the total to one round's size
+  } else {
+    in.progress = progress;  // one round: the pipeline counts it
   }
-  std::vector<Config> configs = candidate_configs(inputs.kernel, problem, inputs.options);
-  if (progress) progress->set_total(configs.size());
-  inputs.progress = progress;
-  return run_pipeline(configs, std::move(inputs));
+  if (!in.trace) in.trace = std::make_shared<TraceRecorder>();
+  const auto trace = in.trace;
+
+  PipelineOutput total;
+  while (true) {
+    bool over = false;
+    std::vector<Config> round = driver.next_round(over);
+    if (round.empty()) {
+      if (over) break;
+      continue;  // every proposal was pruned: ask again
+    }
+    // One pipelined run of the round (a spent budget cancels it there, so
+    // every proposal is accounted for).
+    PipelineOutput out = run_pipeline(round, in);
+    std::vector<Measurement> ordered = driver.feed_back(round, out);
+    // A steered search keeps proposal order (its walk); one round keeps
+    // the pipeline's completion order.
+    auto& kept = driver.steered() ? ordered : out.measurements;
+    total.measurements.insert(total.measurements.end(), kept.begin(), kept.end());
+    for (auto& [key, artifact] : out.artifacts) total.artifacts.insert_or_assign(key, artifact);
+    total.stats.merge(out.stats);
+    if (progress && driver.steered()) {
+      progress->compiled(out.stats.compiled);
+      progress->benchmarked(out.stats.benchmarked);
+      progress->failed(out.stats.failed);
+    }
+    if (over || Clock::now() >= in.deadline) break;
+  }
+  // Times of the whole search: the rounds share one trace.
+  total.stats.compile_seconds = trace->busy_seconds("compile");
+  total.stats.benchmark_seconds = trace->busy_seconds("benchmark");
+  total.stats.overlap_seconds = trace->overlap_seconds("compile", "benchmark");
+  total.stats.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  return total;
 }
 
 }  // namespace kiln::internal

@@ -1,8 +1,12 @@
-// Which configs a tuning run measures, and in what rounds. Exhaustive and
-// random search know every candidate up front: one pipelined run. Annealing
-// needs feedback: the pipeline runs once per round of proposals, and each
-// round's times (in proposal order, so a seed repeats its walk) steer the
-// next. Both stop at max_configs and at the time budget.
+// The round driver: which configs a tuning run measures, and in what rounds.
+// A registered SearchStrategy (kiln/tuner/search.hpp) proposes; the driver
+// applies the rules every strategy shares (the default config measured
+// first, the kernel's early prune, its performance model, max_configs in
+// all), runs each round through the pipeline and feeds the times back in
+// proposal order, so a seed repeats its walk. A one-shot strategy
+// (exhaustive, random) is one round; a steered one (annealing) runs in
+// rounds of SearchOptions::batch until it stops proposing or the budget is
+// spent.
 #pragma once
 
 #include <vector>
@@ -22,12 +26,9 @@ bool prune_keeps(const TunableKernel& kernel, const ProblemKey& problem, const C
 // prune keeps none.
 Config heuristic_config(const TunableKernel& kernel, const ProblemKey& problem);
 
-// The configs of a one-shot search (exhaustive or random), after the early
-// prune and the performance model, never more than max_configs in all. The
-// default config comes first (it is the reference and the baseline, so it
-// compiles and runs first), unless the early prune rejects it.
-std::vector<Config> candidate_configs(const TunableKernel& kernel, const ProblemKey& problem,
-                                      const TuneOptions& options);
+// The registered strategy named by `options.search.strategy`; throws
+// kiln::Error (kInvalidArgument) naming the valid ones when there is none.
+const SearchStrategyInfo& strategy_for(const TuneOptions& options);
 
 // Runs the search of `inputs.options` through run_pipeline. `progress` may
 // be null. The output's measurements are one per config measured; its

@@ -58,9 +58,9 @@ std::optional<NamedWorker> named_worker(const std::string& configured) {
   const auto found = searched_worker();
   const std::string good = "kiln-bench-worker" + (found ? " (" + *found + ")" : std::string());
   if (!configured.empty()) {
-    return NamedWorker{
-        configured, "Backend::worker_path '" + configured + "'",
-        "set Backend::worker_path to " + good + ", leave it empty, or use Isolation::kThread"};
+    return NamedWorker{configured, "BenchPlacement::worker_path '" + configured + "'",
+                       "set BenchPlacement::worker_path to " + good +
+                           ", leave it empty, or use Isolation::kThread"};
   }
   const std::string env = Options::global().bench_worker.string();
   if (!env.empty()) {

@@ -1,5 +1,5 @@
 // Which benchmark worker a tuning run starts, checked before the run
-// starts: a worker the user named (Backend::worker_path, KILN_WORKER) that is
+// starts: a worker the user named (BenchPlacement::worker_path, KILN_WORKER) that is
 // missing or is not a Kiln worker is an error naming the setting and the
 // fix, never a silent loss of crash isolation. The public half,
 // find_bench_worker and process_compilers, is in kiln/bench_worker.hpp.
@@ -12,7 +12,7 @@
 namespace kiln::internal {
 
 // Whether the worker path was named by the user: `configured`
-// (Backend::worker_path) or KILN_WORKER.
+// (BenchPlacement::worker_path) or KILN_WORKER.
 bool worker_configured(const std::string& configured);
 
 // find_bench_worker, then a worker of it must start and answer its hello

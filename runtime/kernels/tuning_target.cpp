@@ -85,11 +85,11 @@ Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerp
   t.device = std::move(*device);
   // A fresh device per benchmark worker (and for one replacing a worker
   // whose config hung); on the CPU with as many block runners as the caller's.
-  t.backend.open_device = [&backend, refs](int slot) {
+  t.backend.bench.open_device = [&backend, refs](int slot) {
     return backend.open_device(refs.at(static_cast<std::size_t>(slot)).index);
   };
-  t.backend.bench_workers = static_cast<int>(refs.size());
-  t.backend.devices = refs;
+  t.backend.bench.workers = static_cast<int>(refs.size());
+  t.backend.bench.devices = refs;
   for (const auto& r : refs) t.devices.push_back(r.index);
   return t;
 }

@@ -91,23 +91,30 @@ TEST(AutotuneCpu, FailuresAreRecordedAndTheWinnerIsHealthy) {
 
   ScaleCall call(4096);
   TuneOptions to;
-  to.bench_deadline_seconds = 1.0;
-  to.trace_path = (dir / "trace.json").string();
+  to.pipeline.bench_deadline_seconds = 1.0;
+  to.pipeline.trace_path = (dir / "trace.json").string();
   auto r = tuner.tune(scale_kernel({0, 1, 2, 3}), call.args, **device, to);
   __atomic_store_n(&call.release, 1, __ATOMIC_RELEASE);  // frees the abandoned worker
   ASSERT_TRUE(r.ok()) << r.error().describe();
 
-  EXPECT_EQ(r->source, "tuned");
+  EXPECT_EQ(r->source, ResultSource::kTuned);
   EXPECT_EQ(r->config.get_int("MODE"), 0);
   ASSERT_EQ(r->measurements.size(), 8u);
   for (std::int64_t unroll : {1, 4}) {
     ASSERT_NE(find(*r, unroll, 0), nullptr);
-    EXPECT_TRUE(find(*r, unroll, 0)->ok()) << find(*r, unroll, 0)->reason;
+    EXPECT_TRUE(find(*r, unroll, 0)->ok()) << find(*r, unroll, 0)->reason();
     EXPECT_EQ(find(*r, unroll, 1)->outcome, Outcome::kWrongResult);
-    EXPECT_NE(find(*r, unroll, 1)->reason.find("output 'y'"), std::string::npos);
+    EXPECT_NE(find(*r, unroll, 1)->reason().find("output 'y'"), std::string::npos);
     EXPECT_EQ(find(*r, unroll, 3)->outcome, Outcome::kCompileFailed);
-    EXPECT_NE(find(*r, unroll, 3)->reason.find("deliberately broken"), std::string::npos)
-        << find(*r, unroll, 3)->reason;
+    EXPECT_NE(find(*r, unroll, 3)->reason().find("deliberately broken"), std::string::npos)
+        << find(*r, unroll, 3)->reason();
+    // The compile error is kept whole, as data: its code and the compiler's
+    // log and options as details, not folded into one string.
+    const ErrorInfo& error = find(*r, unroll, 3)->error;
+    EXPECT_EQ(error.code, ErrorCode::kCompileFailed);
+    ASSERT_TRUE(error.details.count("log")) << find(*r, unroll, 3)->reason();
+    EXPECT_NE(error.details.at("log").find("deliberately broken"), std::string::npos);
+    EXPECT_TRUE(error.details.count("options"));
   }
   // Both hanging configs hit their deadline and were abandoned.
   EXPECT_EQ(find(*r, 1, 2)->outcome, Outcome::kTimeout);
@@ -143,12 +150,23 @@ TEST(AutotuneCpu, WarmStartServesFromDiskWithoutCompiling) {
     Autotuner tuner(cpu_backend(), &artifacts, &tunings);
     auto r = tuner.tune(kernel, call.args, **device);
     ASSERT_TRUE(r.ok()) << r.error().describe();
-    EXPECT_EQ(r->source, "tuned");
+    EXPECT_EQ(r->source, ResultSource::kTuned);
     first = r->config;
+    // The record this run saved, as the tuning cache now holds it.
+    ASSERT_TRUE(r->saved) << r->not_saved_reason;
+    ASSERT_TRUE(r->record.has_value());
+    EXPECT_EQ(r->record->best, first);
+    EXPECT_EQ(r->record->measured.size(), r->measurements.size());
+    auto stored = tunings.lookup(r->record->problem,
+                                 TuningIdentity{definition_hash(kernel), r->record->device,
+                                                r->record->toolchain, r->record->env});
+    ASSERT_TRUE(stored.has_value());
+    EXPECT_EQ(stored->best, r->record->best);
+    EXPECT_EQ(stored->best_time_ms, r->record->best_time_ms);
     // The same tuner again: the in-memory table.
     auto again = tuner.tune(kernel, call.args, **device);
     ASSERT_TRUE(again.ok());
-    EXPECT_EQ(again->source, "memory");
+    EXPECT_EQ(again->source, ResultSource::kMemory);
     EXPECT_EQ(again->config, first);
   }
   // New caches and tuner, as in a new process: the winner comes from disk and
@@ -159,15 +177,19 @@ TEST(AutotuneCpu, WarmStartServesFromDiskWithoutCompiling) {
   Autotuner tuner(cpu_backend(), &artifacts, &tunings);
   auto r = tuner.tune(kernel, call.args, **device);
   ASSERT_TRUE(r.ok()) << r.error().describe();
-  EXPECT_EQ(r->source, "disk");
+  EXPECT_EQ(r->source, ResultSource::kDisk);
   EXPECT_EQ(r->config, first);
+  // The record it was served from comes with it (no second lookup).
+  ASSERT_TRUE(r->record.has_value());
+  EXPECT_EQ(r->record->best, first);
+  EXPECT_FALSE(r->record->measured.empty());
   EXPECT_EQ(r->stats.artifact_hits, 1u);
   EXPECT_EQ(r->stats.cache_hits, 1u);
   // A different problem (another size) is a miss.
   ScaleCall other(1000);
   auto miss = tuner.tune(kernel, other.args, **device);
   ASSERT_TRUE(miss.ok());
-  EXPECT_EQ(miss->source, "tuned");
+  EXPECT_EQ(miss->source, ResultSource::kTuned);
 }
 
 // retune: a problem decided in memory and on disk is measured again, its
@@ -184,10 +206,11 @@ TEST(AutotuneCpu, RetuneMeasuresAgainAndReplacesTheRecord) {
   auto first = tuner.tune(kernel, call.args, **device);
   ASSERT_TRUE(first.ok()) << first.error().describe();
   TuneOptions retune;
-  retune.retune = true;
+  retune.cache.retune = true;
   auto again = tuner.tune(kernel, call.args, **device, retune);
   ASSERT_TRUE(again.ok()) << again.error().describe();
-  EXPECT_EQ(again->source, "tuned") << "neither the in-memory table nor the disk is served";
+  EXPECT_EQ(again->source, ResultSource::kTuned)
+      << "neither the in-memory table nor the disk is served";
   EXPECT_EQ(again->measurements.size(), 2u);
   EXPECT_EQ(again->stats.compiled, 0u) << "the retune compiles nothing the artifact cache held";
   EXPECT_EQ(again->stats.artifact_hits, 2u);
@@ -203,7 +226,7 @@ TEST(AutotuneCpu, RetuneMeasuresAgainAndReplacesTheRecord) {
   retune.tune = false;
   auto off = tuner.tune(kernel, call.args, **device, retune);
   ASSERT_TRUE(off.ok());
-  EXPECT_EQ(off->source, "memory");
+  EXPECT_EQ(off->source, ResultSource::kMemory);
 }
 
 TEST(AutotuneCpu, PipelineOffMeasuresTheSameConfigs) {
@@ -211,8 +234,8 @@ TEST(AutotuneCpu, PipelineOffMeasuresTheSameConfigs) {
   auto [dir, artifacts, tunings, device, tuner] = session.parts();
   ScaleCall call(2048);
   TuneOptions to;
-  to.pipeline = false;
-  to.group_size = 1;
+  to.pipeline.overlap = false;
+  to.pipeline.group_size = 1;
   auto r = tuner.tune(scale_kernel({0, 1}), call.args, **device, to);
   ASSERT_TRUE(r.ok()) << r.error().describe();
   EXPECT_EQ(r->measurements.size(), 4u);
@@ -230,9 +253,36 @@ TEST(AutotuneCpu, TuningOffUsesTheDefaultWithOneCompile) {
   to.tune = false;
   auto r = tuner.tune(scale_kernel({0, 1}), call.args, **device, to);
   ASSERT_TRUE(r.ok()) << r.error().describe();
-  EXPECT_EQ(r->source, "default");
+  EXPECT_EQ(r->source, ResultSource::kUntuned);
+  EXPECT_STREQ(source_name(r->source), "default");
   EXPECT_EQ(r->config, scale_kernel({0}).tmpl.space.default_config());
   EXPECT_TRUE(r->measurements.empty());
+  EXPECT_FALSE(r->record.has_value());
+}
+
+// Tuning that ran but found nothing correct is not "tuning off": the
+// default is served as a fallback, and says so.
+TEST(AutotuneCpu, NothingCorrectServesTheDefaultAsAFallback) {
+  Session session("fallback");
+  auto [dir, artifacts, tunings, device, tuner] = session.parts();
+  ScaleCall call(512);
+  TuneOptions to;
+  // A reference no config can match (every output byte 0x40: 3.0039f):
+  // every config, the default included, is wrong, and the default still builds.
+  to.check.reference = ReferenceKind::kUser;
+  to.check.reference_fn = [](Device& d, const ArgList& args) -> Status {
+    const Arg& y = find_arg(args, "y");
+    return d.fill(y.data, 0x40, y.storage_bytes());
+  };
+  TunableKernel kernel = scale_kernel({0, 1});
+  auto r = tuner.tune(kernel, call.args, **device, to);
+  ASSERT_TRUE(r.ok()) << r.error().describe();
+  EXPECT_EQ(r->source, ResultSource::kFallback);
+  EXPECT_STREQ(source_name(r->source), "fallback");
+  EXPECT_FALSE(r->measurements.empty());
+  EXPECT_FALSE(r->best.has_value());
+  EXPECT_FALSE(r->record.has_value());
+  EXPECT_EQ(r->config.get_int("MODE"), 0);
 }
 
 std::string read_template(const std::string& relative) {
@@ -298,7 +348,7 @@ TEST(AutotuneCpu, InPlaceKernelLeavesTensorsAsOneCleanRun) {
   std::vector<float> x0 = x, res0 = res;
   auto r = tuner.run(k, args, **device);  // tunes, restores, then one real run
   ASSERT_TRUE(r.ok()) << r.error().describe();
-  EXPECT_EQ(r->source, "tuned");
+  EXPECT_EQ(r->source, ResultSource::kTuned);
   EXPECT_EQ(r->stats.benchmarked, 4u) << "every config agrees with the default";
   check("after tuning");
   // A cache hit in a fresh tuner: one run, same result.
@@ -307,7 +357,7 @@ TEST(AutotuneCpu, InPlaceKernelLeavesTensorsAsOneCleanRun) {
   Autotuner warm(cpu_backend(), &artifacts, &tunings);
   auto hit = warm.run(k, args, **device);
   ASSERT_TRUE(hit.ok());
-  EXPECT_EQ(hit->source, "disk");
+  EXPECT_EQ(hit->source, ResultSource::kDisk);
   check("on a cache hit");
 }
 
@@ -337,8 +387,8 @@ TEST(AutotuneCpu, BudgetCancelsWhatIsLeft) {
   auto [dir, artifacts, tunings, device, tuner] = session.parts();
   ScaleCall call(512);
   TuneOptions to;
-  to.budget_seconds = 1e-6;  // spent at once
-  to.group_size = 1;
+  to.pipeline.budget_seconds = 1e-6;  // spent at once
+  to.pipeline.group_size = 1;
   auto r = tuner.tune(scale_kernel({0, 1}), call.args, **device, to);
   ASSERT_TRUE(r.ok()) << r.error().describe();
   EXPECT_EQ(r->measurements.size(), 4u) << "every config is accounted for";

@@ -72,15 +72,15 @@ struct SleepCall {
 };
 
 // Short timing: the costs differ by 2x a step, a few repetitions tell them apart.
-TuneOptions quick(SearchKind search, std::size_t max_configs, std::uint64_t seed) {
+TuneOptions quick(const std::string& search, std::size_t max_configs, std::uint64_t seed) {
   TuneOptions o;
-  o.search = search;
-  o.max_configs = max_configs;
-  o.seed = seed;
-  o.target_seconds = 0.002;
-  o.max_reps = 20;
-  o.progress = false;
-  o.save = false;
+  o.search.strategy = search;
+  o.search.max_configs = max_configs;
+  o.search.seed = seed;
+  o.measure.target_seconds = 0.002;
+  o.measure.max_reps = 20;
+  o.pipeline.progress = false;
+  o.cache.save = false;
   return o;
 }
 
@@ -105,9 +105,9 @@ TEST(AutotuneSearch, AnnealingFindsTheKnownBest) {
   TunableKernel k = sleep_kernel(8, 4, 5);
   Session s("anneal_best");
   SleepCall call(100);  // 100 us a unit: well above launch overhead and timer slack
-  auto r = s.tuner.tune(k, call.args, **s.device, quick(SearchKind::kAnnealing, 24, 3));
+  auto r = s.tuner.tune(k, call.args, **s.device, quick("annealing", 24, 3));
   ASSERT_TRUE(r.ok()) << r.error().describe();
-  EXPECT_EQ(r->source, "tuned");
+  EXPECT_EQ(r->source, ResultSource::kTuned);
   expect_distinct_and_within(*r, k, 24);
   EXPECT_EQ(r->stats.benchmarked, r->measurements.size());
   std::string tried;
@@ -125,8 +125,8 @@ TEST(AutotuneSearch, AnnealingStartsFromTheSeedsDraw) {
   SleepCall call(20);
   auto walk = [&](std::uint64_t seed) {
     Session s("anneal_seed" + std::to_string(seed));
-    TuneOptions o = quick(SearchKind::kAnnealing, 5, seed);
-    o.annealing.random_start = 4;
+    TuneOptions o = quick("annealing", 5, seed);
+    o.search.annealing.random_start = 4;
     auto r = s.tuner.tune(k, call.args, **s.device, o);
     EXPECT_TRUE(r.ok()) << r.error().describe();
     if (!r.ok()) return std::vector<std::string>{};
@@ -147,7 +147,7 @@ TEST(AutotuneSearch, AnnealingMeasuresOnlyWhatTheEarlyPruneKeeps) {
   };
   SleepCall call(20);
   Session s("anneal_prune");
-  auto r = s.tuner.tune(k, call.args, **s.device, quick(SearchKind::kAnnealing, 12, 2));
+  auto r = s.tuner.tune(k, call.args, **s.device, quick("annealing", 12, 2));
   ASSERT_TRUE(r.ok()) << r.error().describe();
   expect_distinct_and_within(*r, k, 12);
   EXPECT_GT(r->measurements.size(), 1u);
@@ -164,14 +164,14 @@ TEST(AutotuneSearch, AnnealingRoundsShareOneTrace) {
   TunableKernel k = sleep_kernel(8, 4, 5);
   SleepCall call(20);
   Session s("anneal_trace");
-  TuneOptions o = quick(SearchKind::kAnnealing, 10, 4);
-  o.annealing.random_start = 3;
-  o.search_batch = 2;  // rounds of 4, 2, 2, 2 configs
-  o.trace_path = (s.dir / "trace.json").string();
+  TuneOptions o = quick("annealing", 10, 4);
+  o.search.annealing.random_start = 3;
+  o.search.batch = 2;  // rounds of 4, 2, 2, 2 configs
+  o.pipeline.trace_path = (s.dir / "trace.json").string();
   auto r = s.tuner.tune(k, call.args, **s.device, o);
   ASSERT_TRUE(r.ok()) << r.error().describe();
   EXPECT_EQ(r->measurements.size(), 10u);
-  std::ifstream in(o.trace_path);
+  std::ifstream in(o.pipeline.trace_path);
   nlohmann::json trace = nlohmann::json::parse(in);
   std::set<std::string> tracks;
   std::size_t track_events = 0, compiles = 0, benchmarks = 0;
@@ -195,8 +195,8 @@ TEST(AutotuneSearch, OneShotSearchesMeasureMaxConfigsWithTheDefault) {
   // and unlikely among 5 random draws: it takes a candidate's place.
   TunableKernel k = sleep_kernel(8, 4, 5);
   SleepCall call(20);
-  for (SearchKind kind : {SearchKind::kExhaustive, SearchKind::kRandom}) {
-    Session s("one_shot" + std::to_string(static_cast<int>(kind)));
+  for (std::string kind : {"exhaustive", "random"}) {
+    Session s("one_shot_" + kind);
     auto r = s.tuner.tune(k, call.args, **s.device, quick(kind, 5, 1));
     ASSERT_TRUE(r.ok()) << r.error().describe();
     expect_distinct_and_within(*r, k, 5);
@@ -207,20 +207,38 @@ TEST(AutotuneSearch, OneShotSearchesMeasureMaxConfigsWithTheDefault) {
 TEST(AutotuneSearch, SpentBudgetStopsBothSearches) {
   TunableKernel k = sleep_kernel(8, 4, 5);
   SleepCall call(20);
-  for (SearchKind kind : {SearchKind::kRandom, SearchKind::kAnnealing}) {
-    Session s("budget" + std::to_string(static_cast<int>(kind)));
+  for (std::string kind : {"random", "annealing"}) {
+    Session s("budget_" + kind);
     TuneOptions o = quick(kind, 20, 5);
-    o.budget_seconds = 1e-6;  // spent before the first config compiles
-    o.group_size = 1;
+    o.pipeline.budget_seconds = 1e-6;  // spent before the first config compiles
+    o.pipeline.group_size = 1;
     auto r = s.tuner.tune(k, call.args, **s.device, o);
     ASSERT_TRUE(r.ok()) << r.error().describe();
     EXPECT_GE(r->stats.failed_by_reason["cancelled"], 1u);
-    if (kind == SearchKind::kRandom) {
+    if (kind == "random") {
       EXPECT_EQ(r->measurements.size(), 20u) << "every candidate is accounted for";
     } else {
       // One round (the default and the random start), none after it.
-      EXPECT_EQ(r->measurements.size(), 1u + o.annealing.random_start);
+      EXPECT_EQ(r->measurements.size(), 1u + o.search.annealing.random_start);
     }
+  }
+}
+
+// An unknown strategy is misuse: it throws before anything runs, naming
+// the registered ones.
+TEST(AutotuneSearch, AnUnknownStrategyNamesTheValidOnes) {
+  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  TunableKernel k = sleep_kernel(8, 4, 5);
+  SleepCall call(20);
+  Session s("unknown_strategy");
+  try {
+    auto r = s.tuner.tune(k, call.args, **s.device, quick("simplex", 5, 1));
+    FAIL() << "tuned with an unknown strategy";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("unknown search strategy 'simplex'"), std::string::npos) << what;
+    EXPECT_NE(what.find("exhaustive, random, annealing"), std::string::npos) << what;
   }
 }
 

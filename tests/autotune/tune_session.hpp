@@ -39,8 +39,8 @@ inline Backend cpu_backend() {
   b.toolchain = current_toolchain(DeviceKind::kCpu);
   b.arch = "host";
   b.format = BinaryFormat::kCpuObject;
-  b.open_device = [](int) { return cpu::open_device(1); };
-  b.bench_workers = 1;
+  b.bench.open_device = [](int) { return cpu::open_device(1); };
+  b.bench.workers = 1;
   return b;
 }
 

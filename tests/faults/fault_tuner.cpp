@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
   backend.toolchain = kiln::current_toolchain(kiln::DeviceKind::kCpu);
   backend.arch = "host";
   backend.format = kiln::BinaryFormat::kCpuObject;
-  backend.open_device = [](int) { return kiln::cpu::open_device(1); };
+  backend.bench.open_device = [](int) { return kiln::cpu::open_device(1); };
 
   const int n = 4096;
   std::vector<float> x(n), y(n, 0.0f);
@@ -187,19 +187,19 @@ int main(int argc, char** argv) {
     if (!device.ok()) die(device.error().describe());
     kiln::Autotuner tuner(backend, &artifacts, &tunings);
     kiln::TuneOptions to;
-    to.progress = false;
+    to.pipeline.progress = false;
     auto r = tuner.run(axpy_kernel(), args, **device, to);
     if (!r.ok()) {
       out["error"] = r.error().describe();
       std::cout << out.dump(2) << std::endl;
       return 1;
     }
-    out["source"] = r->source;
+    out["source"] = kiln::source_name(r->source);
     out["winner"] = r->config.to_json();
     for (const auto& m : r->measurements)
       measurements.push_back({{"config", m.config.to_string()},
                               {"outcome", kiln::outcome_name(m.outcome)},
-                              {"reason", m.reason}});
+                              {"reason", m.reason()}});
     out["stats"] = r->stats.to_json();
     out["artifact_stats"] = artifacts.stats().to_json();
   }

@@ -102,17 +102,17 @@ TEST(ShippedKernels, InPlaceRmsNormEqualsOneCleanRunAfterTuningAndOnACacheHit) {
   ArtifactCache artifacts(opts);
   TuningCache tunings(opts);
   TuneOptions o;
-  o.max_configs = 4;
-  o.reference = ReferenceKind::kUser;
-  o.reference_fn = k->reference;
-  o.tolerance = k->tolerance(shape);
+  o.search.max_configs = 4;
+  o.check.reference = ReferenceKind::kUser;
+  o.check.reference_fn = k->reference;
+  o.check.tolerance = k->tolerance(shape);
   {
     auto call = make_call(device, specs, shape, 7);
     ASSERT_TRUE(call.ok());
     Autotuner tuner(target->backend, &artifacts, &tunings);
     auto r = tuner.run(k->kernel(), call->args, device, o);  // tunes, then one real call
     ASSERT_TRUE(r.ok()) << r.error().describe();
-    EXPECT_EQ(r->source, "tuned");
+    EXPECT_EQ(r->source, ResultSource::kTuned);
     EXPECT_EQ(r->stats.benchmarked, 4u);
     check(*call, "after tuning");
   }
@@ -121,7 +121,7 @@ TEST(ShippedKernels, InPlaceRmsNormEqualsOneCleanRunAfterTuningAndOnACacheHit) {
   Autotuner warm(target->backend, &artifacts, &tunings);
   auto hit = warm.run(k->kernel(), call->args, device, o);
   ASSERT_TRUE(hit.ok()) << hit.error().describe();
-  EXPECT_EQ(hit->source, "disk");
+  EXPECT_EQ(hit->source, ResultSource::kDisk);
   check(*call, "on a cache hit");
   std::filesystem::remove_all(opts.cache_dir);
 }

@@ -156,6 +156,23 @@ TEST_F(TuneCli, TraceIsChromeTraceJson) {
   EXPECT_EQ(benchmarks, 4u);
 }
 
+// `--search list` prints the registered strategies (no other flag needed);
+// an unknown name is a usage error that names the valid ones.
+TEST_F(TuneCli, SearchListsTheStrategiesAndRefusesUnknownOnes) {
+  CliRun list = kiln("tune --search list");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  for (const char* name : {"exhaustive", "random", "annealing"}) {
+    EXPECT_NE(list.out.find(std::string(name) + " "), std::string::npos) << list.out;
+  }
+  EXPECT_NE(list.out.find("seeded uniform sample"), std::string::npos) << list.out;
+  EXPECT_EQ(kiln("tune --search help").out, list.out);
+
+  CliRun bad = kiln(kGemm + " --search simplex");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("unknown search strategy 'simplex'"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("exhaustive, random, annealing"), std::string::npos) << bad.err;
+}
+
 TEST_F(TuneCli, BadInputExitsTwoNamingTheProblem) {
   const std::pair<std::string, std::string> cases[] = {
       {"tune --kernel gemm_f33 --shape M=8,N=8,K=8", "no shipped kernel 'gemm_f33'"},

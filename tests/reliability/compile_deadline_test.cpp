@@ -52,17 +52,17 @@ TEST(CompileDeadline, HungCompileIsKilledAndTheRunGoesOn) {
 
   AxCall call(1024);
   TuneOptions to;
-  to.compile_deadline_seconds = 3;
-  to.group_size = 1;  // the runaway config in a program of its own
+  to.pipeline.compile_deadline_seconds = 3;
+  to.pipeline.group_size = 1;  // the runaway config in a program of its own
   auto r = tuner.tune(k, call.args, *s.device, to);
   ASSERT_TRUE(r.ok()) << r.error().describe();
   ASSERT_EQ(r->measurements.size(), 3u);
   const Measurement* hung = find_mode(*r, 1, 1);
   ASSERT_NE(hung, nullptr);
-  EXPECT_EQ(hung->outcome, Outcome::kTimeout) << hung->reason;
-  EXPECT_NE(hung->reason.find("passed its deadline of 3 s"), std::string::npos) << hung->reason;
-  EXPECT_TRUE(find_mode(*r, 1, 0)->ok()) << find_mode(*r, 1, 0)->reason;
-  EXPECT_TRUE(find_mode(*r, 4, 0)->ok()) << find_mode(*r, 4, 0)->reason;
+  EXPECT_EQ(hung->outcome, Outcome::kTimeout) << hung->reason();
+  EXPECT_NE(hung->reason().find("passed its deadline of 3 s"), std::string::npos) << hung->reason();
+  EXPECT_TRUE(find_mode(*r, 1, 0)->ok()) << find_mode(*r, 1, 0)->reason();
+  EXPECT_TRUE(find_mode(*r, 4, 0)->ok()) << find_mode(*r, 4, 0)->reason();
   EXPECT_EQ(r->config.get_int("MODE"), 0);
   s.expect_caches_clean(1);
 }

@@ -118,27 +118,27 @@ TEST(ProcessIsolation, EveryFaultIsRecordedAndTuningGoesOn) {
   AxCall call(4096);
   const std::vector<float> x0 = call.x;
   TuneOptions to;
-  to.bench_deadline_seconds = 1.5;
-  to.group_size = 1;
-  to.trace_path = (s.dir / "trace.json").string();
+  to.pipeline.bench_deadline_seconds = 1.5;
+  to.pipeline.group_size = 1;
+  to.pipeline.trace_path = (s.dir / "trace.json").string();
   Killer killer(s.dir / "victim.pid");
   auto r = tuner.tune(faulty_kernel(s.dir), call.args, *s.device, to);
   ASSERT_TRUE(r.ok()) << r.error().describe();
 
   for (const auto& m : r->measurements) {
     std::printf("  {%s}: %s %s\n", m.config.to_string().c_str(), outcome_name(m.outcome),
-                m.reason.substr(0, 240).c_str());
+                m.reason().substr(0, 240).c_str());
   }
   ASSERT_EQ(r->measurements.size(), 7u);
-  EXPECT_EQ(r->source, "tuned");
+  EXPECT_EQ(r->source, ResultSource::kTuned);
   EXPECT_EQ(r->config.get_int("MODE"), 0) << "the winner is a healthy config";
   for (std::int64_t unroll : {1, 4}) {
     ASSERT_NE(find_mode(*r, unroll, 0), nullptr);
-    EXPECT_TRUE(find_mode(*r, unroll, 0)->ok()) << find_mode(*r, unroll, 0)->reason;
+    EXPECT_TRUE(find_mode(*r, unroll, 0)->ok()) << find_mode(*r, unroll, 0)->reason();
   }
   const Measurement* wrong = find_mode(*r, 1, 1);
   EXPECT_EQ(wrong->outcome, Outcome::kWrongResult);
-  EXPECT_NE(wrong->reason.find("output 'y'"), std::string::npos) << wrong->reason;
+  EXPECT_NE(wrong->reason().find("output 'y'"), std::string::npos) << wrong->reason();
 
   const Measurement* segv = find_mode(*r, 1, 2);
   EXPECT_EQ(segv->outcome, Outcome::kCrashed);
@@ -146,27 +146,27 @@ TEST(ProcessIsolation, EveryFaultIsRecordedAndTuningGoesOn) {
   // The sanitizer's SEGV handler reports the fault and then ends the worker
   // itself: by abort() with abort_on_error=1 (scripts/sanitize.sh sets it),
   // otherwise by exiting with the sanitizer's exit code.
-  EXPECT_TRUE(segv->reason.find("SIGABRT") != std::string::npos ||
-              segv->reason.find("exited with status") != std::string::npos)
-      << segv->reason;
+  EXPECT_TRUE(segv->reason().find("SIGABRT") != std::string::npos ||
+              segv->reason().find("exited with status") != std::string::npos)
+      << segv->reason();
 #else
-  EXPECT_NE(segv->reason.find("SIGSEGV"), std::string::npos) << segv->reason;
+  EXPECT_NE(segv->reason().find("SIGSEGV"), std::string::npos) << segv->reason();
 #endif
 
   const Measurement* spin = find_mode(*r, 1, 3);
   EXPECT_EQ(spin->outcome, Outcome::kTimeout);
-  EXPECT_NE(spin->reason.find("deadline of 1.5 s"), std::string::npos) << spin->reason;
+  EXPECT_NE(spin->reason().find("deadline of 1.5 s"), std::string::npos) << spin->reason();
 
   const Measurement* broken = find_mode(*r, 1, 4);
   EXPECT_EQ(broken->outcome, Outcome::kCompileFailed);
-  EXPECT_NE(broken->reason.find("deliberately broken"), std::string::npos) << broken->reason;
+  EXPECT_NE(broken->reason().find("deliberately broken"), std::string::npos) << broken->reason();
 
   const Measurement* killed = find_mode(*r, 1, 5);
   ASSERT_GT(killer.victim(), 0) << "the MODE 5 config never ran in a worker process";
-  EXPECT_EQ(killed->outcome, Outcome::kCrashed) << killed->reason;
-  EXPECT_NE(killed->reason.find("SIGKILL"), std::string::npos) << killed->reason;
-  EXPECT_NE(killed->reason.find(std::to_string(killer.victim())), std::string::npos)
-      << killed->reason;
+  EXPECT_EQ(killed->outcome, Outcome::kCrashed) << killed->reason();
+  EXPECT_NE(killed->reason().find("SIGKILL"), std::string::npos) << killed->reason();
+  EXPECT_NE(killed->reason().find(std::to_string(killer.victim())), std::string::npos)
+      << killed->reason();
 
   EXPECT_EQ(r->stats.benchmarked, 2u);
   EXPECT_EQ(r->stats.failed_by_reason.at("crashed"), 2u);
@@ -213,7 +213,7 @@ std::optional<ErrorInfo> tune_error(Autotuner& tuner, const TunableKernel& k, co
   return std::nullopt;
 }
 
-// A worker the user named (Backend::worker_path) that is missing, or is not
+// A worker the user named (BenchPlacement::worker_path) that is missing, or is not
 // a worker (/bin/true exits at once: no hello), is an error naming the
 // setting and the fix for kAuto as for kProcess, and nothing is saved; it
 // never silently costs crash isolation. kThread does not start it.
@@ -225,7 +225,7 @@ TEST(ProcessIsolation, ANamedWorkerThatDoesNotWorkIsAnError) {
                                                           : " thread"));
       Scratch s("named_worker");
       Backend b = cpu_backend(iso);
-      b.worker_path = worker;
+      b.bench.worker_path = worker;
       Autotuner tuner(b, &s.artifacts, &s.tunings);
       AxCall call(256);
       TunableKernel k = faulty_kernel(s.dir);
@@ -238,7 +238,8 @@ TEST(ProcessIsolation, ANamedWorkerThatDoesNotWorkIsAnError) {
         continue;
       }
       ASSERT_TRUE(error.has_value()) << "a broken worker was not reported";
-      EXPECT_NE(error->message.find("Backend::worker_path '" + worker + "'"), std::string::npos)
+      EXPECT_NE(error->message.find("BenchPlacement::worker_path '" + worker + "'"),
+                std::string::npos)
           << error->message;
       EXPECT_NE(error->message.find("Isolation::kThread"), std::string::npos) << error->message;
       if (worker == "/bin/true") {
@@ -270,12 +271,12 @@ TEST(ProcessIsolation, AnIdleWorkerServesTheNextRun) {
   for (int n : {512, 768}) {  // two problems: two tuning runs
     AxCall call(n);
     TuneOptions to;
-    to.trace_path = (s.dir / ("trace" + std::to_string(n) + ".json")).string();
+    to.pipeline.trace_path = (s.dir / ("trace" + std::to_string(n) + ".json")).string();
     auto r = tuner.tune(k, call.args, *s.device, to);
     ASSERT_TRUE(r.ok()) << r.error().describe();
-    EXPECT_EQ(r->source, "tuned");
+    EXPECT_EQ(r->source, ResultSource::kTuned);
     EXPECT_EQ(r->stats.benchmarked, 2u);
-    runs.push_back(worker_pids(to.trace_path));
+    runs.push_back(worker_pids(to.pipeline.trace_path));
   }
   ASSERT_EQ(runs[0].size(), 1u);
   EXPECT_EQ(runs[0], runs[1]) << "the second run started a new worker";

@@ -61,8 +61,8 @@ TunableKernel rendezvous_kernel(const std::filesystem::path& dir) {
 // and wait for a partner that never comes.
 TuneOptions host_reference() {
   TuneOptions to;
-  to.reference = ReferenceKind::kUser;
-  to.reference_fn = [](Device& device, const ArgList& args) -> Status {
+  to.check.reference = ReferenceKind::kUser;
+  to.check.reference_fn = [](Device& device, const ArgList& args) -> Status {
     const Arg& x = find_arg(args, "x");
     const Arg& y = find_arg(args, "y");
     const auto n = static_cast<std::size_t>(x.tensor.numel());
@@ -152,7 +152,7 @@ class CountingDevice final : public Device {
 void expect_all_measured(const TuneResult& r, const AxCall& call, const std::vector<float>& x0) {
   EXPECT_EQ(r.measurements.size(), 4u);
   EXPECT_EQ(r.stats.benchmarked, 4u);
-  for (const auto& m : r.measurements) EXPECT_TRUE(m.ok()) << m.config.to_string() << m.reason;
+  for (const auto& m : r.measurements) EXPECT_TRUE(m.ok()) << m.config.to_string() << m.reason();
   EXPECT_EQ(call.x, x0) << "the caller's input is untouched";
 }
 
@@ -162,9 +162,9 @@ TEST(MultiDevice, ThreadWorkersShareTheQueueOnReplicas) {
   const std::vector<float> x0 = call.x;
   auto seen = std::make_shared<Seen>();
   Backend b = cpu_backend(Isolation::kThread);
-  b.devices = {DeviceRef{DeviceKind::kCpu, 0}, DeviceRef{DeviceKind::kCpu, 1}};
+  b.bench.devices = {DeviceRef{DeviceKind::kCpu, 0}, DeviceRef{DeviceKind::kCpu, 1}};
   std::vector<const void*> caller = {call.x.data(), call.y.data()};
-  b.open_device = [seen, caller](int) -> Result<std::unique_ptr<Device>> {
+  b.bench.open_device = [seen, caller](int) -> Result<std::unique_ptr<Device>> {
     auto inner = cpu::open_device(1);
     if (!inner.ok()) return inner.error();
     return std::unique_ptr<Device>(new CountingDevice(std::move(*inner), seen, caller));
@@ -192,10 +192,10 @@ TEST(MultiDevice, ProcessWorkersOnePerDevice) {
   AxCall call(4096);
   const std::vector<float> x0 = call.x;
   Backend b = cpu_backend(Isolation::kProcess);
-  b.devices = {DeviceRef{DeviceKind::kCpu, 0}, DeviceRef{DeviceKind::kCpu, 1}};
+  b.bench.devices = {DeviceRef{DeviceKind::kCpu, 0}, DeviceRef{DeviceKind::kCpu, 1}};
   Autotuner tuner(b, &s.artifacts, &s.tunings);
   TuneOptions to = host_reference();
-  to.trace_path = (s.dir / "trace.json").string();
+  to.pipeline.trace_path = (s.dir / "trace.json").string();
   auto r = tuner.tune(rendezvous_kernel(s.dir), call.args, *s.device, to);
   ASSERT_TRUE(r.ok()) << r.error().describe();
   expect_all_measured(*r, call, x0);

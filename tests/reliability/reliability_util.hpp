@@ -33,7 +33,7 @@ inline Backend cpu_backend(Isolation isolation) {
   b.toolchain = current_toolchain(DeviceKind::kCpu);
   b.arch = "host";
   b.format = BinaryFormat::kCpuObject;
-  b.isolation = isolation;
+  b.bench.isolation = isolation;
   return b;
 }
 

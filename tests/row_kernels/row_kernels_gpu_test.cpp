@@ -23,18 +23,18 @@ TEST_P(RowKernelsGpu, EveryMeasuredConfigMatchesTheReference) {
   const TunableKernel kernel = k.kernel();
 
   TuneOptions options;
-  options.max_configs = 12;
-  options.reference = ReferenceKind::kUser;
-  options.reference_fn = k.reference;
-  options.tolerance = k.tolerance(shape);
-  options.save = false;
+  options.search.max_configs = 12;
+  options.check.reference = ReferenceKind::kUser;
+  options.check.reference_fn = k.reference;
+  options.check.tolerance = k.tolerance(shape);
+  options.cache.save = false;
   Autotuner tuner(target->backend, nullptr, nullptr);
   auto result = tuner.tune(kernel, call->args, *target->device, options);
   ASSERT_TRUE(result.ok()) << result.error().describe();
-  EXPECT_EQ(result->source, "tuned");
+  EXPECT_EQ(result->source, ResultSource::kTuned);
   EXPECT_GE(result->measurements.size(), 8u);
   for (const Measurement& m : result->measurements)
-    EXPECT_TRUE(m.ok()) << k.name << " " << m.config.to_string() << ": " << m.reason;
+    EXPECT_TRUE(m.ok()) << k.name << " " << m.config.to_string() << ": " << m.reason();
 
   // The winner once more, by hand: outputs against the reference on copies.
   auto expected = make_call(*target->device, k.args(k.dtypes.front()), shape, 7);
@@ -53,7 +53,7 @@ TEST_P(RowKernelsGpu, EveryMeasuredConfigMatchesTheReference) {
     const auto n = static_cast<std::size_t>(got.tensor.numel());
     const std::vector<double> got_v = to_double(got.tensor.dtype, a.data(), n);
     const std::vector<double> want_v = to_double(want.tensor.dtype, b.data(), n);
-    const Comparison c = compare(got_v, want_v, *options.tolerance);
+    const Comparison c = compare(got_v, want_v, *options.check.tolerance);
     EXPECT_TRUE(c.ok) << k.name << " " << out << ": " << c.describe();
   }
 }

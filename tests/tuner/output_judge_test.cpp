@@ -23,7 +23,7 @@ Measurement ok(int b) {
 Measurement failed(int b, Outcome outcome) {
   Measurement m = ok(b);
   m.outcome = outcome;
-  m.reason = "it broke";
+  m.error = make_error(outcome_error_code(outcome), "it broke");
   return m;
 }
 
@@ -124,7 +124,7 @@ TEST(OutputJudge, VerdictsMoveConfigsFromBenchmarkedToFailed) {
   stats.failed = 1;
   apply_verdicts({{cfg(2).to_string(), "output 'y': differs"}}, ms, stats);
   EXPECT_EQ(ms[1].outcome, Outcome::kWrongResult);
-  EXPECT_EQ(ms[1].reason, "output 'y': differs");
+  EXPECT_EQ(ms[1].reason(), "output 'y': differs");
   EXPECT_EQ(stats.benchmarked, 1u);
   EXPECT_EQ(stats.failed, 2u);
   EXPECT_EQ(stats.failed_by_reason["wrong_result"], 1u);

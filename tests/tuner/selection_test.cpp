@@ -22,7 +22,7 @@ Measurement failed(std::int64_t bm, Outcome outcome, std::string reason) {
   Measurement m;
   m.config = Config{{"BM", bm}};
   m.outcome = outcome;
-  m.reason = std::move(reason);
+  m.error = make_error(outcome_error_code(outcome), std::move(reason));
   return m;
 }
 
@@ -51,9 +51,28 @@ TEST(Measurement, JsonRoundTripKeepsReasonOrStats) {
     Measurement back = Measurement::from_json(nlohmann::json::parse(m.to_json().dump()));
     EXPECT_EQ(back.config, m.config);
     EXPECT_EQ(back.outcome, m.outcome);
-    EXPECT_EQ(back.reason, m.reason);
+    EXPECT_EQ(back.reason(), m.reason());
     EXPECT_DOUBLE_EQ(back.stats.median, m.stats.median);
   }
+}
+
+// A failure travels whole (a worker process sends it as JSON): its code,
+// message and details (a compiler log of any length) come back as they
+// were, never cut short.
+TEST(Measurement, JsonRoundTripKeepsTheWholeError) {
+  Measurement m = failed(128, Outcome::kCompileFailed, "the compiler rejected the program");
+  m.error.details["log"] = std::string(5000, 'x') + "\nerror: the last line";
+  m.error.details["options"] = "-O3 -std=c++20";
+  Measurement back = Measurement::from_json(nlohmann::json::parse(m.to_json().dump()));
+  EXPECT_EQ(back.error.code, ErrorCode::kCompileFailed);
+  EXPECT_EQ(back.error.message, m.error.message);
+  EXPECT_EQ(back.error.details, m.error.details);
+  EXPECT_NE(back.reason().find("error: the last line"), std::string::npos);
+  // A reply from an older worker carries the reason alone.
+  Measurement old = Measurement::from_json(nlohmann::json::parse(
+      R"({"config":{"BM":1},"outcome":"timeout","reason":"passed its deadline"})"));
+  EXPECT_EQ(old.error.code, ErrorCode::kTimeout);
+  EXPECT_EQ(old.reason(), "passed its deadline");
   EXPECT_THROW(Measurement::from_json(nlohmann::json::parse(R"({"config":{},"outcome":"meh"})")),
                Error);
 }

@@ -58,17 +58,17 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   Backend backend = target->backend;
   backend.compiler = counting;
   backend.compiler_factory = nullptr;  // every compile goes through the counter
-  backend.bench_workers = 1;
-  backend.devices.clear();
+  backend.bench.workers = 1;
+  backend.bench.devices.clear();
   if (*kind == BackendKind::kCpu) {
     const int threads = setup.bench_threads;
-    backend.open_device = [threads](int) {
+    backend.bench.open_device = [threads](int) {
       return open_device(DeviceRef{DeviceKind::kCpu, 0}, threads);
     };
   }
-  backend.isolation = setup.isolation == "process" ? Isolation::kProcess
-                      : setup.isolation == "auto"  ? Isolation::kAuto
-                                                   : Isolation::kThread;
+  backend.bench.isolation = setup.isolation == "process" ? Isolation::kProcess
+                            : setup.isolation == "auto"  ? Isolation::kAuto
+                                                         : Isolation::kThread;
 
   // (3) A square problem: every dimension of the kernel set to --size.
   ShapeDims shape;
@@ -83,14 +83,14 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   if (!call.ok()) return call.error();
 
   TuneOptions to;
-  to.pipeline = pipeline;
-  to.group_size = setup.group_size;
-  to.compile_threads = setup.compile_threads;
-  to.max_configs = max_configs;
-  to.target_seconds = target_seconds;
-  to.max_reps = 100000;  // the kernel time per config is set by target_seconds alone
-  to.progress = false;
-  if (shipped.tolerance) to.tolerance = shipped.tolerance(shape);
+  to.pipeline.overlap = pipeline;
+  to.pipeline.group_size = setup.group_size;
+  to.pipeline.compile_threads = setup.compile_threads;
+  to.search.max_configs = max_configs;
+  to.measure.target_seconds = target_seconds;
+  to.measure.max_reps = 100000;  // the kernel time per config is set by target_seconds alone
+  to.pipeline.progress = false;
+  if (shipped.tolerance) to.check.tolerance = shipped.tolerance(shape);
 
   Options opts = Options::global();
   opts.cache_dir = cache_dir;
@@ -105,7 +105,7 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   run.pipeline = pipeline;
   run.kernel = shipped.name;
   run.compiler_calls = counting->calls();
-  run.source = r->source;
+  run.source = source_name(r->source);
   run.best = r->config.to_string();
   run.configs = r->measurements.size();
   run.stats = r->stats;

@@ -1,6 +1,6 @@
 // kiln tune --kernel NAME --shape M=..,N=..,K=.. [--dtype D] [--backend auto|cuda|cpu]
 //           [--devices LIST] [--no-pipeline] [--group-size G] [--threads N]
-//           [--budget-s S] [--max-configs N] [--isolation process|thread|auto]
+//           [--budget-s S] [--max-configs N] [--search NAME|list] [--isolation process|thread|auto]
 //           [--trace FILE] [--json] ...
 // kiln tune --template FILE --space FILE.json [--entry EXPR] --shape ...
 // Tunes a shipped kernel, or the user's own, on a realistic call of that
@@ -14,41 +14,68 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "kiln/cache/artifact_cache.hpp"
-#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/kernels/tune_request.hpp"
 #include "kiln/runtime/toolchain.hpp"
 #include "option_checks.hpp"
-#include "tune_job.hpp"
 #include "tune_report.hpp"
 
 namespace kiln::tool {
 
 namespace {
 
-SearchKind search_kind(const std::string& name) {
-  if (name == "random") return SearchKind::kRandom;
-  if (name == "annealing") return SearchKind::kAnnealing;
-  return SearchKind::kExhaustive;
+// `kiln tune --search list`: every registered strategy, one line each.
+void print_search_strategies(std::FILE* out) {
+  for (const auto& s : search_strategies()) {
+    std::fprintf(out, "%-12s %s\n", s.name.c_str(), s.description.c_str());
+  }
 }
 
-TuneOptions tune_options(const TuneArgs& a, const TuneJob& job) {
+// A registered strategy's name, or `list`/`help`; anything else is a usage
+// error (exit 2) that names the valid ones.
+CLI::Validator search_name_check() {
+  return CLI::Validator(
+      [](std::string& name) -> std::string {
+        if (name == "list" || name == "help" || find_search_strategy(name)) return "";
+        return "unknown search strategy '" + name + "': use one of " + search_strategy_names() +
+               " (`--search list` describes them)";
+      },
+      "NAME");
+}
+
+// The flags of `kiln tune`.
+struct TuneArgs {
+  TuneRequest request;                // what to tune: kernel, shape, backend, devices, reference
+  std::string isolation = "process";  // benchmark workers: process, thread or auto
+  bool no_pipeline = false;
+  std::size_t group_size = 0;
+  int threads = 0;
+  double budget_s = 0;
+  std::size_t max_configs = 0;
+  std::string search = "exhaustive";
+  std::uint64_t seed = 0;
+  bool no_check = false;
+  bool retune = false;
+  bool cold_l2 = false, graphs = false;  // timing: TuneOptions::measure
+  double delay_us = 0;
+  std::string trace;
+  bool json = false;
+};
+
+TuneOptions tune_options(const TuneArgs& a) {
   TuneOptions o;
-  o.pipeline = !a.no_pipeline;
-  o.group_size = a.group_size;
-  o.compile_threads = a.threads;
-  o.search = search_kind(a.search);
-  o.max_configs = a.max_configs;
-  o.seed = a.seed;
-  o.budget_seconds = a.budget_s;
-  o.trace_path = a.trace;
-  o.check = !a.no_check;
-  o.reference = job.reference;
-  o.reference_fn = job.reference_fn;
-  o.tolerance = job.tolerance;
-  o.retune = a.retune;
-  o.cold_l2 = a.cold_l2;
-  o.graphs = a.graphs;
-  o.delay_us = a.delay_us;
+  o.pipeline.overlap = !a.no_pipeline;
+  o.pipeline.group_size = a.group_size;
+  o.pipeline.compile_threads = a.threads;
+  o.search.strategy = a.search;
+  o.search.max_configs = a.max_configs;
+  o.search.seed = a.seed;
+  o.pipeline.budget_seconds = a.budget_s;
+  o.pipeline.trace_path = a.trace;
+  o.check.enabled = !a.no_check;
+  o.cache.retune = a.retune;
+  o.measure.cold_l2 = a.cold_l2;
+  o.measure.graphs = a.graphs;
+  o.measure.delay_us = a.delay_us;
   return o;
 }
 
@@ -61,50 +88,31 @@ nlohmann::json settings_json(const TuneArgs& a, const TuningTarget& target) {
           {"devices", target.devices},  {"isolation", a.isolation}};
 }
 
-int run_tune(const TuneArgs& args) {
-  auto job = make_tune_job(args);
-  if (!job.ok()) {
-    std::fprintf(stderr, "kiln tune: %s\n", job.error().message.c_str());
-    return job.error().code == ErrorCode::kUnavailable ? 1 : 2;
-  }
-  auto target = open_tuning_target(job->backend, current_toolchain(job->backend), job->devices);
-  if (!target.ok()) {
-    std::string fix;
-    if (!job->cpu_alternative.empty())
-      fix = " (--backend cpu --kernel " + job->cpu_alternative + ")";
-    else if (job->user && job->backend == BackendKind::kCuda)
-      fix = " (for a CPU version of the kernel, set \"backend\": \"cpu\" in its spec)";
-    std::fprintf(stderr, "kiln tune: %s needs a %s device: %s%s\n", job->name.c_str(),
-                 job->backend == BackendKind::kCuda ? "CUDA" : "CPU",
-                 target.error().message.c_str(), fix.c_str());
-    return target.error().code == ErrorCode::kInvalidArgument ? 2 : 1;
-  }
-  auto call = make_call(*target->device, job->args, job->shape, args.seed);
-  if (!call.ok()) {
-    std::fprintf(stderr, "kiln tune: cannot set up the call: %s\n",
-                 call.error().describe().c_str());
-    // A shape too large for the device is bad input; a device failure is not.
-    return call.error().code == ErrorCode::kInvalidArgument ? 2 : 1;
-  }
-  target->backend.isolation = args.isolation == "thread" ? Isolation::kThread
-                              : args.isolation == "auto" ? Isolation::kAuto
-                                                         : Isolation::kProcess;
-  TuningCache tunings(Options::global());
-  ArtifactCache artifacts(Options::global());
-  Autotuner tuner(target->backend, &artifacts, &tunings);
-  const TuneOptions options = tune_options(args, *job);
-  auto tuned = [&]() -> Result<TuneResult> {
-    try {
-      return tuner.tune(job->kernel, call->args, *target->device, options);
-    } catch (const Error& e) {
-      return e.info();  // a benchmark worker that is missing or broken
-    }
-  };
-  auto result = tuned();
-  if (!result.ok()) {
-    std::fprintf(stderr, "kiln tune: %s\n", result.error().describe().c_str());
-    return 1;
-  }
+// The exit code of a failed tune_request(): 2 for bad input, 1 for what is
+// missing here or failed while running. Prints the error.
+int report_failure(ErrorInfo error) {
+  const std::string step = error.details["step"];
+  error.details.erase("step");
+  // Bad input and a missing device are one line; the call and the run keep
+  // their evidence (details).
+  const bool brief = step == "request" || step == "target";
+  std::fprintf(stderr, "kiln tune: %s\n", (brief ? error.message : error.describe()).c_str());
+  if (step == "request") return error.code == ErrorCode::kUnavailable ? 1 : 2;
+  // A shape too large for the device is bad input; a device failure is not.
+  if (step == "target" || step == "call") return error.code == ErrorCode::kInvalidArgument ? 2 : 1;
+  return 1;
+}
+
+int run_tune(TuneArgs args) {
+  args.request.seed = args.seed;
+  args.request.isolation = args.isolation == "thread" ? Isolation::kThread
+                           : args.isolation == "auto" ? Isolation::kAuto
+                                                      : Isolation::kProcess;
+  auto run = tune_request(args.request, tune_options(args), Options::global());
+  if (!run.ok()) return report_failure(run.error());
+  const TuneJob* job = &run->job;
+  const TuningTarget* target = &run->target;
+  const TuneResult* result = &run->result;
   TuneReport report;
   report.kernel = job->name;
   report.template_name = job->kernel.tmpl.name;
@@ -114,7 +122,7 @@ int run_tune(const TuneArgs& args) {
   report.shape = job->shape;
   report.dims = job->dims;
   report.dtype = job->dtype;
-  report.source = result->source;
+  report.source = source_name(result->source);
   // A cached winner was checked when it was tuned, not now (its record says
   // against what, below).
   if (!result->measurements.empty()) {
@@ -129,24 +137,22 @@ int run_tune(const TuneArgs& args) {
   report.stats = result->stats;
   report.flops = job->flops;
   report.bytes = job->bytes;
-  if (result->source == "tuned" || result->source == "default" || result->source == "failed") {
+  const bool served_from_cache =
+      result->source == ResultSource::kMemory || result->source == ResultSource::kDisk;
+  if (!served_from_cache) {
     report.rows = rows_from(result->measurements);
     if (!args.trace.empty()) report.trace_path = args.trace;
-  } else {
-    // Served from the cache: the stored record has the table.
-    const TuningIdentity identity{definition_hash(job->kernel), device_identity(*target->device),
-                                  target->backend.toolchain, CacheEnvRegistry::global().snapshot()};
-    if (auto record = tunings.lookup(problem_key(job->kernel.tmpl.name, call->args), identity)) {
-      report.rows = rows_from(*record);
-      report.reference = record->reference;
-      if (!record->reference.empty()) report.reference_detail = "when it was tuned";
-    }
+  } else if (result->record) {
+    // Served from the cache: the record it was served from has the table.
+    report.rows = rows_from(*result->record);
+    report.reference = result->record->reference;
+    if (!result->record->reference.empty()) report.reference_detail = "when it was tuned";
   }
   const Config def = job->kernel.tmpl.space.default_config();
-  // "default" after measuring means nothing ran correctly (no winner);
-  // without measuring, tuning is off (KILN_TUNING=0) and the default is the answer.
+  // Tuning ran and nothing ran correctly: no winner. With tuning off the
+  // default is the answer.
   const bool failed =
-      result->source == "failed" || (result->source == "default" && !result->measurements.empty());
+      result->source == ResultSource::kFailed || result->source == ResultSource::kFallback;
   finish_report(report, failed ? Config() : result->config, def);
 
   if (args.json) {
@@ -163,21 +169,23 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<TuneArgs>();
   CLI::App* cmd = app.add_subcommand(
       "tune", "Tune a shipped kernel (--kernel) or your own (--template/--space) for a shape");
-  cmd->add_option("--kernel", a->kernel,
+  cmd->add_option("--kernel", a->request.kernel,
                   "Shipped kernel or family: gemm_f32, fused_add_rmsnorm, gemm_f16, gemm_bf16, "
                   "fused_add_rmsnorm_f16, fused_add_rmsnorm_bf16, softmax_f16, softmax_bf16, "
                   "gemm, softmax (`kiln kernels` lists them)");
-  cmd->add_option("--template", a->template_file, "Your kernel's template source (C++ or CUDA)");
-  cmd->add_option("--space", a->space_file,
+  cmd->add_option("--template", a->request.template_file,
+                  "Your kernel's template source (C++ or CUDA)");
+  cmd->add_option("--space", a->request.space_file,
                   "Your kernel's spec: config space, launch rule, arguments "
                   "(docs/user-kernels.md)");
-  cmd->add_option("--entry", a->entry,
+  cmd->add_option("--entry", a->request.entry,
                   "Entry expression with {PARAM} placeholders, e.g. 'ns::kern<{BM},{BN}>'");
-  cmd->add_option("--shape", a->shape, "Problem dims, e.g. M=512,N=512,K=512")->required();
-  cmd->add_option("--dtype", a->dtype, "Input dtype of a shipped kernel (f32, f16, bf16)");
-  cmd->add_option("--backend", a->backend, "auto (CUDA when a device is present), cuda or cpu")
+  cmd->add_option("--shape", a->request.shape, "Problem dims, e.g. M=512,N=512,K=512")->required();
+  cmd->add_option("--dtype", a->request.dtype, "Input dtype of a shipped kernel (f32, f16, bf16)");
+  cmd->add_option("--backend", a->request.backend,
+                  "auto (CUDA when a device is present), cuda or cpu")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  cmd->add_option("--devices", a->devices,
+  cmd->add_option("--devices", a->request.devices,
                   "Benchmark devices, one worker each: 0,1 or cuda:0,cuda:1 (default: 0)");
   cmd->add_flag("--no-pipeline", a->no_pipeline,
                 "Compile every config, then benchmark (to measure what the pipeline gains)");
@@ -192,11 +200,19 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-configs", a->max_configs,
                   "Configs measured at most, the default included (0: all)")
       ->transform(integer_in(0, kMaxConfigs, "0: all"));
-  cmd->add_option("--search", a->search, "exhaustive (default), random or annealing")
-      ->check(CLI::IsMember({"exhaustive", "random", "annealing"}));
+  cmd->add_option("--search", a->search,
+                  "Search strategy: " + search_strategy_names() +
+                      " (default: exhaustive); `--search list` describes them")
+      ->check(search_name_check())
+      ->trigger_on_parse()
+      ->each([](const std::string& name) {
+        if (name != "list" && name != "help") return;
+        print_search_strategies(stdout);
+        throw CLI::Success();  // like --help: print and exit 0
+      });
   cmd->add_option("--seed", a->seed, "Seed of the random search and of the input data")
       ->transform(integer_in(0, UINT64_MAX));
-  cmd->add_option("--reference", a->reference,
+  cmd->add_option("--reference", a->request.reference,
                   "Check outputs against: auto (host code when cheap, else the default "
                   "config), host or default")
       ->check(CLI::IsMember({"auto", "host", "default"}));

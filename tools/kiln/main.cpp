@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::Success& e) {  // an option that printed what was asked (--search list)
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);  // prints the message and the usage
     return 2;

@@ -47,7 +47,7 @@ std::vector<ConfigRow> rows_from(const std::vector<Measurement>& measurements) {
     ConfigRow r;
     r.config = m.config;
     r.status = outcome_name(m.outcome);
-    r.reason = m.reason;
+    r.reason = m.reason();
     r.timed = m.ok();
     r.median = m.stats.median;
     r.min = m.stats.min;
@@ -188,13 +188,13 @@ void TuneReport::print(std::FILE* out) const {
     // "saved" only when the record was written: a read-only, disabled or
     // refused cache, or a full disk, is said instead.
     const std::string note =
-        source == "tuned" ? saved ? " (saved: the same command starts warm next time)"
-                                  : " (not saved: " + not_saved_reason + ")"
-        : source == "default" && rows.empty() ? " (tuning is off: KILN_TUNING=0; nothing measured)"
+        source == "tuned"     ? saved ? " (saved: the same command starts warm next time)"
+                                      : " (not saved: " + not_saved_reason + ")"
+        : source == "default" ? " (tuning is off: KILN_TUNING=0; nothing measured)"
         : source == "failed"  ? " (no config ran correctly and the default config cannot be built: "
                                 "nothing saved)"
-        : source == "default" ? " (no config ran correctly: nothing saved)"
-                              : "";
+        : source == "fallback" ? " (no config ran correctly: the default config, nothing saved)"
+                               : "";
     std::fprintf(out, "source: %s%s\n", source.c_str(), note.c_str());
   }
   if (!reference.empty()) {

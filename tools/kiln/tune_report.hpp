@@ -36,7 +36,7 @@ struct TuneReport {
   ShapeDims shape;
   std::vector<std::string> dims;  // the shape's names in the kernel's order (text output)
   std::string dtype;              // empty for user kernels
-  std::string source;             // "tuned", "disk", "memory", "default"
+  std::string source;             // source_name(): "tuned", "disk", "memory", "default", ...
   // What outputs were checked against: "default", "user", "consensus of N
   // configs" or "none" (empty: not known, as for a record of an older Kiln),
   // and which config or code, or why nothing was checked.

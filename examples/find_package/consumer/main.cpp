@@ -63,7 +63,7 @@ int main() {
       kiln::Arg::of_scalar("n", n)};
   kiln::Autotuner tuner(backend, &artifacts, &tunings);
   kiln::TuneOptions options;
-  options.progress = false;
+  options.pipeline.progress = false;
   auto best = tuner.run(kernel, args, **device, options);
   if (!best.ok()) {
     std::fprintf(stderr, "tuning failed: %s\n", best.error().describe().c_str());
@@ -79,6 +79,7 @@ int main() {
   }
   std::printf("installed Kiln %s tuned %s: best %s (%s)\n",
               kiln::current_toolchain(kiln::DeviceKind::kCpu).kiln_version.c_str(),
-              kernel.tmpl.name.c_str(), best->config.to_string().c_str(), best->source.c_str());
+              kernel.tmpl.name.c_str(), best->config.to_string().c_str(),
+              kiln::source_name(best->source));
   return 0;
 }

@@ -10,12 +10,13 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "kiln/core/config.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln {
 
 enum class Outcome {
   kOk,
-  kCompileFailed,  // the compiler rejected the specialisation (log in reason)
+  kCompileFailed,  // the compiler rejected the specialisation (log in the error's details)
   kLoadFailed,     // the device refused the binary
   kLaunchFailed,   // the launch returned an error
   kWrongResult,    // output differs from the reference
@@ -27,6 +28,8 @@ enum class Outcome {
 
 const char* outcome_name(Outcome outcome);
 Outcome parse_outcome(std::string_view name);  // throws kiln::Error on an unknown name
+// The error code a failure of this kind carries when it has none of its own.
+ErrorCode outcome_error_code(Outcome outcome);
 
 // Order statistics of repeated timings, in seconds.
 struct TimingStats {
@@ -46,11 +49,16 @@ struct TimingStats {
 struct Measurement {
   Config config;
   Outcome outcome = Outcome::kOk;
-  std::string reason;  // empty when ok
-  TimingStats stats;   // meaningful only when ok
+  // Why it failed, whole: the message and the details (the compiler log and
+  // options of a compile error, a worker's exit status); empty when ok.
+  // Shorten it where it is printed, never here.
+  ErrorInfo error;
+  TimingStats stats;  // meaningful only when ok
   double compile_seconds = 0;
 
   bool ok() const { return outcome == Outcome::kOk; }
+  // error.describe(): the message, then every detail; empty when ok.
+  std::string reason() const;
   nlohmann::json to_json() const;
   static Measurement from_json(const nlohmann::json& json);
 };

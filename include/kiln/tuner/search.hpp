@@ -2,15 +2,20 @@
 // can be enumerated; a budgeted random sample, then simulated annealing
 // around the best so far, for spaces that cannot.
 //
-// The tuner asks for batches (so the compile pool can run ahead of the
-// benchmark workers) and reports each result back; a strategy never
-// proposes a config twice.
+// The tuner's round driver asks a strategy for batches (so the compile pool
+// can run ahead of the benchmark workers), runs each round through the
+// pipeline and reports every result back; a strategy never proposes a config
+// twice. Strategies are found by name in search_strategies(): a new one is
+// one file (a SearchStrategy and its SearchStrategyInfo) plus one line in
+// lib/tuner/search_registry.cpp.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/core/config_space.hpp"
@@ -27,6 +32,14 @@ class SearchStrategy {
   virtual std::vector<Config> next(std::size_t max_batch) = 0;
   // The measured median in seconds, or nullopt when the config failed.
   virtual void report(const Config& config, std::optional<double> seconds) = 0;
+  // True when later proposals depend on earlier times: the driver then runs
+  // the search in rounds of SearchOptions::batch proposals and feeds each
+  // round back before asking again. False: one round of every proposal.
+  virtual bool steered() const { return false; }
+  // Steered only: proposals wanted in the first round, before any feedback
+  // is worth having (annealing's random start); the round is never smaller
+  // than the batch.
+  virtual std::size_t first_round() const { return 0; }
 };
 
 // Every candidate, in the given order.
@@ -53,6 +66,38 @@ struct AnnealingOptions {
 // adjacent value) accepted by the Metropolis rule on relative time.
 std::unique_ptr<SearchStrategy> make_annealing_search(const ConfigSpace& space,
                                                       AnnealingOptions options);
+
+// What a registered strategy is made from, for one tuning call.
+struct SearchSetup {
+  const ConfigSpace* space = nullptr;
+  // Configs measured in all, the default included (SearchOptions::max_configs,
+  // or the strategy's default_budget when that is 0; 0 = no limit).
+  std::size_t max_configs = 0;
+  // The default config, which the driver measures first and itself when the
+  // kernel's early prune keeps it (`default_measured`): a proposal equal to
+  // it is dropped there. A strategy may start from it (annealing does).
+  Config start;
+  bool default_measured = true;
+  std::uint64_t seed = 0;
+  AnnealingOptions annealing;  // read by "annealing" alone
+};
+
+// A search strategy by name, for TuneOptions::search.strategy and
+// `kiln tune --search NAME` (`--search list` prints them).
+struct SearchStrategyInfo {
+  std::string name;
+  std::string description;  // one line
+  // max_configs when the caller gives 0: 0 = every proposal (exhaustive).
+  std::size_t default_budget = 0;
+  std::function<std::unique_ptr<SearchStrategy>(const SearchSetup&)> make;
+};
+
+// Every registered strategy, in registration order.
+const std::vector<SearchStrategyInfo>& search_strategies();
+// The strategy called `name`, or nullptr.
+const SearchStrategyInfo* find_search_strategy(std::string_view name);
+// "exhaustive, random, annealing": for errors that name the valid choices.
+std::string search_strategy_names();
 
 // Pruning hooks. A performance model estimates a config's time (lower is
 // better) without running it; an early prune sees the problem and removes

@@ -15,8 +15,10 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kiln/cache/tuning_record.hpp"
 #include "kiln/compile/compile.hpp"
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/compile/kernel.hpp"
@@ -26,12 +28,16 @@
 #include "kiln/tuner/compare.hpp"
 #include "kiln/tuner/measurement.hpp"
 #include "kiln/tuner/search.hpp"
+#include "kiln/tuner/tune_options.hpp"
 #include "kiln/tuner/tuning_stats.hpp"
 
 namespace kiln {
 
 class ArtifactCache;
 class TuningCache;
+namespace internal {
+struct TuneCall;
+}
 
 struct LaunchGeometry {
   Dim3 grid;
@@ -65,56 +71,6 @@ struct TunableKernel {
 // and two kernels that share a name never share records.
 Hash128 definition_hash(const TunableKernel& kernel);
 
-enum class SearchKind { kExhaustive, kRandom, kAnnealing };
-enum class ReferenceKind { kDefaultConfig, kUser, kNone };
-// Writes the expected outputs into the output arguments (host code, or a
-// trusted kernel on `device`). Inputs are restored before it runs.
-using ReferenceFn = std::function<Status(Device& device, const ArgList& args)>;
-
-struct TuneOptions {
-  // Pipeline: benchmark each kernel as soon as it compiles. Off: compile
-  // everything, then benchmark (to measure what the pipeline gains).
-  bool pipeline = true;
-  std::size_t group_size = 0;  // 0: kDefaultGroupSize / KILN_GROUP_SIZE
-  int compile_threads = 0;     // 0: KILN_COMPILE_THREADS, else one per core
-  SearchKind search = SearchKind::kExhaustive;
-  // Configs measured in all, the default config included: 0 = all
-  // (exhaustive) or 64 (random, annealing).
-  std::size_t max_configs = 0;
-  std::uint64_t seed = 0;
-  // Annealing runs the pipeline in rounds of `search_batch` proposals (0: 4;
-  // the first round adds the random start) and steers each round by the
-  // last one's times. Its budget and seed are max_configs and seed above.
-  std::size_t search_batch = 0;
-  AnnealingOptions annealing;
-  double budget_seconds = 0;              // whole tuning; 0 = none
-  double compile_deadline_seconds = 120;  // per compile unit
-  double bench_deadline_seconds = 10;     // per config: a hung config is abandoned
-  // Timing: warm-up runs, then repetitions until `target_seconds` of kernel
-  // time or max_reps (a slow kernel gets fewer, never fewer than min_reps).
-  int warmup = 1;
-  int min_reps = 3;
-  int max_reps = 100;
-  double target_seconds = 0.05;
-  bool cold_l2 = false;  // flush the L2 before every repetition
-  bool graphs = false;   // time a replayed graph (strips launch overhead)
-  double delay_us = 0;   // occupy the stream first so host overhead stays out
-  // Correctness.
-  bool check = true;
-  ReferenceKind reference = ReferenceKind::kDefaultConfig;
-  ReferenceFn reference_fn;
-  std::optional<Tolerance> tolerance;  // default: Tolerance::for_dtype of each output
-  // Visibility.
-  std::string trace_path;        // Chrome/Perfetto trace of the run
-  std::optional<bool> progress;  // nullopt: on a terminal
-  bool tune = true;              // false: cached or default config only
-  // Tune even when a result is cached (in this process or on disk); the new
-  // winner replaces it. For a changed machine, driver or kernel version the
-  // cache keys do not see.
-  bool retune = false;
-  bool save = true;  // write the winner to the tuning cache
-};
-
 // What a tuning run's outputs were checked against. The default config is
 // measured like any other config; when it gives no reference (crash, hang,
 // compile error, pruned), the largest group of configs whose outputs agree
@@ -129,13 +85,23 @@ struct ReferenceReport {
   bool checked() const { return kind != Kind::kNone; }
 };
 
+// Where a TuneResult's config came from.
+enum class ResultSource {
+  kMemory,    // decided before in this process
+  kDisk,      // the tuning cache on disk
+  kTuned,     // this call's tuning run
+  kUntuned,   // tuning is off (TuneOptions::tune, KILN_TUNING): the heuristic default
+  kFallback,  // tuning ran but no config ran correctly: the heuristic default, unsaved
+  kFailed,    // as kFallback, and the default cannot be built: launch() is an error
+};
+// "memory", "disk", "tuned", "default", "fallback", "failed".
+const char* source_name(ResultSource source);
+
 struct TuneResult {
   Config config;
   LoadedKernel kernel;  // loaded on the device given to tune()
   LaunchGeometry geometry;
-  // "memory", "disk", "tuned", "default", or "failed" (no config ran and the
-  // default cannot be built: `kernel` is empty and launch() is an error).
-  std::string source;
+  ResultSource source = ResultSource::kUntuned;
   std::vector<Measurement> measurements;  // every config tried (tuned only)
   std::optional<Measurement> best;
   std::optional<double> default_seconds;  // the default config's median, when measured
@@ -145,6 +111,10 @@ struct TuneResult {
   // not when it was not (read-only, disabled, refused directory, full disk).
   bool saved = false;
   std::string not_saved_reason;
+  // The decision's record: the one this run made (and saved when `saved`),
+  // or the one served from memory or disk, so a caller reports it without
+  // reading the tuning cache back. Empty for kUntuned, kFallback, kFailed.
+  std::optional<TuningRecord> record;
   double speedup_over_default() const;  // 1 when unknown
 
   // Zeroes reset_to_zero args, then launches (kernel needed for its lists).
@@ -165,7 +135,25 @@ enum class Isolation {
   kThread,
 };
 
-// Where code is compiled and measured.
+// Where benchmarks run, independent of what compiles them.
+struct BenchPlacement {
+  // Opens the benchmark device for worker `slot`; called again to replace a
+  // worker whose kernel hung. Null: benchmark on the device given to tune()
+  // alone (a hung kernel then ends benchmarking with the rest cancelled).
+  std::function<Result<std::unique_ptr<Device>>(int slot)> open_device;
+  int workers = 1;  // one per device
+  // The benchmark devices, one worker each, all taking from one queue; the
+  // arguments are replicated onto each. Empty: the device given to tune()
+  // (or open_device's slots). Thread workers open devices[slot] through
+  // open_device, which is then required; worker processes open their own.
+  std::vector<DeviceRef> devices;
+  Isolation isolation = Isolation::kAuto;
+  // The kiln-bench-worker executable; empty: find_bench_worker() decides.
+  std::string worker_path;
+};
+
+// What compiles code for the tuner (the compiler side), and where its
+// benchmarks run (`bench`).
 struct Backend {
   std::shared_ptr<Compiler> compiler;
   // Optional: a compiler per compile pool worker for tuning runs instead of
@@ -177,19 +165,7 @@ struct Backend {
   ToolchainFingerprint toolchain;
   std::string arch;  // "host", "sm_90a"
   BinaryFormat format = BinaryFormat::kCpuObject;
-  // Opens the benchmark device for worker `slot`; called again to replace a
-  // worker whose kernel hung. Null: benchmark on the device given to tune()
-  // alone (a hung kernel then ends benchmarking with the rest cancelled).
-  std::function<Result<std::unique_ptr<Device>>(int slot)> open_device;
-  int bench_workers = 1;  // one per device
-  // The benchmark devices, one worker each, all taking from one queue; the
-  // arguments are replicated onto each. Empty: the device given to tune()
-  // (or open_device's slots). Thread workers open devices[slot] through
-  // open_device, which is then required; worker processes open their own.
-  std::vector<DeviceRef> devices;
-  Isolation isolation = Isolation::kAuto;
-  // The kiln-bench-worker executable; empty: find_bench_worker() decides.
-  std::string worker_path;
+  BenchPlacement bench;
 };
 
 class Autotuner {
@@ -213,12 +189,21 @@ class Autotuner {
   const Backend& backend() const { return backend_; }
 
  private:
+  // The steps of tune(), in lib/tuner/autotuner.cpp.
+  std::optional<std::pair<TuningRecord, ResultSource>> decided_before(
+      const internal::TuneCall& call);
+  Result<TuneResult> tune_now(const internal::TuneCall& call, TuneResult result);
+  Result<TuneResult> serve_fallback(const internal::TuneCall& call, TuneResult result);
+  void save(const std::string& name, const TuneOptions& options, TuneResult& result);
+  Status serve(const internal::TuneCall& call, TuneResult& result, Config config,
+               ResultSource source, const Artifact* made = nullptr);
+
   Backend backend_;
   ArtifactCache* artifacts_;
   TuningCache* tunings_;
   TuningStatistics stats_;
   std::mutex mutex_;
-  std::map<Hash128, Config> table_;  // tuning key -> winner, this process
+  std::map<Hash128, TuningRecord> table_;  // tuning key -> the winner's record, this process
 };
 
 }  // namespace kiln

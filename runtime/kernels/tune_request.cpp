@@ -1,4 +1,6 @@
-#include "tune_job.hpp"
+// Resolving a tuning request: the shipped kernel or the user's spec, the
+// shape checked against its dims, the devices, and the reference.
+#include "kiln/kernels/tune_request.hpp"
 
 #include <charconv>
 
@@ -7,7 +9,7 @@
 #include "kiln/kernels/user_kernel.hpp"
 #include "kiln/runtime/devices.hpp"
 
-namespace kiln::tool {
+namespace kiln {
 
 namespace {
 
@@ -15,7 +17,7 @@ namespace {
 // config is the reference then (--reference host forces it).
 constexpr double kHostReferenceFlops = 1e9;
 
-[[noreturn]] void bad(std::string message) {
+[[noreturn]] void bad_request(std::string message) {
   throw Error(ErrorCode::kInvalidArgument, std::move(message));
 }
 
@@ -42,15 +44,16 @@ void check_dims(const ShapeDims& shape, const std::vector<std::string>& dims,
                 const std::string& kernel) {
   for (const auto& [name, value] : shape) {
     if (std::find(dims.begin(), dims.end(), name) == dims.end()) {
-      bad("--shape: " + kernel + " has no dimension '" + name + "' (it takes " + join(dims) + ")");
+      bad_request("--shape: " + kernel + " has no dimension '" + name + "' (it takes " +
+                  join(dims) + ")");
     }
   }
   std::vector<std::string> missing;
   for (const auto& d : dims)
     if (!shape.count(d)) missing.push_back(d);
   if (!missing.empty()) {
-    bad("--shape lacks " + join(missing) + ": " + kernel + " takes " + join(dims) +
-        ", e.g. --shape " + example_shape(dims));
+    bad_request("--shape lacks " + join(missing) + ": " + kernel + " takes " + join(dims) +
+                ", e.g. --shape " + example_shape(dims));
   }
 }
 
@@ -60,21 +63,21 @@ std::vector<int> device_indices(const std::string& text, BackendKind backend) {
   const DeviceKind kind = backend == BackendKind::kCuda ? DeviceKind::kCuda : DeviceKind::kCpu;
   for (const DeviceRef& ref : parse_device_list(text, kind)) {
     if (ref.kind != kind) {
-      bad("--devices: " + ref.to_string() + " is not a " + backend_kind_name(backend) +
-          " device (this kernel runs on " + backend_kind_name(backend) + ")");
+      bad_request("--devices: " + ref.to_string() + " is not a " + backend_kind_name(backend) +
+                  " device (this kernel runs on " + backend_kind_name(backend) + ")");
     }
     // The CPU backend has one device (the host); CUDA indices are checked
     // against the driver's count when the target opens.
     if (kind == DeviceKind::kCpu && ref.index != 0)
-      bad("--devices " + text + ": this machine has 1 CPU device (0)");
+      bad_request("--devices " + text + ": this machine has 1 CPU device (0)");
     if (std::find(out.begin(), out.end(), ref.index) != out.end())
-      bad("--devices " + text + ": " + ref.to_string() + " is named twice");
+      bad_request("--devices " + text + ": " + ref.to_string() + " is named twice");
     out.push_back(ref.index);
   }
   return out;
 }
 
-void shipped_job(const TuneArgs& a, TuneJob& job) {
+void shipped_job(const TuneRequest& a, TuneJob& job) {
   std::optional<BackendKind> backend;
   if (a.backend != "auto") backend = parse_backend_kind(a.backend);
   std::optional<DType> dtype;
@@ -87,7 +90,7 @@ void shipped_job(const TuneArgs& a, TuneJob& job) {
   check_dims(job.shape, k.dims, k.name);
   job.dims = k.dims;
   if (Status fits = k.check_shape(job.shape); !fits.ok())
-    bad("--shape: " + k.name + ": " + fits.error().message);
+    bad_request("--shape: " + k.name + ": " + fits.error().message);
   const DType dt = dtype.value_or(k.dtypes.front());
   job.dtype = dtype_name(dt);
   job.kernel = k.kernel();
@@ -109,22 +112,24 @@ void shipped_job(const TuneArgs& a, TuneJob& job) {
   }
 }
 
-void user_job(const TuneArgs& a, TuneJob& job) {
+void user_job(const TuneRequest& a, TuneJob& job) {
   if (a.space_file.empty())
-    bad("--template needs --space FILE.json describing the kernel (docs/user-kernels.md)");
+    bad_request("--template needs --space FILE.json describing the kernel (docs/user-kernels.md)");
   if (!a.dtype.empty())
-    bad("--dtype is for shipped kernels; a user kernel's dtypes are in its spec's \"args\"");
+    bad_request(
+        "--dtype is for shipped kernels; a user kernel's dtypes are in its spec's \"args\"");
   if (a.reference == "host")
-    bad("--reference host is for shipped kernels; a user kernel's reference is in its spec");
+    bad_request(
+        "--reference host is for shipped kernels; a user kernel's reference is in its spec");
   auto loaded = load_user_kernel(a.template_file, a.space_file, a.entry);
-  if (!loaded.ok()) throw Error(loaded.error());  // the command's boundary
+  if (!loaded.ok()) throw Error(loaded.error());  // turned into a value at the request's edge
   UserKernel user = std::move(*loaded);
   job.name = user.tmpl.name;
   job.user = true;
   job.backend = user.backend;
   if (a.backend != "auto" && a.backend != backend_kind_name(user.backend)) {
-    bad("--backend " + a.backend + ": " + a.space_file + " describes a " +
-        backend_kind_name(user.backend) + " kernel (its \"backend\")");
+    bad_request("--backend " + a.backend + ": " + a.space_file + " describes a " +
+                backend_kind_name(user.backend) + " kernel (its \"backend\")");
   }
   check_dims(job.shape, user.dims, job.name);
   job.dims = user.dims;
@@ -146,33 +151,35 @@ ShapeDims parse_shape(const std::string& text) {
     if (end == std::string::npos) end = text.size();
     const std::string item = trim(std::string_view(text).substr(begin, end - begin));
     const auto eq = item.find('=');
-    if (eq == std::string::npos) bad("--shape: '" + item + "' is not NAME=VALUE" + example);
+    if (eq == std::string::npos) bad_request("--shape: '" + item + "' is not NAME=VALUE" + example);
     const std::string name = trim(std::string_view(item).substr(0, eq));
     const std::string value = trim(std::string_view(item).substr(eq + 1));
-    if (name.empty()) bad("--shape: '" + item + "' has no name" + example);
+    if (name.empty()) bad_request("--shape: '" + item + "' has no name" + example);
     std::int64_t v = 0;
     auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec == std::errc::result_out_of_range && ptr == value.data() + value.size() &&
         value[0] != '-') {
-      bad("--shape: " + name + "=" + value + " is larger than any size (at most 2^63-1)");
+      bad_request("--shape: " + name + "=" + value + " is larger than any size (at most 2^63-1)");
     }
     if (value.empty() || ec != std::errc() || ptr != value.data() + value.size() || v < 1) {
-      bad("--shape: " + name + "='" + value + "' is not a positive integer" + example);
+      bad_request("--shape: " + name + "='" + value + "' is not a positive integer" + example);
     }
-    if (!dims.emplace(name, v).second) bad("--shape: " + name + " is given twice");
+    if (!dims.emplace(name, v).second) bad_request("--shape: " + name + " is given twice");
     begin = end + 1;
   }
   return dims;
 }
 
-Result<TuneJob> make_tune_job(const TuneArgs& a) {
+Result<TuneJob> resolve_tune_request(const TuneRequest& a) {
   try {
     if (a.kernel.empty() == a.template_file.empty()) {
-      bad("give either --kernel NAME (a shipped kernel: `kiln kernels` lists them) or "
+      bad_request(
+          "give either --kernel NAME (a shipped kernel: `kiln kernels` lists them) or "
           "--template FILE --space FILE.json (your own), not both");
     }
     if (!a.kernel.empty() && (!a.space_file.empty() || !a.entry.empty()))
-      bad("--space and --entry describe a user kernel: use them with --template, not --kernel");
+      bad_request(
+          "--space and --entry describe a user kernel: use them with --template, not --kernel");
     TuneJob job;
     job.shape = parse_shape(a.shape);
     job.reference_text = "the default config";
@@ -197,4 +204,4 @@ Result<TuneJob> make_tune_job(const TuneArgs& a) {
   }
 }
 
-}  // namespace kiln::tool
+}  // namespace kiln

@@ -1,0 +1,96 @@
+// What a tuning call may do, grouped by the part of the tuner that reads it:
+// the search (which configs), the pipeline (how they compile and run), the
+// measurement (how each is timed), the checking (what outputs are compared
+// against) and the cache (whether decisions are reused and saved).
+//
+//   TuneOptions o;
+//   o.search.strategy = "random";
+//   o.search.max_configs = 32;
+//   o.measure.warmup = 2;
+//   o.check.enabled = false;
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "kiln/core/error.hpp"
+#include "kiln/runtime/device.hpp"
+#include "kiln/tuner/args.hpp"
+#include "kiln/tuner/compare.hpp"
+#include "kiln/tuner/search.hpp"
+
+namespace kiln {
+
+struct SearchOptions {
+  // A registered strategy (search_strategies(): "exhaustive", "random",
+  // "annealing"); an unknown name is an error that lists the valid ones.
+  std::string strategy = "exhaustive";
+  // Configs measured in all, the default config included: 0 = all
+  // (exhaustive) or 64 (random, annealing).
+  std::size_t max_configs = 0;
+  std::uint64_t seed = 0;
+  // Strategies that steer by feedback run the pipeline in rounds of `batch`
+  // proposals (0: 4; annealing's first round adds its random start).
+  std::size_t batch = 0;
+  // Annealing's own settings; its budget and seed are max_configs and seed.
+  AnnealingOptions annealing;
+};
+
+struct PipelineOptions {
+  // Benchmark each kernel as soon as it compiles. Off: compile everything,
+  // then benchmark (to measure what the pipeline gains).
+  bool overlap = true;
+  std::size_t group_size = 0;             // 0: kDefaultGroupSize / KILN_GROUP_SIZE
+  int compile_threads = 0;                // 0: KILN_COMPILE_THREADS, else one per core
+  double budget_seconds = 0;              // whole tuning; 0 = none
+  double compile_deadline_seconds = 120;  // per compile unit
+  double bench_deadline_seconds = 10;     // per config: a hung config is abandoned
+  std::string trace_path;                 // Chrome/Perfetto trace of the run
+  std::optional<bool> progress;           // nullopt: on a terminal
+};
+
+// Timing: warm-up runs, then repetitions until `target_seconds` of kernel
+// time or max_reps (a slow kernel gets fewer, never fewer than min_reps).
+struct MeasureOptions {
+  int warmup = 1;
+  int min_reps = 3;
+  int max_reps = 100;
+  double target_seconds = 0.05;
+  bool cold_l2 = false;  // flush the L2 before every repetition
+  bool graphs = false;   // time a replayed graph (strips launch overhead)
+  double delay_us = 0;   // occupy the stream first so host overhead stays out
+};
+
+enum class ReferenceKind { kDefaultConfig, kUser, kNone };
+// Writes the expected outputs into the output arguments (host code, or a
+// trusted kernel on `device`). Inputs are restored before it runs.
+using ReferenceFn = std::function<Status(Device& device, const ArgList& args)>;
+
+struct CheckOptions {
+  bool enabled = true;
+  ReferenceKind reference = ReferenceKind::kDefaultConfig;
+  ReferenceFn reference_fn;
+  std::optional<Tolerance> tolerance;  // default: Tolerance::for_dtype of each output
+};
+
+struct CacheOptions {
+  // Tune even when a result is cached (in this process or on disk); the new
+  // winner replaces it. For a changed machine, driver or kernel version the
+  // cache keys do not see.
+  bool retune = false;
+  bool save = true;  // write the winner to the tuning cache
+};
+
+struct TuneOptions {
+  bool tune = true;  // false: cached or default config only
+  SearchOptions search;
+  PipelineOptions pipeline;
+  MeasureOptions measure;
+  CheckOptions check;
+  CacheOptions cache;
+};
+
+}  // namespace kiln

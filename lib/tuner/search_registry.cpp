@@ -1,0 +1,31 @@
+// The search strategies by name. A new strategy is one file that defines a
+// SearchStrategy and its SearchStrategyInfo, plus one line in the list below
+// (and its declaration in search_internal.hpp).
+#include "kiln/tuner/search.hpp"
+#include "search_internal.hpp"
+
+namespace kiln {
+
+const std::vector<SearchStrategyInfo>& search_strategies() {
+  static const std::vector<SearchStrategyInfo> list = {
+      internal::exhaustive_strategy(),
+      internal::random_strategy(),
+      internal::annealing_strategy(),
+  };
+  return list;
+}
+
+const SearchStrategyInfo* find_search_strategy(std::string_view name) {
+  for (const auto& s : search_strategies()) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+std::string search_strategy_names() {
+  std::string names;
+  for (const auto& s : search_strategies()) names += (names.empty() ? "" : ", ") + s.name;
+  return names;
+}
+
+}  // namespace kiln

@@ -1,0 +1,85 @@
+// The search strategies by name: the registry lists each with a
+// description, finds them by name, and its factories make the strategy the
+// tuner's round driver runs, with the shared budget rules applied (the
+// default measured besides, never proposed by a steered search).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "kiln/core/error.hpp"
+#include "kiln/tuner/search.hpp"
+
+namespace kiln {
+namespace {
+
+ConfigSpace registry_space() {
+  ConfigSpace space;
+  space.param("A", {1, 2, 3, 4}).param("B", {1, 2, 3, 4});
+  space.default_config(Config{{"A", std::int64_t{1}}, {"B", std::int64_t{1}}});
+  return space;
+}
+
+SearchSetup registry_setup(const ConfigSpace& space, std::size_t max_configs) {
+  SearchSetup setup;
+  setup.space = &space;
+  setup.max_configs = max_configs;
+  setup.start = space.default_config();
+  setup.seed = 7;
+  return setup;
+}
+
+TEST(SearchRegistry, ListsEveryStrategyWithADescription) {
+  std::vector<std::string> names;
+  for (const auto& s : search_strategies()) {
+    names.push_back(s.name);
+    EXPECT_FALSE(s.description.empty()) << s.name;
+    EXPECT_TRUE(s.make) << s.name;
+    EXPECT_EQ(find_search_strategy(s.name), &s);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"exhaustive", "random", "annealing"}));
+  EXPECT_EQ(search_strategy_names(), "exhaustive, random, annealing");
+  EXPECT_EQ(find_search_strategy("simplex"), nullptr);
+  EXPECT_EQ(find_search_strategy(""), nullptr);
+}
+
+TEST(SearchRegistry, FactoriesMakeTheNamedStrategy) {
+  const ConfigSpace space = registry_space();
+  for (const auto& info : search_strategies()) {
+    auto strategy = info.make(registry_setup(space, 6));
+    ASSERT_NE(strategy, nullptr) << info.name;
+    EXPECT_EQ(std::string(strategy->name()), info.name);
+    EXPECT_EQ(strategy->steered(), info.name == "annealing") << info.name;
+  }
+  EXPECT_EQ(find_search_strategy("exhaustive")->default_budget, 0u);
+  EXPECT_EQ(find_search_strategy("random")->default_budget, 64u);
+  EXPECT_EQ(find_search_strategy("annealing")->default_budget, 64u);
+}
+
+// Random through the registry draws what make_random_search draws for the
+// same budget and seed: a seed keeps its configs.
+TEST(SearchRegistry, RandomDrawsAsItsMakerDoes) {
+  const ConfigSpace space = registry_space();
+  auto named = find_search_strategy("random")->make(registry_setup(space, 6));
+  auto made = make_random_search(space, 6, 7);
+  EXPECT_EQ(named->next(100), made->next(100));
+}
+
+// Annealing never proposes the default the driver measures, and proposes
+// max_configs - 1 configs so the run measures max_configs in all.
+TEST(SearchRegistry, AnnealingLeavesTheDefaultToTheDriver) {
+  const ConfigSpace space = registry_space();
+  SearchSetup setup = registry_setup(space, 6);
+  setup.annealing.random_start = 100;  // no feedback needed to count proposals
+  auto search = find_search_strategy("annealing")->make(setup);
+  EXPECT_EQ(search->first_round(), 100u);
+  std::vector<Config> all = search->next(100);
+  EXPECT_EQ(all.size(), 5u);
+  for (const auto& c : all) EXPECT_NE(c, space.default_config());
+  EXPECT_TRUE(search->next(100).empty());
+
+  setup.default_measured = false;  // pruned for the problem: every slot is a proposal
+  EXPECT_EQ(find_search_strategy("annealing")->make(setup)->next(100).size(), 6u);
+}
+
+}  // namespace
+}  // namespace kiln
