@@ -105,8 +105,7 @@ int write_golden(const std::filesystem::path& dir) {
   file.records.emplace(r.id(), r);
   nlohmann::json j = nlohmann::json::parse(cache::serialize_tuning_file(file));
   j["updated"] = "2026-11-21T00:00:00Z";  // fixed, so the golden file is stable
-  if (!cache::atomic_write(dir / "tuning_v3.json", j.dump(1) + "
-").ok()) return 4;
+  if (!cache::atomic_write(dir / "tuning_v3.json", j.dump(1) + "\n").ok()) return 4;
   return 0;
 }
 

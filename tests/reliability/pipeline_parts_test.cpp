@@ -79,7 +79,7 @@ TEST(PipelineParts, AStoreInProgressDoesNotHoldUpABenchmark) {
   Autotuner tuner(cpu_backend(Isolation::kThread), &s.artifacts, &s.tunings);
   GatedCall call(1024);
   TuneOptions to;
-  to.bench_deadline_seconds = 300;  // a slow compile must not time the gated configs out
+  to.pipeline.bench_deadline_seconds = 300;  // a slow compile must not time the gated configs out
   // (1) Configs 1 and 2 compiled and stored, gate open.
   call.store(0, 1);
   auto warm = tuner.tune(gated_kernel({1, 2}, {0}), call.args, *s.device, to);
@@ -108,7 +108,7 @@ TEST(PipelineParts, AHungConfigOnTheCallersDeviceEndsBeforeTuneReturns) {
   Autotuner tuner(cpu_backend(Isolation::kThread), &s.artifacts, &s.tunings);
   GatedCall call(1024);
   TuneOptions to;
-  to.bench_deadline_seconds = 0.5;
+  to.pipeline.bench_deadline_seconds = 0.5;
   // MODE 1 waits at its gate, opened only when tune() returns or after 5 s
   // (long past its deadline; a slower machine only makes it not time out).
   call.store(0, 1);

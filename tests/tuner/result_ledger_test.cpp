@@ -27,7 +27,7 @@ TEST(ResultLedger, ARecordAfterCloseTouchesNothingTheCallerLent) {
   EXPECT_NE(bar.render().find("2/3 done"), std::string::npos) << bar.render();
   std::vector<Measurement> results = ledger.close();
   ASSERT_EQ(results.size(), 2u);
-  EXPECT_EQ(results[1].reason, "hung");
+  EXPECT_EQ(results[1].reason(), "hung");
   ledger.record(measured_ok(3));
   EXPECT_EQ(ledger.count(), 2u);
   EXPECT_NE(bar.render().find("2/3 done"), std::string::npos) << bar.render();

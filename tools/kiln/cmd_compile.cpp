@@ -104,8 +104,7 @@ int run_compile(const CompileArgs& args) {
   settings.context = {current_toolchain(kind), CacheEnvRegistry::global().snapshot()};
   auto factory = compiler_factory(pch, args.processes, kind);
   if (!factory.ok()) {
-    std::fprintf(stderr, "kiln compile: %s
-", factory.error().message.c_str());
+    std::fprintf(stderr, "kiln compile: %s\n", factory.error().message.c_str());
     return 2;
   }
   settings.factory = std::move(*factory);
