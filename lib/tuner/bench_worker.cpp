@@ -69,7 +69,7 @@ struct BenchState {
       if (Status health = internal::probe_device(*device); !health.ok()) {
         m.outcome = Outcome::kCrashed;
         m.error.message += "; the device is unusable after it (" + health.error().message +
-                    "): its worker was replaced";
+                           "): its worker was replaced";
         exit_after = 3;
       }
     }

@@ -17,9 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 
 struct RequestDir {
-  fs::path dir = fs::temp_directory_path() /
-                 ("kiln_tune_request_" + std::to_string(::getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::path dir =
+      fs::temp_directory_path() / ("kiln_tune_request_" + std::to_string(::getpid()) + "_" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   Options caches = Options::global();
   RequestDir() {
     fs::remove_all(dir);
