@@ -146,7 +146,9 @@ std::optional<TuningRecord> TuningCache::lookup(const ProblemKey& problem,
   const std::string canonical = problem.canonical();
   for (const auto& [id, record] : records_) {
     if (record.problem.canonical() != canonical) continue;
-    std::string why = identity_mismatch(record, present);
+    Status served = check_identity(record, present);
+    if (served.ok()) continue;  // same identity under another id: nothing to say
+    const std::string& why = served.error().message;
     log_once(LogLevel::kWarn, "tuning-mismatch:" + want.hex() + ":" + why,
              "tuning record for " + canonical + " not used: " + why + " (it will be retuned)");
   }

@@ -142,7 +142,7 @@ TuningRecord TuningRecord::from_json(const nlohmann::json& json) {
   return r;
 }
 
-std::string identity_mismatch(const TuningRecord& record, const TuningIdentity& present) {
+Status check_identity(const TuningRecord& record, const TuningIdentity& present) {
   std::string out;
   auto add = [&](const std::string& part) { out += (out.empty() ? "" : "; ") + part; };
   if (record.definition != present.definition) {
@@ -172,7 +172,8 @@ std::string identity_mismatch(const TuningRecord& record, const TuningIdentity& 
     }
     if (out.empty()) add("the list of cache-invalidating variables changed");
   }
-  return out;
+  if (out.empty()) return ok_status();
+  return make_error(ErrorCode::kNotFound, out);
 }
 
 std::string utc_timestamp() {

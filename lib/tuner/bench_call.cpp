@@ -52,16 +52,14 @@ TuneOptions timing_from(const nlohmann::json& j) {
 
 worker::Payload BenchCall::encode() const {
   worker::Payload m;
-  m.fields = {
-      {"args", args.to_json(&m.raw)},
-      {"outputs", outputs},
-      {"restore_value", restore_value},
-      {"reset_to_zero", reset_to_zero},
-      {"options", timing_json(options)},
-      {"device",
-       {{"kind", device.kind == DeviceKind::kCuda ? "cuda" : "cpu"}, {"index", device.index}}},
-      {"threads", threads},
-      {"capture_outputs", capture_outputs}};
+  m.fields = {{"args", args.to_json(&m.raw)},
+              {"outputs", outputs},
+              {"restore_value", restore_value},
+              {"reset_to_zero", reset_to_zero},
+              {"options", timing_json(options)},
+              {"device", {{"kind", device_kind_name(device.kind)}, {"index", device.index}}},
+              {"threads", threads},
+              {"capture_outputs", capture_outputs}};
   if (reference) {
     nlohmann::json ref = nlohmann::json::object();
     for (const auto& [name, values] : *reference) append_doubles(values, &m.raw, &ref[name]);
@@ -81,8 +79,12 @@ Result<BenchCall> BenchCall::decode(worker::Payload payload) {
     c.reset_to_zero = json.at("reset_to_zero").get<std::vector<std::string>>();
     c.options = timing_from(json.at("options"));
     const auto& d = json.at("device");
-    c.device.kind =
-        d.at("kind").get<std::string>() == "cuda" ? DeviceKind::kCuda : DeviceKind::kCpu;
+    const std::string kind = d.at("kind").get<std::string>();
+    const std::optional<DeviceKind> parsed = parse_device_kind(kind);
+    if (!parsed) {
+      return make_error(ErrorCode::kCorrupt, "benchmark call names no device kind '" + kind + "'");
+    }
+    c.device.kind = *parsed;
     c.device.index = d.at("index").get<int>();
     c.threads = json.at("threads").get<int>();
     c.capture_outputs = json.at("capture_outputs").get<bool>();

@@ -37,12 +37,13 @@ BenchPlan plan_benchmarks(const BenchPlacement& placement, const ArgList& args,
   // no worker named and none that works (a library in an application that
   // did not install it) benchmarks in threads, with a warning.
   if (placement.isolation != Isolation::kThread) {
-    if (auto bad = cannot_travel(args)) {
+    if (Status travels = can_travel(args); !travels.ok()) {
+      const std::string& bad = travels.error().message;
       if (placement.isolation == Isolation::kProcess) {
-        throw Error(ErrorCode::kInvalidArgument, "Isolation::kProcess cannot be used: " + *bad);
+        throw Error(ErrorCode::kInvalidArgument, "Isolation::kProcess cannot be used: " + bad);
       }
-      log_once(LogLevel::kInfo, "isolation-threads:" + *bad,
-               "benchmarking in threads, not worker processes: " + *bad);
+      log_once(LogLevel::kInfo, "isolation-threads:" + bad,
+               "benchmarking in threads, not worker processes: " + bad);
     } else if (auto exe = choose_bench_worker(placement.worker_path, kWorkerHelloSeconds);
                exe.ok()) {
       plan.process = true;

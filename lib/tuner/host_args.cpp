@@ -58,17 +58,20 @@ Result<HostArgs> HostArgs::capture(Device& device, const ArgList& args) {
   return h;
 }
 
-std::optional<std::string> cannot_travel(const ArgList& args) {
+Status can_travel(const ArgList& args) {
   for (const auto& a : args) {
     if (a.is_tensor) continue;
     const void* const* p = std::get_if<void*>(&a.scalar);
     if (p && *p) {
-      return "argument '" + a.name +
-             "' is a raw pointer, which means nothing in another process: pass it as a tensor "
-             "argument (its bytes are replicated), or benchmark in threads (Isolation::kThread)";
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          "argument '" + a.name +
+              "' is a raw pointer, which means nothing in another process: pass it as a tensor "
+              "argument (its bytes are replicated), or benchmark in threads (Isolation::kThread)",
+          {{"argument", a.name}});
     }
   }
-  return std::nullopt;
+  return ok_status();
 }
 
 nlohmann::json HostArgs::to_json(std::string* blob) const {

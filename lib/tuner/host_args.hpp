@@ -37,9 +37,9 @@ class HostArgs {
   std::vector<std::string> bytes_;  // per argument; empty for scalars
 };
 
-// Why `args` cannot travel to another process (a raw pointer scalar means
-// nothing in another address space), or nullopt.
-std::optional<std::string> cannot_travel(const ArgList& args);
+// Whether `args` can travel to another process: an error naming the raw
+// pointer scalar (it means nothing in another address space) and the fix.
+[[nodiscard]] Status can_travel(const ArgList& args);
 
 // The call's arguments in one device's memory: a buffer per tensor, filled
 // from the host copy; scalars as they were.

@@ -32,16 +32,18 @@ LaunchConfig launch_config(const LaunchGeometry& g) {
 }
 
 // The comparison of every output; the first failing one's evidence.
-std::optional<std::string> check(const std::map<std::string, std::vector<double>>& got,
-                                 const Reference& reference, const CallState& state,
-                                 const TuneOptions& options) {
+Status check(const std::map<std::string, std::vector<double>>& got, const Reference& reference,
+             const CallState& state, const TuneOptions& options) {
   for (const auto& [name, want] : *reference) {
     Tolerance tol =
         options.check.tolerance.value_or(Tolerance::for_dtype(state.output_dtype(name)));
     Comparison c = compare(got.at(name), want, tol);
-    if (!c.ok) return "output '" + name + "': " + c.describe();
+    if (!c.ok) {
+      return make_error(outcome_error_code(Outcome::kWrongResult),
+                        "output '" + name + "': " + c.describe(), {{"output", name}});
+    }
   }
-  return std::nullopt;
+  return ok_status();
 }
 
 }  // namespace
@@ -97,8 +99,8 @@ Measurement measure(Device& device, const Artifact& artifact, const LaunchGeomet
     if (!got.ok()) return failure(artifact, Outcome::kLaunchFailed, got.error());
     if (!in.reference->has_value()) {
       *in.captured = std::move(*got);
-    } else if (auto bad = check(*got, *in.reference, *in.state, opt)) {
-      return failure(artifact, Outcome::kWrongResult, *bad);
+    } else if (Status checked = check(*got, *in.reference, *in.state, opt); !checked.ok()) {
+      return failure(artifact, Outcome::kWrongResult, checked.error());
     }
   }
 

@@ -22,17 +22,22 @@ OutputJudge::OutputJudge(Config default_config, std::map<std::string, Tolerance>
   if (default_unavailable) to_consensus_locked(*default_unavailable);
 }
 
-std::optional<std::string> OutputJudge::disagreement(const Outputs& got,
-                                                     const Outputs& want) const {
+Status OutputJudge::disagreement(const Outputs& got, const Outputs& want) const {
   for (const auto& [name, expected] : want) {
     auto it = got.find(name);
-    if (it == got.end()) return "output '" + name + "' was not read back";
+    if (it == got.end()) {
+      return make_error(ErrorCode::kInternal, "output '" + name + "' was not read back",
+                        {{"output", name}});
+    }
     auto tol = tolerances_.find(name);
     Comparison c =
         compare(it->second, expected, tol != tolerances_.end() ? tol->second : Tolerance{});
-    if (!c.ok) return "output '" + name + "': " + c.describe();
+    if (!c.ok) {
+      return make_error(outcome_error_code(Outcome::kWrongResult),
+                        "output '" + name + "': " + c.describe(), {{"output", name}});
+    }
   }
-  return std::nullopt;
+  return ok_status();
 }
 
 void OutputJudge::to_consensus_locked(std::string why) {
@@ -45,7 +50,7 @@ void OutputJudge::to_consensus_locked(std::string why) {
 
 void OutputJudge::cluster_locked(const std::string& config, Outputs outputs) {
   for (auto& g : groups_) {
-    if (!disagreement(outputs, g.representative)) {
+    if (disagreement(outputs, g.representative).ok()) {
       g.members.push_back(config);
       return;
     }
@@ -65,7 +70,8 @@ void OutputJudge::observe(const Measurement& m, Outputs* outputs) {
     state_ = State::kDefault;
     reference_ = std::move(*outputs);
     for (auto& [other, got] : pending_) {
-      if (auto bad = disagreement(got, reference_)) wrong_[other] = *bad;
+      if (Status bad = disagreement(got, reference_); !bad.ok())
+        wrong_[other] = bad.error().message;
     }
     pending_.clear();
     return;
@@ -73,7 +79,8 @@ void OutputJudge::observe(const Measurement& m, Outputs* outputs) {
   if (!m.ok() || !outputs) return;
   switch (state_) {
     case State::kDefault:
-      if (auto bad = disagreement(*outputs, reference_)) wrong_[config] = *bad;
+      if (Status bad = disagreement(*outputs, reference_); !bad.ok())
+        wrong_[config] = bad.error().message;
       break;
     case State::kWaiting:
       pending_.emplace_back(config, std::move(*outputs));
@@ -128,11 +135,11 @@ ReferenceReport OutputJudge::finish() {
   report.agreeing = agreed.members.size();
   report.detail = default_failure_;
   for (std::size_t i = 1; i < order.size(); ++i) {
-    auto bad = disagreement(order[i]->representative, agreed.representative);
+    Status bad = disagreement(order[i]->representative, agreed.representative);
     for (const auto& config : order[i]->members) {
       wrong_[config] = "outputs disagree with the consensus of " +
                        std::to_string(agreed.members.size()) + " configs" +
-                       (bad ? " (" + *bad + ")" : std::string());
+                       (bad.ok() ? std::string() : " (" + bad.error().message + ")");
     }
   }
   return report;

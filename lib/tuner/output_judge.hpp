@@ -45,7 +45,7 @@ class OutputJudge {
   };
   enum class State { kWaiting, kDefault, kConsensus };
 
-  std::optional<std::string> disagreement(const Outputs& got, const Outputs& want) const;
+  [[nodiscard]] Status disagreement(const Outputs& got, const Outputs& want) const;
   void to_consensus_locked(std::string why);
   void cluster_locked(const std::string& config, Outputs outputs);
 

@@ -103,12 +103,14 @@ TEST(TuningCache, AnotherDeviceToolchainOrEnvironmentIsAMiss) {
   EXPECT_TRUE(reader.lookup(problem("gemm", 128), test_identity()).has_value());
 
   TuningRecord stored = test_record("gemm", 128, 0.5);
-  EXPECT_NE(identity_mismatch(stored, other_nvrtc).find("compiler nvrtc 13.0, now nvrtc 13.1"),
-            std::string::npos);
-  EXPECT_NE(identity_mismatch(stored, other_env).find("KILN_ARCH was unset, now 'sm_100a'"),
-            std::string::npos)
-      << identity_mismatch(stored, other_env);
-  EXPECT_EQ(identity_mismatch(stored, test_identity()), "");
+  auto why = [&](const TuningIdentity& id) {
+    Status served = check_identity(stored, id);
+    return served.ok() ? std::string() : served.error().message;
+  };
+  EXPECT_NE(why(other_nvrtc).find("compiler nvrtc 13.0, now nvrtc 13.1"), std::string::npos);
+  EXPECT_NE(why(other_env).find("KILN_ARCH was unset, now 'sm_100a'"), std::string::npos)
+      << why(other_env);
+  EXPECT_TRUE(check_identity(stored, test_identity()).ok());
 }
 
 TEST(TuningCache, RanksWriteTheirOwnFilesAndReadEveryones) {
@@ -250,8 +252,9 @@ TEST(TuningCache, ARecordIsServedOnlyToTheKernelItWasTunedFor) {
   }
   TuningCache reader(options_for(dir.path()));
   EXPECT_FALSE(reader.lookup(problem("gemm", 128), edited).has_value());
-  EXPECT_NE(identity_mismatch(test_record("gemm", 128, 0.5), edited)
-                .find("the kernel changed since it was tuned"),
+  Status served = check_identity(test_record("gemm", 128, 0.5), edited);
+  ASSERT_FALSE(served.ok());
+  EXPECT_NE(served.error().message.find("the kernel changed since it was tuned"),
             std::string::npos);
 
   // The edited kernel's record, slower, does not displace the first one.

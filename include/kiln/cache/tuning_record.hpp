@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "kiln/core/config.hpp"
+#include "kiln/core/error.hpp"
 #include "kiln/core/fingerprint.hpp"
 #include "kiln/core/hash.hpp"
 #include "kiln/core/options.hpp"
@@ -83,10 +84,10 @@ struct TuningRecord {
   static TuningRecord from_json(const nlohmann::json& json);
 };
 
-// Why `record` may not be served to `present`: "" when it may, else one line
-// naming each part that differs (the kernel's definition, device, toolchain
-// parts, variables).
-std::string identity_mismatch(const TuningRecord& record, const TuningIdentity& present);
+// Whether `record` may be served to `present`: ok when it may, else a
+// kNotFound error whose message is one line naming each part that differs
+// (the kernel's definition, device, toolchain parts, variables).
+[[nodiscard]] Status check_identity(const TuningRecord& record, const TuningIdentity& present);
 
 // The current time as "2026-11-21T05:30:00Z".
 std::string utc_timestamp();
