@@ -182,17 +182,7 @@ Status KernelRunner::run(const ArgList& inputs, int tactic) {
   } catch (const Error& e) {
     return e.info();
   }
-  for (const auto& name : kernel_.reset_to_zero) {
-    const Arg& a = find_arg(args, name);
-    if (a.storage_bytes() == 0) continue;
-    Status st = device_.fill(a.data, 0, a.storage_bytes());
-    if (!st.ok()) return st;
-  }
-  LaunchConfig lc;
-  lc.grid = geometry.grid;
-  lc.block = geometry.block;
-  lc.shared_bytes = geometry.shared_bytes;
-  return device_.launch(**lk, lc, pack(args));
+  return launch_with_resets(device_, **lk, kernel_, geometry, args);
 }
 
 std::size_t KernelRunner::compiled() const {

@@ -51,6 +51,11 @@ Status TuneResult::launch(Device& device, const TunableKernel& tunable, const Ar
                           config.to_string() +
                           "} could not be built; see the measurements for why");
   }
+  return launch_with_resets(device, kernel, tunable, geometry, args);
+}
+
+Status launch_with_resets(Device& device, const LoadedKernel& loaded, const TunableKernel& tunable,
+                          const LaunchGeometry& geometry, const ArgList& args) {
   for (const auto& name : tunable.reset_to_zero) {
     const Arg& a = find_arg(args, name);
     if (a.storage_bytes() == 0) continue;
@@ -61,7 +66,7 @@ Status TuneResult::launch(Device& device, const TunableKernel& tunable, const Ar
   lc.grid = geometry.grid;
   lc.block = geometry.block;
   lc.shared_bytes = geometry.shared_bytes;
-  return device.launch(kernel, lc, pack(args));
+  return device.launch(loaded, lc, pack(args));
 }
 
 }  // namespace kiln

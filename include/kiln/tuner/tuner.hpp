@@ -121,6 +121,13 @@ struct TuneResult {
   Status launch(Device& device, const TunableKernel& kernel, const ArgList& args) const;
 };
 
+// Zeroes `tunable`'s reset_to_zero arguments, then launches `loaded` with
+// `geometry`: how every caller runs a tuned kernel (TuneResult::launch, the
+// framework's KernelRunner), so a real call sees what the benchmark saw.
+[[nodiscard]] Status launch_with_resets(Device& device, const LoadedKernel& loaded,
+                                        const TunableKernel& tunable,
+                                        const LaunchGeometry& geometry, const ArgList& args);
+
 // Where benchmarks run (docs/reliability.md).
 enum class Isolation {
   // Worker processes where they can run (the worker executable is found and
