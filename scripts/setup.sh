@@ -12,6 +12,7 @@ packages=(
   libcli11-dev libfmt-dev
   llvm-19-dev libclang-19-dev libclang-cpp19-dev clang-19 libclang-rt-19-dev
   clang-format
+  libhiredis-dev libssl-dev redis-server
 )
 
 missing=()

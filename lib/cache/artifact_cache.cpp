@@ -9,12 +9,13 @@
 #include "entry_check.hpp"
 #include "entry_format.hpp"
 #include "file_io.hpp"
+#include "kiln/cache/remote_cache.hpp"
 #include "memory_lru.hpp"
 
 namespace kiln {
 
 struct ArtifactCache::Counters {
-  std::atomic<std::uint64_t> memory_hits{0}, disk_hits{0}, misses{0}, stores{0},
+  std::atomic<std::uint64_t> memory_hits{0}, disk_hits{0}, remote_hits{0}, misses{0}, stores{0},
       programs_written{0}, programs_shared{0}, corrupt_discarded{0}, refused_entries{0},
       evicted_entries{0}, evicted_bytes{0};
 };
@@ -36,6 +37,7 @@ const char* cache_state_name(CacheState state) {
 nlohmann::json ArtifactCacheStats::to_json() const {
   return {{"memory_hits", memory_hits},
           {"disk_hits", disk_hits},
+          {"remote_hits", remote_hits},
           {"misses", misses},
           {"stores", stores},
           {"programs_written", programs_written},
@@ -89,13 +91,37 @@ std::shared_ptr<const CachedArtifact> ArtifactCache::lookup(const Hash128& key) 
     }
   }
   std::shared_ptr<const CachedArtifact> found = read_disk(key);
-  if (!found) {
+  if (found) {
+    ++counters_->disk_hits;
+  } else if ((found = read_remote(key))) {
+    ++counters_->remote_hits;
+  } else {
     ++counters_->misses;
     return nullptr;
   }
-  ++counters_->disk_hits;
   if (memory_) memory_->put(key, found);
   return found;
+}
+
+std::shared_ptr<const CachedArtifact> ArtifactCache::read_remote(const Hash128& key) {
+  RemoteCache* remote = RemoteCache::global();
+  if (!remote) return nullptr;
+  std::optional<std::string> payload = remote->get(RemoteKind::kArtifact, key);
+  if (!payload) return nullptr;
+  Result<CachedArtifact> artifact = RemoteCache::decode_artifact(*payload);
+  if (!artifact) {
+    log_once(LogLevel::kWarn, "remote-artifact-undecodable",
+             "remote artifact " + key.hex() + " not used: " + artifact.error().message);
+    return nullptr;
+  }
+  auto shared = std::make_shared<const CachedArtifact>(std::move(*artifact));
+  // On disk at once, so the next process is warm without the network; a
+  // local store that fails still serves this process.
+  if (state_ == CacheState::kReady) {
+    Result<StoreOutcome> stored = store_local(key, shared);
+    if (!stored) KILN_LOG(kDebug) << "remote hit not written to disk: " << stored.error().message;
+  }
+  return shared;
 }
 
 bool ArtifactCache::shard_trusted(const std::filesystem::path& dir, std::size_t shard) {
@@ -179,6 +205,16 @@ Result<StoreOutcome> ArtifactCache::store(const Hash128& key, CachedArtifact art
   artifact.program = cache::program_hash(artifact.binary);
   auto shared = std::make_shared<const CachedArtifact>(std::move(artifact));
   if (memory_) memory_->put(key, shared);
+  Result<StoreOutcome> stored = store_local(key, shared);
+  if (stored && (*stored == StoreOutcome::kWritten || *stored == StoreOutcome::kSkippedReadOnly)) {
+    if (RemoteCache* remote = RemoteCache::global())
+      remote->put(RemoteKind::kArtifact, key, RemoteCache::encode_artifact(*shared));
+  }
+  return stored;
+}
+
+Result<StoreOutcome> ArtifactCache::store_local(const Hash128& key,
+                                                std::shared_ptr<const CachedArtifact> shared) {
   if (state_ == CacheState::kReadOnly) return StoreOutcome::kSkippedReadOnly;
   std::string index = cache::encode_index(key, shared->program, shared->meta.dump());
   const std::uint64_t program_bytes = cache::kEntryHeaderSize + shared->binary.size();
@@ -269,6 +305,7 @@ ArtifactCacheStats ArtifactCache::stats() const {
   ArtifactCacheStats s;
   s.memory_hits = c.memory_hits;
   s.disk_hits = c.disk_hits;
+  s.remote_hits = c.remote_hits;
   s.misses = c.misses;
   s.stores = c.stores;
   s.programs_written = c.programs_written;

@@ -1,4 +1,6 @@
 #include "kiln/cache/tuning_cache.hpp"
+#include "kiln/cache/remote_cache.hpp"
+#include "kiln/core/log.hpp"
 
 #include <unistd.h>
 
@@ -138,8 +140,12 @@ std::optional<TuningRecord> TuningCache::lookup(const ProblemKey& problem,
   probe.toolchain = present.toolchain;
   probe.env = present.env;
   const Hash128 want = probe.id();
+  {
+    std::lock_guard<std::mutex> lock(*mutex_);
+    if (auto it = records_.find(want); it != records_.end()) return it->second;
+  }
+  if (std::optional<TuningRecord> remote = lookup_remote(want, present)) return remote;
   std::lock_guard<std::mutex> lock(*mutex_);
-  if (auto it = records_.find(want); it != records_.end()) return it->second;
   // A miss: say once why a record for this very problem was not served.
   // Keyed by the reason, so that the records of several earlier versions of
   // an edited kernel make one line, not one each.
@@ -153,6 +159,46 @@ std::optional<TuningRecord> TuningCache::lookup(const ProblemKey& problem,
              "tuning record for " + canonical + " not used: " + why + " (it will be retuned)");
   }
   return std::nullopt;
+}
+
+std::optional<TuningRecord> TuningCache::lookup_remote(const Hash128& want,
+                                                       const TuningIdentity& present) const {
+  RemoteCache* remote =
+      dir_.empty() || state_ == CacheState::kDisabled || state_ == CacheState::kRefused
+          ? nullptr
+          : RemoteCache::global();
+  if (!remote) return std::nullopt;
+  std::optional<std::string> payload = remote->get(RemoteKind::kRecord, want);
+  if (!payload) return std::nullopt;
+  // The same checks as a record read from disk: its checksum and id, then
+  // the identity it was made under (the tuner validates its config against
+  // the space before serving it).
+  std::optional<TuningRecord> record;
+  std::string problem;
+  try {
+    nlohmann::json json = nlohmann::json::parse(*payload);
+    record = TuningRecord::from_json(json);
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  if (record && record->id() != want) problem = "it is the record of another problem";
+  if (record && problem.empty()) {
+    if (Status served = check_identity(*record, present); !served.ok())
+      problem = served.error().message;
+  }
+  if (!problem.empty()) {
+    log_once(LogLevel::kWarn, "remote-record-refused:" + want.hex(),
+             "remote tuning record " + want.hex() + " not used: " + problem);
+    return std::nullopt;
+  }
+  // Written to local disk, so the next process is warm without the network.
+  // NOTES: lookup is const for its callers; the cache object itself is never
+  // defined const (it is made by the tuner), and put/save lock as usual.
+  auto* self = const_cast<TuningCache*>(this);
+  self->put(*record);
+  if (Result<StoreOutcome> saved = self->save(); !saved)
+    KILN_LOG(kDebug) << "remote record not written to disk: " << saved.error().message;
+  return record;
 }
 
 void TuningCache::put(TuningRecord record, PutMode mode) {
@@ -232,6 +278,10 @@ Result<StoreOutcome> TuningCache::save() {
     return written.error();
   for (const auto& [id, record] : file.records) {
     if (replacing_.count(id) == 0) cache::merge_record(records_, record);
+  }
+  if (RemoteCache* remote = RemoteCache::global()) {
+    for (const auto& [id, record] : pending_)
+      remote->put(RemoteKind::kRecord, id, record.to_json().dump());
   }
   pending_.clear();
   replacing_.clear();

@@ -357,6 +357,7 @@ void add_cache_command(CLI::App& app, int& exit_code) {
   auto* imp = sub("import", "Merge the tuning records of FILE into the cache");
   imp->add_option("FILE", *file, "Tuning JSON file (from kiln cache export)")->required();
   imp->callback([ctx, file] { run_import(*ctx, *file); });
+  add_cache_remote_command(*cache, exit_code);
 }
 
 }  // namespace kiln::tool

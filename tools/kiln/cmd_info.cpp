@@ -6,12 +6,46 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "kiln/cache/remote_cache.hpp"
 #include "kiln/core/options.hpp"
 #include "kiln/runtime/toolchain.hpp"
 
 namespace kiln::tool {
 
 namespace {
+
+// The remote cache tier: off, malformed, or its URL (redacted), mode and
+// whether the server answers now (one bounded PING).
+nlohmann::json remote_json() {
+  nlohmann::json j = {{"built", remote_cache_built()}};
+  Result<std::optional<RemoteCacheConfig>> config = RemoteCacheConfig::from_env();
+  if (!config) {
+    j["state"] = "off: " + config.error().message;
+    return j;
+  }
+  if (!config->has_value()) {
+    j["state"] = remote_cache_built() ? "off (KILN_REMOTE_CACHE is not set)"
+                                      : "not built (install libhiredis-dev and libssl-dev)";
+    return j;
+  }
+  const RemoteCacheConfig& c = **config;
+  j["url"] = c.redacted();
+  j["prefix"] = c.prefix;
+  j["mode"] = c.mode == RemoteMode::kRead    ? "read"
+              : c.mode == RemoteMode::kWrite ? "write"
+                                             : "readwrite";
+  j["signed"] = !c.secret.empty();
+  j["loads_artifacts"] = c.loads_artifacts();
+  RemoteCache* tier = RemoteCache::global();
+  if (!tier) {
+    j["state"] = "off: built without hiredis and OpenSSL";
+    return j;
+  }
+  Result<std::string> version = tier->ping();
+  j["state"] =
+      version ? "connected (server " + *version + ")" : "unreachable: " + version.error().message;
+  return j;
+}
 
 nlohmann::json info_json() {
   const Options& options = Options::global();
@@ -23,6 +57,7 @@ nlohmann::json info_json() {
   j["cache_env"] = CacheEnvRegistry::global().snapshot().to_json();
   j["options"] = options.to_json();
   j["option_problems"] = Options::global_problems();
+  j["remote_cache"] = remote_json();
   return j;
 }
 
@@ -60,6 +95,13 @@ void print_text() {
   }
   std::cout << "\nCache dir    " << options.cache_dir.string() << "  (from "
             << options.cache_dir_source << ")\n";
+  const nlohmann::json remote = remote_json();
+  std::cout << "Remote cache " << remote.value("url", std::string())
+            << (remote.contains("url") ? "  " : "") << remote["state"].get<std::string>();
+  if (remote.contains("mode"))
+    std::cout << "  (" << remote["mode"].get<std::string>() << ", "
+              << (remote["signed"].get<bool>() ? "signed" : "unsigned") << ")";
+  std::cout << "\n";
   std::cout << "\nCache-invalidating environment:\n";
   for (const auto& [name, value] : CacheEnvRegistry::global().snapshot().values) {
     std::cout << "  " << name << "=" << (value ? *value : "(unset)") << "\n";

@@ -8,6 +8,7 @@ namespace kiln::tool {
 
 void add_info_command(CLI::App& app, int& exit_code);
 void add_cache_command(CLI::App& app, int& exit_code);
+void add_cache_remote_command(CLI::App& cache, int& exit_code);
 void add_compile_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
 void add_tune_command(CLI::App& app, int& exit_code);

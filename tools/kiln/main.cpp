@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "core/worker_process.hpp"
+#include "kiln/cache/remote_cache.hpp"
 #include "kiln/core/fingerprint.hpp"
 
 int main(int argc, char** argv) {
@@ -49,5 +50,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kiln: %s\n", e.what());
     return 1;
   }
+  // Writes queued for the remote cache tier go out before kiln exits, each
+  // wait bounded (KILN_REMOTE_CACHE_FLUSH_MS).
+  if (kiln::RemoteCache* remote = kiln::RemoteCache::global())
+    remote->flush(remote->config().flush_timeout);
   return exit_code;
 }

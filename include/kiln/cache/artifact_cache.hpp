@@ -62,6 +62,7 @@ enum class StoreOutcome { kWritten, kSkippedReadOnly, kSkippedDisabled, kTooLarg
 struct ArtifactCacheStats {
   std::uint64_t memory_hits = 0;
   std::uint64_t disk_hits = 0;
+  std::uint64_t remote_hits = 0;  // served by the remote tier (and then written to disk)
   std::uint64_t misses = 0;
   std::uint64_t stores = 0;
   std::uint64_t programs_written = 0;   // stores that wrote their program's bytes
@@ -120,9 +121,12 @@ class ArtifactCache {
   ArtifactCache& operator=(const ArtifactCache&) = delete;
 
   // The entry, or nullptr on a miss (absent, corrupt, refused, disabled).
+  // Memory, then disk, then the remote tier when KILN_REMOTE_CACHE is set
+  // (a remote hit is written to disk: the next process is warm offline).
   std::shared_ptr<const CachedArtifact> lookup(const Hash128& key);
   // Writes the entry (atomically), then evicts down to the bound when the
-  // directory has grown past it. kIo when the disk refuses.
+  // directory has grown past it; queues it for the remote tier (never
+  // waits on the network). kIo when the disk refuses.
   Result<StoreOutcome> store(const Hash128& key, CachedArtifact artifact);
 
   // Every file in the directory; `check` reads and verifies each entry.
@@ -162,6 +166,9 @@ class ArtifactCache {
   class Memory;
   struct Counters;
   std::shared_ptr<const CachedArtifact> read_disk(const Hash128& key);
+  std::shared_ptr<const CachedArtifact> read_remote(const Hash128& key);
+  Result<StoreOutcome> store_local(const Hash128& key,
+                                   std::shared_ptr<const CachedArtifact> shared);
   // Whether a file read from `dir` may be trusted (checked once per shard).
   bool shard_trusted(const std::filesystem::path& dir, std::size_t shard);
   // Writes the program unless on disk already (shard checked by the caller); bytes added.
