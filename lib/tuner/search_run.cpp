@@ -81,6 +81,21 @@ class RoundDriver {
                  std::make_move_iterator(kept.end()));
     if (limit_ > 0 && measured_ + round.size() > limit_) round.resize(limit_ - measured_);
     measured_ += round.size();
+    // (4) Ranks tuning together each measure their shard of the round (the
+    // budget is the job's, not each rank's); the default stays everywhere,
+    // as each rank's reference.
+    const SearchOptions& opt = in_.options.search;
+    if (opt.shard_count > 1) {
+      std::vector<Config> mine;
+      std::size_t position = 0;  // among the round's configs other than the default
+      for (auto& c : round) {
+        if (measure_default_ && c == def_)
+          mine.push_back(std::move(c));
+        else if (position++ % opt.shard_count == opt.shard_index)
+          mine.push_back(std::move(c));
+      }
+      round = std::move(mine);
+    }
     return round;
   }
 

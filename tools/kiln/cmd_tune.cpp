@@ -17,6 +17,7 @@
 #include "kiln/kernels/tune_request.hpp"
 #include "kiln/runtime/toolchain.hpp"
 #include "option_checks.hpp"
+#include "tune_distributed.hpp"
 #include "tune_report.hpp"
 
 namespace kiln::tool {
@@ -59,6 +60,7 @@ struct TuneArgs {
   double delay_us = 0;
   std::string trace;
   bool json = false;
+  std::string distributed;  // a strategy: every rank of an MPI job tunes together
 };
 
 TuneOptions tune_options(const TuneArgs& a) {
@@ -108,6 +110,8 @@ int run_tune(TuneArgs args) {
   args.request.isolation = args.isolation == "thread" ? Isolation::kThread
                            : args.isolation == "auto" ? Isolation::kAuto
                                                       : Isolation::kProcess;
+  if (!args.distributed.empty())
+    return run_distributed_tune(args.request, tune_options(args), args.distributed, args.json);
   auto run = tune_request(args.request, tune_options(args), Options::global());
   if (!run.ok()) return report_failure(run.error());
   const TuneJob* job = &run->job;
@@ -236,6 +240,8 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"process", "thread", "auto"}));
   cmd->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace of the run to FILE");
   cmd->add_flag("--json", a->json, "Print one JSON document (and nothing else) on stdout");
+  cmd->add_option("--distributed", a->distributed,
+                  "Under mpirun: tune with every rank (independent, broadcast, parallel, merge)");
   cmd->callback([a, &exit_code] { exit_code = run_tune(*a); });
 }
 

@@ -37,6 +37,14 @@ struct SearchOptions {
   std::size_t batch = 0;
   // Annealing's own settings; its budget and seed are max_configs and seed.
   AnnealingOptions annealing;
+  // This process's share of the space when ranks tune one problem together
+  // (kiln/distributed/distributed_tune.hpp, "parallel"): of each round the
+  // search proposes (the same on every rank for a one-shot strategy and
+  // seed), this rank measures every shard_count-th config from position
+  // shard_index; the default config is measured on every rank (it is each
+  // rank's reference). 1: all.
+  std::uint32_t shard_index = 0;
+  std::uint32_t shard_count = 1;
 };
 
 struct PipelineOptions {

@@ -1,0 +1,53 @@
+// Tuning one problem across the ranks of a job (docs/distributed.md), with
+// TensorRT-LLM's strategies:
+//   independent  each rank tunes alone (decisions may differ);
+//   broadcast    rank 0 tunes, every other rank receives its decision;
+//   parallel     the space is sharded across ranks (SearchOptions::shard_*),
+//                each rank measures its shard on its own device, the
+//                measurements are gathered and the winner chosen from all;
+//   merge        every rank measures everything; each config's time is the
+//                median over ranks (failed anywhere = failed).
+// After any strategy but independent every rank holds the identical record,
+// byte for byte (same config, same times, same tie break: the lower time,
+// then the config's text), and saves it in its own rank's tuning file. A
+// rank whose tuning fails makes every rank return an error naming it.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/distributed/collective.hpp"
+#include "kiln/tuner/tuner.hpp"
+
+namespace kiln {
+
+enum class DistributedStrategy { kIndependent, kBroadcast, kParallel, kMerge };
+const char* distributed_strategy_name(DistributedStrategy strategy);
+// kInvalidArgument listing the valid names.
+Result<DistributedStrategy> parse_distributed_strategy(std::string_view name);
+
+// One rank's tuning, as the caller runs it (Autotuner::tune, tune_request):
+// called with the options to use (saving off, the rank's shard set).
+using RankTune = std::function<Result<TuneResult>(const TuneOptions& options)>;
+
+struct DistributedOutcome {
+  TuningRecord record;          // the decision (identical on every rank but independent)
+  std::size_t benchmarked = 0;  // configs this rank measured
+  std::vector<std::size_t> benchmarked_by_rank;
+  bool served = false;  // the decision came from a cache, nothing was measured
+  bool saved = false;
+  std::string not_saved_reason;
+  double collective_seconds = 0;  // time spent in collectives
+};
+
+// Runs `tune` on every rank as `strategy` says and saves the decision into
+// `cache` (this rank's file). Must be called by every rank of `collective`.
+Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedStrategy strategy,
+                                            const TuneOptions& options, TuningCache& cache,
+                                            const RankTune& tune);
+
+}  // namespace kiln

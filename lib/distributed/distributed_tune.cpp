@@ -1,0 +1,215 @@
+// tune_distributed: the four strategies over a Collective. Every rank ends
+// with the same gathered bytes and computes the decision from them alone,
+// so the decision is identical everywhere without a further round trip.
+#include "kiln/distributed/distributed_tune.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace kiln {
+
+const char* distributed_strategy_name(DistributedStrategy strategy) {
+  switch (strategy) {
+    case DistributedStrategy::kIndependent:
+      return "independent";
+    case DistributedStrategy::kBroadcast:
+      return "broadcast";
+    case DistributedStrategy::kParallel:
+      return "parallel";
+    case DistributedStrategy::kMerge:
+      return "merge";
+  }
+  return "?";
+}
+
+Result<DistributedStrategy> parse_distributed_strategy(std::string_view name) {
+  for (auto s : {DistributedStrategy::kIndependent, DistributedStrategy::kBroadcast,
+                 DistributedStrategy::kParallel, DistributedStrategy::kMerge}) {
+    if (name == distributed_strategy_name(s)) return s;
+  }
+  return make_error(ErrorCode::kInvalidArgument,
+                    "unknown distributed strategy \"" + std::string(name) +
+                        "\"; use independent, broadcast, parallel or merge");
+}
+
+namespace {
+
+// What one rank says after tuning its part: its decision's record (when it
+// has one), every config it measured, or why it failed.
+nlohmann::json rank_report(const Result<TuneResult>& result) {
+  nlohmann::json j = {{"ok", result.ok()}};
+  if (!result) {
+    j["error"] = result.error().message;
+    return j;
+  }
+  j["served"] = result->source == ResultSource::kMemory || result->source == ResultSource::kDisk;
+  j["record"] = result->record ? result->record->to_json() : nlohmann::json();
+  nlohmann::json measured = nlohmann::json::array();
+  for (const auto& m : result->measurements) {
+    // Pruned (another rank's shard, the model, the budget) or cancelled:
+    // not measured here, so no evidence about the config.
+    if (m.outcome == Outcome::kPruned || m.outcome == Outcome::kCancelled) continue;
+    measured.push_back({{"config", m.config.to_json()},
+                        {"ok", m.ok()},
+                        {"median_ms", m.ok() ? m.stats.median * 1e3 : 0.0},
+                        {"reason", m.ok() ? std::string() : m.reason().substr(0, 500)}});
+  }
+  j["measured"] = measured;
+  return j;
+}
+
+// The first failed rank's error, naming it; ok when every rank succeeded.
+Status check_ranks(const std::vector<nlohmann::json>& reports) {
+  std::string failed;
+  for (std::size_t r = 0; r < reports.size(); ++r) {
+    if (reports[r].value("ok", false)) continue;
+    failed += (failed.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) +
+              " failed: " + reports[r].value("error", std::string("no report"));
+  }
+  if (failed.empty()) return ok_status();
+  return make_error(ErrorCode::kInternal, failed + " (every rank stops: the ranks must agree)");
+}
+
+// Each config's time over the ranks that measured it: the median of their
+// medians; failed on any rank = failed (it cannot serve that rank).
+std::vector<MeasuredConfig> combine(const std::vector<nlohmann::json>& reports) {
+  std::map<std::string, std::vector<const nlohmann::json*>> by_config;
+  for (const auto& report : reports)
+    for (const auto& m : report["measured"]) by_config[m["config"].dump()].push_back(&m);
+  std::vector<MeasuredConfig> out;  // ordered by the config's JSON: the same on every rank
+  for (const auto& [text, all] : by_config) {
+    MeasuredConfig mc;
+    mc.config = Config::from_json(nlohmann::json::parse(text));
+    std::vector<double> times;
+    for (const auto* m : all) {
+      if ((*m)["ok"].get<bool>()) {
+        times.push_back((*m)["median_ms"].get<double>());
+      } else if (mc.ok) {
+        mc.ok = false;
+        mc.reason = (*m)["reason"].get<std::string>();
+      }
+    }
+    if (mc.ok && !times.empty()) {
+      std::sort(times.begin(), times.end());
+      const std::size_t n = times.size();
+      mc.time_ms = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    }
+    out.push_back(std::move(mc));
+  }
+  return out;
+}
+
+// The decision from every rank's report: a record served from a cache when
+// some rank had one (the lowest such rank's), else the combined winner
+// written into the lowest rank's record.
+Result<TuningRecord> decide(const std::vector<nlohmann::json>& reports, bool* served) {
+  for (const auto& report : reports) {
+    if (report.value("served", false) && report["record"].is_object()) {
+      *served = true;
+      return TuningRecord::from_json(report["record"]);
+    }
+  }
+  const nlohmann::json* shape = nullptr;
+  for (const auto& report : reports)
+    if (report["record"].is_object() && !shape) shape = &report["record"];
+  if (!shape)
+    return make_error(ErrorCode::kNotFound,
+                      "no rank found a config that works: every config failed on some rank");
+  TuningRecord record = TuningRecord::from_json(*shape);
+  record.measured = combine(reports);
+  const MeasuredConfig* best = nullptr;
+  for (const auto& m : record.measured) {
+    if (!m.ok) continue;
+    // Lower time wins; equal times go to the config whose text sorts first.
+    if (!best || m.time_ms < best->time_ms ||
+        (m.time_ms == best->time_ms && m.config.to_string() < best->config.to_string()))
+      best = &m;
+  }
+  if (!best)
+    return make_error(ErrorCode::kNotFound,
+                      "every config failed on some rank; no decision can serve every rank");
+  record.best = best->config;
+  record.best_time_ms = best->time_ms;
+  return record;
+}
+
+}  // namespace
+
+Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedStrategy strategy,
+                                            const TuneOptions& options, TuningCache& cache,
+                                            const RankTune& tune) {
+  DistributedOutcome outcome;
+  TuneOptions mine = options;
+  const int rank = collective.rank(), size = collective.size();
+
+  if (strategy == DistributedStrategy::kIndependent) {
+    Result<TuneResult> result = tune(mine);
+    if (!result) return result.error();
+    if (!result->record)
+      return make_error(ErrorCode::kNotFound, "rank " + std::to_string(rank) + " found no config");
+    outcome.record = *result->record;
+    for (const auto& m : result->measurements)
+      if (m.outcome != Outcome::kPruned && m.outcome != Outcome::kCancelled) ++outcome.benchmarked;
+    outcome.saved = result->saved;
+    outcome.not_saved_reason = result->not_saved_reason;
+    outcome.collective_seconds = collective.seconds_in_collectives();
+    return outcome;
+  }
+
+  // Every other strategy: nobody saves its own partial view; the decision
+  // made from everyone's reports is saved below, the same on every rank.
+  mine.cache.save = false;
+  std::vector<nlohmann::json> reports;
+  if (strategy == DistributedStrategy::kBroadcast) {
+    std::string report;
+    if (rank == 0) report = rank_report(tune(mine)).dump();
+    Result<std::string> root = collective.broadcast(report, 0);
+    if (!root) return root.error();
+    reports.push_back(nlohmann::json::parse(*root));
+    outcome.benchmarked_by_rank.assign(size, 0);
+    outcome.benchmarked_by_rank[0] = reports[0].value("measured", nlohmann::json::array()).size();
+  } else {
+    if (strategy == DistributedStrategy::kParallel) {
+      mine.search.shard_index = static_cast<std::uint32_t>(rank);
+      mine.search.shard_count = static_cast<std::uint32_t>(size);
+    }
+    Result<std::vector<std::string>> all = collective.all_gather(rank_report(tune(mine)).dump());
+    if (!all) return all.error();
+    for (const auto& text : *all) {
+      reports.push_back(nlohmann::json::parse(text));
+      outcome.benchmarked_by_rank.push_back(
+          reports.back().value("measured", nlohmann::json::array()).size());
+    }
+  }
+  outcome.benchmarked = strategy == DistributedStrategy::kBroadcast
+                            ? (rank == 0 ? outcome.benchmarked_by_rank[0] : 0)
+                            : outcome.benchmarked_by_rank[rank];
+  if (Status ranks = check_ranks(reports); !ranks.ok()) return ranks.error();
+  Result<TuningRecord> decided = [&]() -> Result<TuningRecord> {
+    try {
+      return decide(reports, &outcome.served);
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kCorrupt,
+                        std::string("a rank's report is malformed: ") + e.what());
+    }
+  }();
+  if (!decided) return decided.error();
+  outcome.record = std::move(*decided);
+  cache.put(outcome.record, TuningCache::PutMode::kReplace);
+  Result<StoreOutcome> saved = cache.save();
+  if (!saved) {
+    outcome.not_saved_reason = saved.error().message;
+  } else if (*saved != StoreOutcome::kWritten) {
+    std::string why;
+    cache.writable(&why);
+    outcome.not_saved_reason = why;
+  } else {
+    outcome.saved = true;
+  }
+  outcome.collective_seconds = collective.seconds_in_collectives();
+  return outcome;
+}
+
+}  // namespace kiln

@@ -1,0 +1,101 @@
+// kiln tune --distributed: see tune_distributed.hpp.
+#include "tune_distributed.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/distributed/distributed_tune.hpp"
+
+namespace kiln::tool {
+namespace {
+
+// KILN_DISTRIBUTED_TIMEOUT_S: how long a collective waits for the slowest rank.
+std::chrono::seconds collective_deadline() {
+  const char* text = std::getenv("KILN_DISTRIBUTED_TIMEOUT_S");
+  if (text && *text) {
+    char* end = nullptr;
+    const long v = std::strtol(text, &end, 10);
+    if (end != text && *end == '\0' && v > 0) return std::chrono::seconds(v);
+    std::fprintf(stderr,
+                 "kiln tune: KILN_DISTRIBUTED_TIMEOUT_S=%s is not a positive number of "
+                 "seconds; using 3600\n",
+                 text);
+  }
+  return std::chrono::seconds(3600);
+}
+
+}  // namespace
+
+int run_distributed_tune(const TuneRequest& request, const TuneOptions& options,
+                         const std::string& strategy_name, bool json) {
+  Result<DistributedStrategy> strategy = parse_distributed_strategy(strategy_name);
+  if (!strategy) {
+    std::fprintf(stderr, "kiln tune: %s\n", strategy.error().message.c_str());
+    return 2;
+  }
+  Result<std::unique_ptr<Collective>> collective = mpi_collective(collective_deadline());
+  if (!collective) {
+    std::fprintf(stderr, "kiln tune: %s\n", collective.error().message.c_str());
+    return 1;
+  }
+  Collective& world = **collective;
+  // Each rank saves into its own tuning file (tuning.rank<N>.json).
+  Options caches = Options::global();
+  caches.rank = world.rank();
+  TuningCache cache(caches);
+  RankTune tune = [&](const TuneOptions& o) -> Result<TuneResult> {
+    try {
+      Result<TuneRun> run = tune_request(request, o, caches);
+      if (!run) return run.error();
+      // Only the decision's parts leave: the loaded kernel belongs to the
+      // run's device, which ends here.
+      TuneResult out;
+      out.source = run->result.source;
+      out.measurements = run->result.measurements;
+      out.record = run->result.record;
+      out.saved = run->result.saved;
+      out.not_saved_reason = run->result.not_saved_reason;
+      return out;
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kInternal, e.what());
+    }
+  };
+  Result<DistributedOutcome> outcome = tune_distributed(world, *strategy, options, cache, tune);
+  if (!outcome) {
+    std::fprintf(stderr, "kiln tune: rank %d of %d: %s\n", world.rank(), world.size(),
+                 outcome.error().message.c_str());
+    return 1;
+  }
+  const DistributedOutcome& o = *outcome;
+  nlohmann::json j = {{"rank", world.rank()},
+                      {"size", world.size()},
+                      {"strategy", strategy_name},
+                      {"winner", o.record.best.to_json()},
+                      {"best_time_ms", o.record.best_time_ms},
+                      {"record_id", o.record.id().hex()},
+                      {"record", o.record.to_json()},
+                      {"served", o.served},
+                      {"benchmarked", o.benchmarked},
+                      {"benchmarked_by_rank", o.benchmarked_by_rank},
+                      {"collective_seconds", o.collective_seconds},
+                      {"saved", o.saved},
+                      {"tuning_file", cache.write_path().string()}};
+  if (!o.saved) j["not_saved_reason"] = o.not_saved_reason;
+  if (json) {
+    std::cout << j.dump() << "\n";
+  } else {
+    std::printf("rank %d/%d (%s): winner %s  %.4f ms  record %s  benchmarked %zu here%s\n",
+                world.rank(), world.size(), strategy_name.c_str(),
+                o.record.best.to_string().c_str(), o.record.best_time_ms,
+                o.record.id().hex().c_str(), o.benchmarked,
+                o.saved ? ("  saved in " + cache.write_path().string()).c_str()
+                        : ("  not saved: " + o.not_saved_reason).c_str());
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace kiln::tool
