@@ -39,7 +39,9 @@ namespace {
 // What one rank says after tuning its part: its decision's record (when it
 // has one), every config it measured, or why it failed.
 nlohmann::json rank_report(const Result<TuneResult>& result) {
-  nlohmann::json j = {{"ok", result.ok()}};
+  // "now": the decision's creation time, taken from the first report so
+  // that every rank stamps the identical record.
+  nlohmann::json j = {{"ok", result.ok()}, {"now", utc_timestamp()}};
   if (!result) {
     j["error"] = result.error().message;
     return j;
@@ -108,7 +110,9 @@ Result<TuningRecord> decide(const std::vector<nlohmann::json>& reports, bool* se
   for (const auto& report : reports) {
     if (report.value("served", false) && report["record"].is_object()) {
       *served = true;
-      return TuningRecord::from_json(report["record"]);
+      TuningRecord record = TuningRecord::from_json(report["record"]);
+      if (record.created.empty()) record.created = reports[0].value("now", std::string());
+      return record;
     }
   }
   const nlohmann::json* shape = nullptr;
@@ -132,6 +136,7 @@ Result<TuningRecord> decide(const std::vector<nlohmann::json>& reports, bool* se
                       "every config failed on some rank; no decision can serve every rank");
   record.best = best->config;
   record.best_time_ms = best->time_ms;
+  record.created = reports[0].value("now", std::string());
   return record;
 }
 

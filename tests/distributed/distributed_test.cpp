@@ -1,0 +1,111 @@
+// kiln tune --distributed as real 4-rank MPI jobs on the CPU backend.
+#include <gtest/gtest.h>
+
+#include "mpi_job.hpp"
+
+namespace kiln::testing {
+namespace {
+
+const std::string kTune =
+    "exec $KILN tune --kernel gemm_f32 --backend cpu --shape M=32,N=32,K=32 --json "
+    "--max-configs 17 --distributed ";
+
+// The promise: every rank holds the identical decision, byte for byte, and
+// saved it in its own rank's file.
+void expect_one_decision(MpiJob& job, const std::string& strategy) {
+  DeadlineRun r = job.run(4, kTune + strategy);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<nlohmann::json> reports = job.rank_reports();
+  ASSERT_EQ(reports.size(), 4u) << r.out;
+  const std::string decision = reports[0]["record"].dump();
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(reports[rank]["record"].dump(), decision) << strategy << ", rank " << rank;
+    EXPECT_TRUE(reports[rank]["saved"].get<bool>()) << reports[rank].dump();
+    nlohmann::json saved = job.saved_records(rank);
+    ASSERT_EQ(saved.size(), 1u) << strategy << ", rank " << rank;
+    EXPECT_EQ(saved[0].dump(), decision) << strategy << ": rank " << rank << " saved another";
+  }
+}
+
+TEST(Distributed, BroadcastGivesEveryRankRankZerosDecision) {
+  KILN_REQUIRE_MPI();
+  MpiJob job;
+  expect_one_decision(job, "broadcast");
+  std::vector<nlohmann::json> again = (job.run(4, kTune + "broadcast"), job.rank_reports());
+  ASSERT_EQ(again.size(), 4u);
+  EXPECT_EQ(again[1]["benchmarked"], 0) << "only rank 0 measures";
+}
+
+TEST(Distributed, ParallelShardsTheConfigsAcrossRanks) {
+  KILN_REQUIRE_MPI();
+  MpiJob job;
+  expect_one_decision(job, "parallel");
+  std::vector<nlohmann::json> reports =
+      (job.run(4, kTune + "parallel --retune"), job.rank_reports());
+  ASSERT_EQ(reports.size(), 4u);
+  // 17 configs: the default on every rank (its reference) and 16 shared out.
+  for (const auto& r : reports)
+    EXPECT_EQ(r["benchmarked"].get<int>(), 5)
+        << "rank " << r["rank"] << " measured " << r["benchmarked"] << " of 17";
+  // The decision records every config measured anywhere.
+  EXPECT_EQ(reports[0]["record"]["measured"].size(), 17u);
+}
+
+TEST(Distributed, MergeMeasuresEverythingEverywhereAndAgrees) {
+  KILN_REQUIRE_MPI();
+  MpiJob job;
+  expect_one_decision(job, "merge");
+}
+
+TEST(Distributed, IndependentRanksTuneAlone) {
+  KILN_REQUIRE_MPI();
+  MpiJob job;
+  DeadlineRun r = job.run(4, kTune + "independent");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<nlohmann::json> reports = job.rank_reports();
+  ASSERT_EQ(reports.size(), 4u);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(reports[rank]["benchmarked"].get<int>(), 17);
+    EXPECT_EQ(job.saved_records(rank).size(), 1u);
+  }
+}
+
+TEST(Distributed, AFailingRankIsNamedAndEveryRankStops) {
+  KILN_REQUIRE_MPI();
+  MpiJob job;
+  // Rank 2 asks for a shape the kernel cannot take; the others are fine.
+  DeadlineRun r =
+      job.run(4,
+              "shape=M=32,N=32,K=32; [ \"$OMPI_COMM_WORLD_RANK\" = 2 ] && shape=M=32,N=32\n"
+              "exec $KILN tune --kernel gemm_f32 --backend cpu --shape $shape --max-configs 5 "
+              "--distributed merge");
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("rank 2 failed"), std::string::npos) << r.err;
+  EXPECT_TRUE(job.rank_reports().empty()) << "a rank decided without rank 2";
+}
+
+TEST(Distributed, ADyingRankEndsTheJobNamingItNeverAHang) {
+  KILN_REQUIRE_MPI();
+  MpiJob job;
+  // Rank 1 is killed (SIGKILL) while the others tune or wait for it.
+  DeadlineRun r =
+      job.run(4,
+              "k=; [ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && k='timeout -s KILL 1'\n"
+              "exec $k $KILN tune --kernel gemm_f32 --backend cpu --shape M=256,N=256,K=256 "
+              "--max-configs 40 --distributed merge");
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE((r.out + r.err).find("rank 1"), std::string::npos) << r.out << r.err;
+}
+
+TEST(Distributed, AnUnknownStrategyListsTheValidOnes) {
+  DeadlineRun r = run_with_deadline(KILN_CLI_PATH
+                                    " tune --kernel gemm_f32 --backend cpu --shape M=8,N=8,K=8 "
+                                    "--distributed everywhere");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("independent, broadcast, parallel or merge"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace kiln::testing
