@@ -21,10 +21,17 @@ cmake --preset "$kind" >/dev/null
 cmake --build --preset "$kind"
 # halt_on_error: the first report fails the test that caused it.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1}
+# Open MPI's allocations outlive MPI_Finalize on purpose (scripts/lsan.supp).
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:second_deadlock_stack=1}
 # A failed test runs once more before the stage fails: LeakSanitizer's
 # exit-time tracer has crashed once ("Tracer caught signal 11") after an
 # NVRTC test had passed, a sanitizer flake no code of ours can fix. A real
 # failure fails twice and still fails the stage; the log keeps both runs.
-ctest --preset "$kind" -j "$(nproc)" -LE gpu --repeat until-pass:2 "$@"
+# Under TSan the MPI jobs are left out: Open MPI is not instrumented and its
+# progress threads race in ways TSan reports and no code of ours can fix
+# (the jobs run under ASan and in the release suite).
+exclude=gpu
+[[ $kind == tsan ]] && exclude='gpu|distributed'
+ctest --preset "$kind" -j "$(nproc)" -LE "$exclude" --repeat until-pass:2 "$@"

@@ -13,6 +13,7 @@ packages=(
   llvm-19-dev libclang-19-dev libclang-cpp19-dev clang-19 libclang-rt-19-dev
   clang-format
   libhiredis-dev libssl-dev redis-server
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

@@ -1,6 +1,9 @@
 // kiln tune --distributed as real 4-rank MPI jobs on the CPU backend.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "mpi_job.hpp"
 
 namespace kiln::testing {
@@ -105,6 +108,38 @@ TEST(Distributed, AnUnknownStrategyListsTheValidOnes) {
                                     "--distributed everywhere");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("independent, broadcast, parallel or merge"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+// docs/distributed.md's mpirun snippet, run as written.
+TEST(Distributed, TheDocsSnippetRuns) {
+  KILN_REQUIRE_MPI();
+  std::ifstream in(KILN_DOCS_DIR "/distributed.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const auto section = doc.find("## Tuning across ranks over MPI");
+  ASSERT_NE(section, std::string::npos);
+  const auto open = doc.find("```sh\n", section);
+  ASSERT_NE(open, std::string::npos);
+  const std::string snippet = doc.substr(open + 6, doc.find("\n```", open + 6) - open - 6);
+  MpiJob job;
+  std::ofstream(job.dir() / "snippet.sh") << snippet << "\n";
+  const std::string bin = std::filesystem::path(KILN_CLI_PATH).parent_path().string();
+  DeadlineRun r = run_with_deadline(
+      "env PATH=" + bin + ":$PATH KILN_CACHE_DIR=" + (job.dir() / "cache").string() +
+          " KILN_RANK= RANK= LOCAL_RANK= OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+          "sh " +
+          (job.dir() / "snippet.sh").string(),
+      std::chrono::seconds(180));
+  EXPECT_EQ(r.exit_code, 0) << snippet << "\n" << r.err;
+  EXPECT_NE(r.out.find("\"winner\""), std::string::npos) << r.out;
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(job.saved_records(rank).size(), 1u) << rank;
 }
 
 }  // namespace

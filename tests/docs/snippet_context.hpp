@@ -10,6 +10,7 @@
 
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
+#include "kiln/distributed/distributed_tune.hpp"
 #include "kiln/framework/backend_select.hpp"
 #include "kiln/framework/capture.hpp"
 #include "kiln/framework/choose_one.hpp"
@@ -42,6 +43,7 @@ extern kiln::ArgList batch;
 extern kiln::ArgList x;
 extern kiln::TuningSpec spec;
 extern kiln::TacticTuner tuner;
+extern kiln::Autotuner autotuner;
 extern kiln::Tolerance tolerance;
 extern Model model;
 

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "kiln/cache/remote_cache.hpp"
 #include "kiln/core/options.hpp"
+#include "kiln/distributed/collective.hpp"
 #include "kiln/runtime/toolchain.hpp"
 
 namespace kiln::tool {
@@ -58,6 +59,8 @@ nlohmann::json info_json() {
   j["options"] = options.to_json();
   j["option_problems"] = Options::global_problems();
   j["remote_cache"] = remote_json();
+  j["distributed"] = {{"mpi", mpi_built()},
+                      {"strategies", {"independent", "broadcast", "parallel", "merge"}}};
   return j;
 }
 
@@ -102,6 +105,10 @@ void print_text() {
     std::cout << "  (" << remote["mode"].get<std::string>() << ", "
               << (remote["signed"].get<bool>() ? "signed" : "unsigned") << ")";
   std::cout << "\n";
+  std::cout << "Distributed  "
+            << (mpi_built() ? "MPI (kiln tune --distributed independent|broadcast|parallel|merge)"
+                            : "not built: install libopenmpi-dev (scripts/setup.sh) and rebuild")
+            << "\n";
   std::cout << "\nCache-invalidating environment:\n";
   for (const auto& [name, value] : CacheEnvRegistry::global().snapshot().values) {
     std::cout << "  " << name << "=" << (value ? *value : "(unset)") << "\n";
