@@ -21,8 +21,6 @@ cmake --preset "$kind" >/dev/null
 cmake --build --preset "$kind"
 # halt_on_error: the first report fails the test that caused it.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1}
-# Open MPI's allocations outlive MPI_Finalize on purpose (scripts/lsan.supp).
-export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:second_deadlock_stack=1}
 # A failed test runs once more before the stage fails: LeakSanitizer's

@@ -133,7 +133,8 @@ TEST(Distributed, TheDocsSnippetRuns) {
   const std::string bin = std::filesystem::path(KILN_CLI_PATH).parent_path().string();
   DeadlineRun r = run_with_deadline(
       "env PATH=" + bin + ":$PATH KILN_CACHE_DIR=" + (job.dir() / "cache").string() +
-          " KILN_RANK= RANK= LOCAL_RANK= OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+          " KILN_RANK= RANK= LOCAL_RANK= " + kMpiEnv +
+          " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
           "sh " +
           (job.dir() / "snippet.sh").string(),
       std::chrono::seconds(180));

@@ -29,6 +29,13 @@ inline bool have_mpirun() {
       GTEST_SKIP() << "mpirun is not installed (scripts/setup.sh installs Open MPI)"; \
   } while (0)
 
+// The environment of every MPI job. Under ASan, leak checking is off for the
+// ranks: Open MPI allocates in components it unloads before exit, so those
+// allocations reach LeakSanitizer with no module to name or suppress; the
+// rest of ASan stays on, and the strategies' own code is leak-checked in
+// process (collective_test.cpp).
+inline constexpr const char* kMpiEnv = "ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\"";
+
 class MpiJob {
  public:
   MpiJob() {
@@ -50,7 +57,8 @@ class MpiJob {
         << command << "\n";
     return run_with_deadline(
         "env KILN_CACHE_DIR=" + (dir_ / "cache").string() +
-            " KILN_RANK= RANK= LOCAL_RANK= OMPI_ALLOW_RUN_AS_ROOT=1"
+            " KILN_RANK= RANK= LOCAL_RANK= " + std::string(kMpiEnv) +
+            " OMPI_ALLOW_RUN_AS_ROOT=1"
             " OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1"
             " mpirun --oversubscribe -np " +
             std::to_string(ranks) + " sh " + (dir_ / "rank.sh").string(),
