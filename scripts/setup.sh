@@ -14,6 +14,7 @@ packages=(
   clang-format
   libhiredis-dev libssl-dev redis-server
   openmpi-bin libopenmpi-dev
+  zlib1g-dev
 )
 
 missing=()

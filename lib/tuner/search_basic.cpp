@@ -74,13 +74,21 @@ std::optional<Config> UniqueSampler::draw() {
   return std::nullopt;
 }
 
-bool UniqueSampler::mark(const Config& config) {
+std::uint64_t UniqueSampler::index_of(const Config& config) const {
   std::uint64_t index = 0;
   for (const auto& p : space_.parameters()) {
     auto it = std::find(p.values.begin(), p.values.end(), config.at(p.name));
     index = index * p.values.size() + static_cast<std::uint64_t>(it - p.values.begin());
   }
-  return tried_.insert(index).second;
+  return index;
+}
+
+bool UniqueSampler::mark(const Config& config) {
+  return tried_.insert(index_of(config)).second;
+}
+
+bool UniqueSampler::taken(const Config& config) const {
+  return tried_.count(index_of(config)) > 0;
 }
 
 }  // namespace internal

@@ -20,10 +20,13 @@ class UniqueSampler {
   std::optional<Config> draw();
   // Records `config` as taken; false when it already was.
   bool mark(const Config& config);
+  // Whether `config` was drawn or marked already.
+  bool taken(const Config& config) const;
   std::mt19937_64& rng() { return rng_; }
 
  private:
   ConfigSpace space_;
+  std::uint64_t index_of(const Config& config) const;
   std::mt19937_64 rng_;
   std::uint64_t size_;
   std::unordered_set<std::uint64_t> tried_;
@@ -32,5 +35,6 @@ class UniqueSampler {
 SearchStrategyInfo exhaustive_strategy();
 SearchStrategyInfo random_strategy();
 SearchStrategyInfo annealing_strategy();
+SearchStrategyInfo model_strategy();
 
 }  // namespace kiln::internal

@@ -11,6 +11,7 @@ const std::vector<SearchStrategyInfo>& search_strategies() {
       internal::exhaustive_strategy(),
       internal::random_strategy(),
       internal::annealing_strategy(),
+      internal::model_strategy(),
   };
   return list;
 }

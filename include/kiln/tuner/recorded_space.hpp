@@ -1,0 +1,50 @@
+// A recorded search space: a Kernel Tuner cache file (JSON, optionally
+// gzip'd) holding every config of a real kernel's space measured on a real
+// device, with each config's run time, compile time and benchmark time
+// (../shared/recorded-spaces/README.md describes the layout). Replaying one
+// shows how a search strategy does on that device without the device.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kiln/core/config_space.hpp"
+#include "kiln/core/error.hpp"
+
+namespace kiln {
+
+struct RecordedConfig {
+  Config config;
+  std::optional<double> time_ms;  // nullopt: the config failed
+  std::string failure;            // "RuntimeFailedConfig", "CompilationFailedConfig", ...
+  double compile_ms = 0;
+  double benchmark_ms = 0;
+};
+
+struct RecordedSpace {
+  std::filesystem::path path;
+  std::string device, kernel;
+  // The parameters in tune_params_keys order, each with its values; the
+  // constraint "recorded" keeps exactly the configs the file holds (configs
+  // the space's restrictions ruled out are absent from it).
+  ConfigSpace space;
+  std::vector<RecordedConfig> configs;  // in file order
+  double optimum_ms = 0;                // the fastest working config's time
+
+  // The record of `config`, or nullptr when the file does not hold it.
+  const RecordedConfig* find(const Config& config) const;
+
+  std::shared_ptr<const std::unordered_map<std::string, std::size_t>> index;
+};
+
+// Reads a Kernel Tuner cache file (.json or .json.gz). Errors name the file
+// and what is wrong with it (not JSON, no "cache", a record without a
+// parameter, a value type Kiln cannot hold).
+Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path);
+
+}  // namespace kiln

@@ -1,0 +1,34 @@
+// A search strategy replayed on a recorded space (kiln/tuner/recorded_space.hpp):
+// each proposal "measures" as the file recorded it on its device, so how
+// fast a strategy gets close to the best is known without the device. The
+// strategy is driven as the tuner drives it (SearchOptions::batch rounds
+// when it steers), without compiling or running anything.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/tuner/recorded_space.hpp"
+
+namespace kiln {
+
+struct ReplayCurve {
+  // After the k-th measurement (k = index + 1): optimum / best time so far,
+  // 0 while nothing has worked yet. A config the file does not hold counts
+  // as a failed measurement.
+  std::vector<double> fraction;
+  // The recorded compile + benchmark time spent by then, one config after
+  // another (seconds).
+  std::vector<double> seconds;
+};
+
+// kInvalidArgument naming the valid strategies when `strategy` is unknown.
+Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::string& strategy,
+                                  std::size_t budget, std::uint64_t seed, std::size_t batch = 0);
+
+// The best-so-far fraction a curve has reached after `measured` configs
+// (its last value when it stopped earlier: the strategy had nothing left).
+double fraction_after(const ReplayCurve& curve, std::size_t measured);
+
+}  // namespace kiln

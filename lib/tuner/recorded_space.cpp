@@ -1,0 +1,128 @@
+// read_recorded_space: Kernel Tuner's cache file layout into a RecordedSpace.
+#include "kiln/tuner/recorded_space.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace kiln {
+namespace {
+
+// The whole file, gunzipped when it is gzip'd (gzread passes plain files through).
+Result<std::string> read_maybe_gzipped(const std::filesystem::path& path) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (!file) return make_error(ErrorCode::kNotFound, "cannot open recorded space " + path.string());
+  std::string out;
+  char buffer[1 << 16];
+  int n = 0;
+  while ((n = gzread(file, buffer, sizeof buffer)) > 0) {
+    out.append(buffer, static_cast<std::size_t>(n));
+    if (out.size() > (std::size_t{1} << 31)) {
+      gzclose(file);
+      return make_error(ErrorCode::kInvalidArgument,
+                        "recorded space " + path.string() + " is over 2 GiB uncompressed");
+    }
+  }
+  int err = 0;
+  const std::string why = n < 0 ? gzerror(file, &err) : "";
+  gzclose(file);
+  if (n < 0)
+    return make_error(ErrorCode::kCorrupt,
+                      "recorded space " + path.string() + " cannot be read: " + why);
+  return out;
+}
+
+// A Kernel Tuner parameter value as a Kiln value: integers stay integers,
+// booleans booleans, anything else (floats, strings) its text.
+Value to_value(const nlohmann::json& v) {
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float() &&
+      v.get<double>() == static_cast<double>(static_cast<std::int64_t>(v.get<double>())))
+    return static_cast<std::int64_t>(v.get<double>());
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+}  // namespace
+
+const RecordedConfig* RecordedSpace::find(const Config& config) const {
+  if (!index) return nullptr;
+  auto it = index->find(config.to_string());
+  return it == index->end() ? nullptr : &configs[it->second];
+}
+
+Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path) {
+  Result<std::string> text = read_maybe_gzipped(path);
+  if (!text) return text.error();
+  const std::string where = "recorded space " + path.string();
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return make_error(ErrorCode::kInvalidArgument, where +
+                                                       " is not a JSON object (a Kernel Tuner "
+                                                       "cache file or `kiln cache export "
+                                                       "--format kernel-tuner` output)");
+  if (!j.contains("tune_params_keys") || !j.contains("tune_params") || !j.contains("cache") ||
+      !j["cache"].is_object())
+    return make_error(ErrorCode::kInvalidArgument,
+                      where +
+                          " lacks \"tune_params_keys\", \"tune_params\" or \"cache\": not a "
+                          "Kernel Tuner cache file");
+  RecordedSpace out;
+  out.path = path;
+  out.device = j.value("device_name", std::string());
+  if (out.device.empty()) out.device = "an unnamed device";
+  out.kernel = j.value("kernel_name", std::string("unknown kernel"));
+  std::vector<std::string> names;
+  try {
+    for (const auto& name : j["tune_params_keys"]) {
+      names.push_back(name.get<std::string>());
+      std::vector<Value> values;
+      for (const auto& v : j["tune_params"].at(names.back())) {
+        Value value = to_value(v);
+        if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+      }
+      out.space.param(names.back(), values);
+    }
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kInvalidArgument, where + ": bad parameter list: " + e.what());
+  }
+  auto index = std::make_shared<std::unordered_map<std::string, std::size_t>>();
+  double best = 0;
+  for (const auto& [key, record] : j["cache"].items()) {
+    RecordedConfig rc;
+    try {
+      for (const auto& name : names) {
+        if (!record.contains(name))
+          return make_error(ErrorCode::kInvalidArgument,
+                            where + ": the record \"" + key + "\" has no parameter " + name);
+        rc.config.set(name, to_value(record[name]));
+      }
+      const nlohmann::json& time = record.at("time");
+      if (time.is_number()) {
+        rc.time_ms = time.get<double>();
+        if (best == 0 || *rc.time_ms < best) best = *rc.time_ms;
+      } else {
+        rc.failure = time.is_string() ? time.get<std::string>() : time.dump();
+      }
+      rc.compile_ms = record.value("compile_time", 0.0);
+      rc.benchmark_ms = record.value("benchmark_time", 0.0);
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        where + ": the record \"" + key + "\" is malformed: " + e.what());
+    }
+    index->emplace(rc.config.to_string(), out.configs.size());
+    out.configs.push_back(std::move(rc));
+  }
+  if (out.configs.empty())
+    return make_error(ErrorCode::kInvalidArgument, where + " holds no configs");
+  if (best == 0) return make_error(ErrorCode::kInvalidArgument, where + ": every config failed");
+  out.optimum_ms = best;
+  out.index = index;
+  out.space.constraint("recorded",
+                       [index](const Config& c) { return index->count(c.to_string()) > 0; });
+  return out;
+}
+
+}  // namespace kiln

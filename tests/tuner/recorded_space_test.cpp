@@ -1,0 +1,102 @@
+// Recorded spaces (Kernel Tuner cache files) and strategies replayed on them,
+// against a small file whose answers are worked out by hand.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "kiln/tuner/recorded_space.hpp"
+#include "kiln/tuner/search.hpp"
+#include "kiln/tuner/search_replay.hpp"
+
+namespace kiln {
+namespace {
+
+// Four configs of a 2x2 space (x in {1,2}, y in {8,16}); (2,16) failed to
+// run; (2,8) is the optimum at 1 ms; (1,16) is absent (ruled out).
+const char* kTinyFile = R"({
+  "device_name": "Test GPU", "kernel_name": "tiny", "objective": "time",
+  "tune_params_keys": ["x", "y"],
+  "tune_params": {"x": [1, 2], "y": [8, 16]},
+  "cache": {
+    "1,8":  {"x": 1, "y": 8,  "time": 4.0, "compile_time": 1000, "benchmark_time": 100},
+    "2,8":  {"x": 2, "y": 8,  "time": 1.0, "compile_time": 2000, "benchmark_time": 100},
+    "2,16": {"x": 2, "y": 16, "time": "RuntimeFailedConfig", "compile_time": 500, "benchmark_time": 0}
+  }})";
+
+class RecordedSpaceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/kiln-recorded-XXXXXX";
+    dir_ = ::mkdtemp(dir);
+    file_ = dir_ / "tiny.json";
+    std::ofstream(file_) << kTinyFile;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_, file_;
+};
+
+TEST_F(RecordedSpaceTest, ReadsParametersConfigsFailuresAndTheOptimum) {
+  Result<RecordedSpace> r = read_recorded_space(file_);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->device, "Test GPU");
+  EXPECT_EQ(r->configs.size(), 3u);
+  EXPECT_DOUBLE_EQ(r->optimum_ms, 1.0);
+  EXPECT_EQ(r->space.size(), 3u) << "only recorded configs are in the space";
+  const RecordedConfig* failed = r->find(Config{{"x", std::int64_t{2}}, {"y", std::int64_t{16}}});
+  ASSERT_NE(failed, nullptr);
+  EXPECT_FALSE(failed->time_ms);
+  EXPECT_EQ(failed->failure, "RuntimeFailedConfig");
+  EXPECT_EQ(r->find(Config{{"x", std::int64_t{1}}, {"y", std::int64_t{16}}}), nullptr);
+}
+
+TEST_F(RecordedSpaceTest, ReadsGzippedFiles) {
+  ASSERT_EQ(std::system(("gzip -k " + file_.string()).c_str()), 0);
+  Result<RecordedSpace> r = read_recorded_space(file_.string() + ".gz");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->configs.size(), 3u);
+}
+
+TEST_F(RecordedSpaceTest, ExhaustiveReplayMatchesTheHandComputedCurve) {
+  Result<RecordedSpace> r = read_recorded_space(file_);
+  ASSERT_TRUE(r.ok());
+  // Odometer order, last parameter fastest: (1,8) 4 ms, (2,8) 1 ms, (2,16) failed.
+  Result<ReplayCurve> curve = replay_search(*r, "exhaustive", 3, 1);
+  ASSERT_TRUE(curve.ok()) << curve.error().message;
+  ASSERT_EQ(curve->fraction.size(), 3u);
+  EXPECT_DOUBLE_EQ(curve->fraction[0], 0.25);
+  EXPECT_DOUBLE_EQ(curve->fraction[1], 1.0);
+  EXPECT_DOUBLE_EQ(curve->fraction[2], 1.0);
+  EXPECT_DOUBLE_EQ(curve->seconds[0], 1.1);
+  EXPECT_DOUBLE_EQ(curve->seconds[2], 1.1 + 2.1 + 0.5);
+  EXPECT_DOUBLE_EQ(fraction_after(*curve, 1), 0.25);
+  EXPECT_DOUBLE_EQ(fraction_after(*curve, 99), 1.0);
+}
+
+TEST_F(RecordedSpaceTest, EveryStrategyRespectsTheBudgetAndIsDeterministicForASeed) {
+  Result<RecordedSpace> r = read_recorded_space(file_);
+  ASSERT_TRUE(r.ok());
+  for (const auto& info : search_strategies()) {
+    Result<ReplayCurve> a = replay_search(*r, info.name, 2, 7);
+    Result<ReplayCurve> b = replay_search(*r, info.name, 2, 7);
+    ASSERT_TRUE(a.ok() && b.ok()) << info.name;
+    EXPECT_LE(a->fraction.size(), 2u) << info.name;
+    EXPECT_EQ(a->fraction, b->fraction) << info.name;
+  }
+  EXPECT_FALSE(replay_search(*r, "no-such-strategy", 2, 1).ok());
+}
+
+TEST_F(RecordedSpaceTest, BadFilesAreNamedWithWhatIsWrong) {
+  std::ofstream(dir_ / "not.json") << "{ not json";
+  std::ofstream(dir_ / "other.json") << R"({"hello": 1})";
+  for (const char* name : {"not.json", "other.json", "absent.json"}) {
+    Result<RecordedSpace> r = read_recorded_space(dir_ / name);
+    ASSERT_FALSE(r.ok()) << name;
+    EXPECT_NE(r.error().message.find(name), std::string::npos) << r.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,235 @@
+// kiln bench search --recorded FILE... [--strategy S]... [--seeds N]
+//   [--budget-fraction F | --max-configs N] [--json] [--plot FILE.svg]
+// Replays each search strategy on recorded spaces (Kernel Tuner cache files
+// of real GPU measurements, kiln/tuner/search_replay.hpp): the best-so-far
+// fraction of the file's optimum against the share of the space measured,
+// median and quartiles over seeds, as a table, JSON and an SVG plot.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "kiln/tuner/search.hpp"
+#include "kiln/tuner/search_replay.hpp"
+
+namespace kiln::tool {
+namespace {
+
+struct SearchBenchArgs {
+  std::vector<std::string> files;
+  std::vector<std::string> strategies;
+  int seeds = 25;
+  double budget_fraction = 0.10;
+  std::size_t max_configs = 0;
+  bool json = false;
+  std::string plot;
+};
+
+// The budgets the table reports, as shares of the space.
+const std::vector<double> kShares = {0.005, 0.01, 0.02, 0.05, 0.10};
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double at = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(at));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
+}
+
+struct StrategyResult {
+  std::string name;
+  // Per point of the curve (1..budget measurements): the fraction over seeds.
+  std::vector<std::vector<double>> by_point;
+};
+
+struct FileResult {
+  RecordedSpace space;
+  std::size_t budget = 0;
+  std::vector<StrategyResult> strategies;
+};
+
+// An SVG of every file's median curves (quartile bands), log x axis.
+std::string plot_svg(const std::vector<FileResult>& files) {
+  const int panel_w = 460, panel_h = 300, margin = 55;
+  const int width = panel_w * static_cast<int>(std::min<std::size_t>(files.size(), 3));
+  const int rows = static_cast<int>((files.size() + 2) / 3);
+  std::ostringstream s;
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << rows * panel_h
+    << "' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' "
+       "fill='white'/>\n";
+  const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    const FileResult& file = files[f];
+    const double x0 = static_cast<double>((f % 3) * panel_w + margin);
+    const double y0 = static_cast<double>((f / 3) * panel_h + 30);
+    const double w = panel_w - margin - 15, h = panel_h - 80;
+    const double n = static_cast<double>(file.space.configs.size());
+    const double lo = std::log10(1.0 / n), hi = std::log10(static_cast<double>(file.budget) / n);
+    auto px = [&](std::size_t k) { return x0 + w * (std::log10(k / n) - lo) / (hi - lo); };
+    auto py = [&](double frac) { return y0 + h * (1 - std::clamp((frac - 0.5) / 0.5, 0.0, 1.0)); };
+    s << "<text x='" << x0 << "' y='" << y0 - 10 << "' font-weight='bold'>" << file.space.kernel
+      << " on " << file.space.device << " (" << file.space.configs.size() << " configs)</text>\n";
+    s << "<rect x='" << x0 << "' y='" << y0 << "' width='" << w << "' height='" << h
+      << "' fill='none' stroke='#999'/>\n";
+    for (double frac : {0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0}) {
+      s << "<line x1='" << x0 << "' x2='" << x0 + w << "' y1='" << py(frac) << "' y2='" << py(frac)
+        << "' stroke='#eee'/><text x='" << x0 - 30 << "' y='" << py(frac) + 4 << "'>" << frac
+        << "</text>\n";
+    }
+    for (double share : {0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0}) {
+      const double k = share * n;
+      if (k < 1 || k > static_cast<double>(file.budget)) continue;
+      const double x = px(static_cast<std::size_t>(k));
+      s << "<line x1='" << x << "' x2='" << x << "' y1='" << y0 << "' y2='" << y0 + h
+        << "' stroke='#eee'/><text x='" << x - 12 << "' y='" << y0 + h + 14 << "'>" << share * 100
+        << "%</text>\n";
+    }
+    s << "<text x='" << x0 + w / 2 - 80 << "' y='" << y0 + h + 30
+      << "'>share of the space measured (log)</text>\n";
+    s << "<text x='" << x0 - 45 << "' y='" << y0 - 2 << "'>of best</text>\n";
+    for (std::size_t i = 0; i < file.strategies.size(); ++i) {
+      const StrategyResult& st = file.strategies[i];
+      const char* color = colors[i % 6];
+      std::string median, band_top, band_bottom;
+      for (std::size_t k = 1; k <= st.by_point.size(); ++k) {
+        const auto& v = st.by_point[k - 1];
+        const std::string x = std::to_string(px(k));
+        median += (k == 1 ? "M" : "L") + x + "," + std::to_string(py(quantile(v, 0.5)));
+        band_top += (k == 1 ? "M" : "L") + x + "," + std::to_string(py(quantile(v, 0.75)));
+        band_bottom = "L" + x + "," + std::to_string(py(quantile(v, 0.25))) + band_bottom;
+      }
+      s << "<path d='" << band_top << band_bottom << "Z' fill='" << color
+        << "' fill-opacity='0.15' stroke='none'/>\n<path d='" << median << "' fill='none' stroke='"
+        << color << "' stroke-width='2'/>\n";
+      s << "<text x='" << x0 + w - 110 << "' y='" << y0 + h - 10 - 14 * static_cast<double>(i)
+        << "' fill='" << color << "'>" << st.name << "</text>\n";
+    }
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+int run_bench_search(const SearchBenchArgs& args) {
+  std::vector<std::string> strategies = args.strategies;
+  if (strategies.empty())
+    for (const auto& info : search_strategies()) strategies.push_back(info.name);
+  for (const auto& name : strategies) {
+    if (!find_search_strategy(name)) {
+      std::fprintf(stderr, "kiln bench search: unknown strategy \"%s\"; use one of %s\n",
+                   name.c_str(), search_strategy_names().c_str());
+      return 2;
+    }
+  }
+  std::vector<FileResult> results;
+  for (const auto& path : args.files) {
+    Result<RecordedSpace> space = read_recorded_space(path);
+    if (!space) {
+      std::fprintf(stderr, "kiln bench search: %s\n", space.error().message.c_str());
+      return 1;
+    }
+    FileResult file;
+    file.space = std::move(*space);
+    const std::size_t n = file.space.configs.size();
+    file.budget = args.max_configs ? std::min(args.max_configs, n)
+                                   : std::max<std::size_t>(
+                                         1, static_cast<std::size_t>(args.budget_fraction * n));
+    for (const auto& name : strategies) {
+      StrategyResult st;
+      st.name = name;
+      st.by_point.assign(file.budget, {});
+      for (int seed = 0; seed < args.seeds; ++seed) {
+        Result<ReplayCurve> curve =
+            replay_search(file.space, name, file.budget, static_cast<std::uint64_t>(seed) + 1);
+        if (!curve) {
+          std::fprintf(stderr, "kiln bench search: %s\n", curve.error().message.c_str());
+          return 1;
+        }
+        for (std::size_t k = 1; k <= file.budget; ++k)
+          st.by_point[k - 1].push_back(fraction_after(*curve, k));
+      }
+      file.strategies.push_back(std::move(st));
+    }
+    results.push_back(std::move(file));
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& file : results) {
+    const std::size_t n = file.space.configs.size();
+    nlohmann::json jf = {{"file", file.space.path.string()},
+                         {"kernel", file.space.kernel},
+                         {"device", file.space.device},
+                         {"configs", n},
+                         {"optimum_ms", file.space.optimum_ms},
+                         {"budget", file.budget},
+                         {"seeds", args.seeds}};
+    if (!args.json) {
+      std::printf("%s on %s: %zu configs, optimum %.4g ms, %d seeds\n", file.space.kernel.c_str(),
+                  file.space.device.c_str(), n, file.space.optimum_ms, args.seeds);
+      std::printf("  %-12s", "strategy");
+      for (double share : kShares) std::printf("  %5.1f%% (median [q1,q3])", share * 100);
+      std::printf("\n");
+    }
+    for (const auto& st : file.strategies) {
+      nlohmann::json points = nlohmann::json::array();
+      if (!args.json) std::printf("  %-12s", st.name.c_str());
+      for (double share : kShares) {
+        const auto k =
+            std::max<std::size_t>(1, static_cast<std::size_t>(share * static_cast<double>(n)));
+        if (k > file.budget) {
+          if (!args.json) std::printf("  %25s", "-");
+          continue;
+        }
+        const auto& v = st.by_point[k - 1];
+        points.push_back({{"share", share},
+                          {"configs", k},
+                          {"median", quantile(v, 0.5)},
+                          {"q1", quantile(v, 0.25)},
+                          {"q3", quantile(v, 0.75)}});
+        if (!args.json)
+          std::printf("  %6.3f [%5.3f,%5.3f]     ", quantile(v, 0.5), quantile(v, 0.25),
+                      quantile(v, 0.75));
+      }
+      if (!args.json) std::printf("\n");
+      jf["strategies"][st.name] = points;
+    }
+    out.push_back(jf);
+  }
+  if (args.json) std::cout << out.dump(2) << "\n";
+  if (!args.plot.empty()) {
+    std::ofstream(args.plot) << plot_svg(results);
+    if (!args.json) std::printf("plot: %s\n", args.plot.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_search_command(CLI::App& bench, int& exit_code) {
+  auto a = std::make_shared<SearchBenchArgs>();
+  CLI::App* cmd = bench.add_subcommand(
+      "search",
+      "Search strategies replayed on recorded GPU spaces: best-so-far vs configs measured");
+  cmd->add_option("--recorded", a->files, "Kernel Tuner cache files (.json, .json.gz)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--strategy", a->strategies, "Strategies to compare (default: every one)");
+  cmd->add_option("--seeds", a->seeds, "Seeds per strategy and file")->check(CLI::Range(1, 10000));
+  auto* fraction = cmd->add_option("--budget-fraction", a->budget_fraction,
+                                   "Budget as a share of each space (default 0.10)")
+                       ->check(CLI::Range(0.0001, 1.0));
+  cmd->add_option("--max-configs", a->max_configs, "Budget in configs (instead of a share)")
+      ->excludes(fraction);
+  cmd->add_flag("--json", a->json, "Print one JSON document");
+  cmd->add_option("--plot", a->plot, "Write an SVG of the curves to FILE");
+  cmd->callback([a, &exit_code] { exit_code = run_bench_search(*a); });
+}
+
+}  // namespace kiln::tool
