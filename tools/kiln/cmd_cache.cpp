@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cache_output.hpp"
 #include "commands.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
@@ -45,38 +46,8 @@ nlohmann::json state_json(CacheState state, const std::string& reason) {
   return {{"state", cache_state_name(state)}, {"reason", reason}};
 }
 
-// Shared by every subcommand: the two caches, the --json switch, the exit code.
-struct Context {
-  bool json = false;
-  int* exit_code = nullptr;
-
-  void emit(const nlohmann::json& j, const std::string& text) const {
-    if (json)
-      std::cout << j.dump(2) << "\n";
-    else
-      std::cout << text;
-  }
-  // A failure: one line on stderr (or an "error" object with --json), exit 1.
-  void fail(const std::string& message) const {
-    if (json)
-      std::cout << nlohmann::json{{"error", message}}.dump(2) << "\n";
-    else
-      std::cerr << "kiln cache: " << message << "\n";
-    *exit_code = 1;
-  }
-  // Output that holds problems: the report (with the problems in "errors"
-  // under --json), each problem on stderr, exit 1 when there is any.
-  void emit_with_problems(nlohmann::json j, const std::string& text,
-                          const std::vector<std::string>& problems) const {
-    if (!problems.empty()) j["errors"] = problems;
-    emit(j, text);
-    if (problems.empty()) return;
-    if (!json) {
-      for (const auto& p : problems) std::cerr << "kiln cache: " << p << "\n";
-    }
-    *exit_code = 1;
-  }
-};
+// Shared by every subcommand: the --json switch, the exit code.
+using Context = CacheOutput;
 
 // The caches whose directory failed the safety checks the tuner applies
 // (dir_safety: group- or other-writable, a foreign owner): the tuner uses

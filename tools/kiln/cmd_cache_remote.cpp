@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache_output.hpp"
 #include "commands.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/remote_cache.hpp"
@@ -18,23 +19,8 @@
 namespace kiln::tool {
 namespace {
 
-struct RemoteContext {
-  bool json = false;
-  int* exit_code = nullptr;
-
-  void emit(const nlohmann::json& j, const std::string& text) const {
-    if (json)
-      std::cout << j.dump(2) << "\n";
-    else
-      std::cout << text;
-  }
-  void fail(const std::string& message) const {
-    if (json)
-      std::cout << nlohmann::json{{"error", message}}.dump(2) << "\n";
-    else
-      std::cerr << "kiln cache remote: " << message << "\n";
-    *exit_code = 1;
-  }
+struct RemoteContext : CacheOutput {
+  RemoteContext() { prefix = "kiln cache remote"; }
   // The tier, or nullptr after saying why there is none.
   RemoteCache* tier() const {
     if (!remote_cache_built()) {
