@@ -87,6 +87,41 @@ bool UniqueSampler::mark(const Config& config) {
   return tried_.insert(index_of(config)).second;
 }
 
+BudgetedSearch::BudgetedSearch(const SearchSetup& setup, std::size_t first_round)
+    : sampler_(*setup.space, setup.seed), budget_(setup.max_configs), first_round_(first_round) {
+  if (setup.default_measured) sampler_.mark(setup.start);
+}
+
+std::vector<Config> BudgetedSearch::next(std::size_t max_batch) {
+  std::vector<Config> batch;
+  if (budget_ && proposed_ >= budget_) return batch;
+  max_batch = std::min(max_batch, budget_ ? budget_ - proposed_ : max_batch);
+  if (proposed_ >= first_round_) batch = propose(max_batch);
+  while (batch.size() < max_batch) {  // the first round, or what the strategy left
+    std::optional<Config> c = sampler_.draw();
+    if (!c) break;
+    batch.push_back(std::move(*c));
+  }
+  proposed_ += batch.size();
+  return batch;
+}
+
+std::vector<Config> neighbours_at(const ConfigSpace& space, const Config& config, int step) {
+  std::vector<Config> out;
+  for (const Parameter& p : space.parameters()) {
+    const auto at =
+        std::find(p.values.begin(), p.values.end(), config.at(p.name)) - p.values.begin();
+    for (int sign : {-1, 1}) {
+      const std::ptrdiff_t j = at + sign * step;
+      if (j < 0 || j >= static_cast<std::ptrdiff_t>(p.values.size())) continue;
+      Config n = config;
+      n.set(p.name, p.values[static_cast<std::size_t>(j)]);
+      if (space.contains(n)) out.push_back(std::move(n));
+    }
+  }
+  return out;
+}
+
 bool UniqueSampler::taken(const Config& config) const {
   return tried_.count(index_of(config)) > 0;
 }

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <random>
+#include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "kiln/core/config_space.hpp"
 #include "kiln/tuner/search.hpp"
@@ -32,9 +35,55 @@ class UniqueSampler {
   std::unordered_set<std::uint64_t> tried_;
 };
 
+// Configs one parameter `step` positions away from `config` along its list
+// (either way) that the space holds.
+std::vector<Config> neighbours_at(const ConfigSpace& space, const Config& config, int step);
+
+// The frame of a steered strategy: proposals stop at the budget, the
+// strategy's own proposals come first (after a random first round of
+// `first_round` configs) and random configs fill what it leaves. The
+// default config the driver measures is marked taken.
+class BudgetedSearch : public SearchStrategy {
+ public:
+  BudgetedSearch(const SearchSetup& setup, std::size_t first_round);
+  bool steered() const override { return true; }
+  std::size_t first_round() const override { return first_round_; }
+  std::vector<Config> next(std::size_t max_batch) final;
+
+ protected:
+  // Up to `n` configs to measure now, each new and marked in sampler();
+  // called once the first round is proposed. Fewer (none) is fine.
+  virtual std::vector<Config> propose(std::size_t n) = 0;
+  UniqueSampler& sampler() { return sampler_; }
+  const UniqueSampler& sampler() const { return sampler_; }
+  std::size_t budget() const { return budget_; }
+  std::size_t proposed() const { return proposed_; }
+
+ private:
+  UniqueSampler sampler_;
+  std::size_t budget_;
+  std::size_t first_round_;
+  std::size_t proposed_ = 0;
+};
+
+// The registry entry of a steered strategy S(const SearchSetup&) whose
+// budget leaves out the default config the driver measures itself.
+template <class S>
+SearchStrategyInfo steered_strategy(std::string name, std::string description,
+                                    std::size_t default_budget) {
+  return {std::move(name), std::move(description), default_budget,
+          [](const SearchSetup& setup) -> std::unique_ptr<SearchStrategy> {
+            SearchSetup s = setup;
+            if (s.default_measured && s.max_configs > 0) s.max_configs -= 1;
+            return std::make_unique<S>(s);
+          }};
+}
+
 SearchStrategyInfo exhaustive_strategy();
 SearchStrategyInfo random_strategy();
 SearchStrategyInfo annealing_strategy();
 SearchStrategyInfo model_strategy();
+SearchStrategyInfo pattern_strategy();
+SearchStrategyInfo evolution_strategy();
 
 }  // namespace kiln::internal

@@ -100,37 +100,22 @@ class Tree {
   std::vector<Node> nodes_;
 };
 
-class ModelSearch final : public SearchStrategy {
+class ModelSearch final : public internal::BudgetedSearch {
  public:
-  ModelSearch(const SearchSetup& setup)
-      : sampler_(*setup.space, setup.seed), budget_(setup.max_configs) {
-    if (setup.default_measured) {
-      sampler_.mark(setup.start);
-      skip_ = setup.start.to_string();
-    }
-    const ConfigSpace& space = *setup.space;
+  // A first round large enough for the forest to see each parameter move,
+  // small enough to leave most of a small budget to the model.
+  explicit ModelSearch(const SearchSetup& setup)
+      : BudgetedSearch(
+            setup, std::clamp<std::size_t>(setup.max_configs ? setup.max_configs / 8 : 12, 8, 12)) {
+    if (setup.default_measured) skip_ = setup.start.to_string();
     // Score every config when the space can be listed; else a fresh sample each round.
-    if (space.cartesian_size() <= 500'000) pool_ = space.enumerate();
-    // A first round large enough for the forest to see each parameter move,
-    // small enough to leave most of a small budget to the model.
-    initial_ = std::clamp<std::size_t>(budget_ ? budget_ / 8 : 12, 8, 12);
+    if (setup.space->cartesian_size() <= 500'000) pool_ = setup.space->enumerate();
   }
   const char* name() const override { return "model"; }
-  bool steered() const override { return true; }
-  std::size_t first_round() const override { return initial_; }
 
-  std::vector<Config> next(std::size_t max_batch) override {
-    std::vector<Config> batch;
-    if (budget_ && proposed_ >= budget_) return batch;
-    max_batch = std::min(max_batch, budget_ ? budget_ - proposed_ : max_batch);
-    if (proposed_ >= initial_ && ok_count() >= 3) batch = ranked(max_batch);
-    while (batch.size() < max_batch) {
-      std::optional<Config> c = sampler_.draw();
-      if (!c) break;
-      batch.push_back(std::move(*c));
-    }
-    proposed_ += batch.size();
-    return batch;
+  std::vector<Config> propose(std::size_t n) override {
+    if (ok_count() < 3) return {};  // nothing to learn from yet: random
+    return ranked(n);
   }
 
   void report(const Config& config, std::optional<double> seconds) override {
@@ -151,7 +136,7 @@ class ModelSearch final : public SearchStrategy {
 
   Row encode(const Config& c) const {
     Row r;
-    for (const Parameter& p : sampler_.space().parameters()) {
+    for (const Parameter& p : sampler().space().parameters()) {
       const Value& v = c.at(p.name);
       if (const auto* i = std::get_if<std::int64_t>(&v)) {
         r.push_back(static_cast<double>(*i));
@@ -176,7 +161,7 @@ class ModelSearch final : public SearchStrategy {
       x.push_back(encode(s.config));
       y.push_back(s.log_time ? *s.log_time : worst + std::log(2.0));
     }
-    std::mt19937_64& rng = sampler_.rng();
+    std::mt19937_64& rng = sampler().rng();
     std::vector<Tree> forest(kTrees);
     for (Tree& t : forest) {
       std::vector<std::size_t> rows(x.size());
@@ -189,18 +174,18 @@ class ModelSearch final : public SearchStrategy {
       candidates = pool_;
     } else {
       for (int i = 0; i < 4000; ++i) {
-        Config c = sampler_.space().config_at(std::uniform_int_distribution<std::uint64_t>(
-            0, sampler_.space().cartesian_size() - 1)(rng));
-        if (sampler_.space().contains(c)) candidates.push_back(std::move(c));
+        Config c = sampler().space().config_at(std::uniform_int_distribution<std::uint64_t>(
+            0, sampler().space().cartesian_size() - 1)(rng));
+        if (sampler().space().contains(c)) candidates.push_back(std::move(c));
       }
     }
     // Kappa falls from 2 to 0.5 over the budget: explore, then exploit.
     const double progress =
-        budget_ ? static_cast<double>(proposed_) / static_cast<double>(budget_) : 0.5;
+        budget() ? static_cast<double>(proposed()) / static_cast<double>(budget()) : 0.5;
     const double kappa = 2.0 - 1.5 * progress;
     std::vector<std::pair<double, std::size_t>> scored;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (sampler_.taken(candidates[i])) continue;
+      if (sampler().taken(candidates[i])) continue;
       const Row r = encode(candidates[i]);
       double sum = 0, sum_sq = 0;
       for (const Tree& t : forest) {
@@ -218,7 +203,7 @@ class ModelSearch final : public SearchStrategy {
     // forest rates fastest. A sharp optimum is found by climbing to it.
     std::vector<std::pair<double, Config>> near;
     for (Config& c : neighbours(best_config())) {
-      if (sampler_.taken(c)) continue;
+      if (sampler().taken(c)) continue;
       const Row r = encode(c);
       double sum = 0;
       for (const Tree& t : forest) sum += t.predict(r);
@@ -228,14 +213,14 @@ class ModelSearch final : public SearchStrategy {
               [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [score, c] : near) {
       if (static_cast<double>(out.size()) >= near_share_ * static_cast<double>(n)) break;
-      sampler_.mark(c);
+      sampler().mark(c);
       out.push_back(std::move(c));
     }
     // The rest: the lowest lower confidence bounds over the whole space.
     std::sort(scored.begin(), scored.end());
     for (const auto& [score, i] : scored) {
       if (out.size() >= n) break;
-      if (!sampler_.mark(candidates[i])) continue;  // taken by the refinement above
+      if (!sampler().mark(candidates[i])) continue;  // taken by the refinement above
       out.push_back(candidates[i]);
     }
     return out;
@@ -250,26 +235,13 @@ class ModelSearch final : public SearchStrategy {
 
   // Configs one parameter away from `c`: one or two steps along its list.
   std::vector<Config> neighbours(const Config& c) const {
-    std::vector<Config> out;
-    for (const Parameter& p : sampler_.space().parameters()) {
-      const auto at = std::find(p.values.begin(), p.values.end(), c.at(p.name)) - p.values.begin();
-      for (std::ptrdiff_t step : {-2, -1, 1, 2}) {
-        const std::ptrdiff_t j = at + step;
-        if (j < 0 || j >= static_cast<std::ptrdiff_t>(p.values.size())) continue;
-        Config n = c;
-        n.set(p.name, p.values[static_cast<std::size_t>(j)]);
-        if (sampler_.space().contains(n)) out.push_back(std::move(n));
-      }
-    }
+    std::vector<Config> out = internal::neighbours_at(sampler().space(), c, 1);
+    for (Config& n : internal::neighbours_at(sampler().space(), c, 2)) out.push_back(std::move(n));
     return out;
   }
 
   static constexpr int kTrees = 16;
-  internal::UniqueSampler sampler_;
-  std::size_t budget_;
-  std::size_t initial_ = 8;
   double near_share_ = 0.75;  // of each round, spent around the best so far
-  std::size_t proposed_ = 0;
   std::string skip_;
   std::vector<Config> pool_;
   std::vector<Seen> seen_;
@@ -280,14 +252,11 @@ class ModelSearch final : public SearchStrategy {
 namespace internal {
 
 SearchStrategyInfo model_strategy() {
-  return {"model",
-          "a random start, then a random forest fitted to every measurement (failures included) "
-          "proposes the configs it rates best (rounds)",
-          64, [](const SearchSetup& setup) -> std::unique_ptr<SearchStrategy> {
-            SearchSetup s = setup;
-            if (s.default_measured && s.max_configs > 0) s.max_configs -= 1;
-            return std::make_unique<ModelSearch>(s);
-          }};
+  return steered_strategy<ModelSearch>(
+      "model",
+      "a random start, then a random forest fitted to every measurement (failures included) "
+      "proposes the configs it rates best (rounds)",
+      64);
 }
 
 }  // namespace internal

@@ -8,10 +8,8 @@ namespace kiln {
 
 const std::vector<SearchStrategyInfo>& search_strategies() {
   static const std::vector<SearchStrategyInfo> list = {
-      internal::exhaustive_strategy(),
-      internal::random_strategy(),
-      internal::annealing_strategy(),
-      internal::model_strategy(),
+      internal::exhaustive_strategy(), internal::random_strategy(),  internal::annealing_strategy(),
+      internal::model_strategy(),      internal::pattern_strategy(), internal::evolution_strategy(),
   };
   return list;
 }

@@ -36,8 +36,9 @@ TEST(SearchRegistry, ListsEveryStrategyWithADescription) {
     EXPECT_TRUE(s.make) << s.name;
     EXPECT_EQ(find_search_strategy(s.name), &s);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"exhaustive", "random", "annealing", "model"}));
-  EXPECT_EQ(search_strategy_names(), "exhaustive, random, annealing, model");
+  EXPECT_EQ(names, (std::vector<std::string>{"exhaustive", "random", "annealing", "model",
+                                             "pattern", "evolution"}));
+  EXPECT_EQ(search_strategy_names(), "exhaustive, random, annealing, model, pattern, evolution");
   EXPECT_EQ(find_search_strategy("simplex"), nullptr);
   EXPECT_EQ(find_search_strategy(""), nullptr);
 }
@@ -48,7 +49,7 @@ TEST(SearchRegistry, FactoriesMakeTheNamedStrategy) {
     auto strategy = info.make(registry_setup(space, 6));
     ASSERT_NE(strategy, nullptr) << info.name;
     EXPECT_EQ(std::string(strategy->name()), info.name);
-    EXPECT_EQ(strategy->steered(), info.name == "annealing" || info.name == "model") << info.name;
+    EXPECT_EQ(strategy->steered(), info.name != "exhaustive" && info.name != "random") << info.name;
   }
   EXPECT_EQ(find_search_strategy("exhaustive")->default_budget, 0u);
   EXPECT_EQ(find_search_strategy("random")->default_budget, 64u);
