@@ -125,4 +125,50 @@ Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path) {
   return out;
 }
 
+Result<nlohmann::json> kernel_tuner_cache(const TuningRecord& record) {
+  if (record.measured.empty())
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the tuning record of " + record.problem.canonical() +
+                          " holds no measurements (it was imported or saved without them)");
+  std::vector<std::string> keys;
+  for (const auto& [name, value] : record.measured.front().config.values()) keys.push_back(name);
+  nlohmann::json params = nlohmann::json::object();
+  nlohmann::json cache = nlohmann::json::object();
+  for (const MeasuredConfig& m : record.measured) {
+    nlohmann::json entry = nlohmann::json::object();
+    std::string id;
+    for (const auto& name : keys) {
+      if (!m.config.has(name)) continue;
+      nlohmann::json v = value_to_json(m.config.at(name));
+      entry[name] = v;
+      id += (id.empty() ? "" : ",") + (v.is_string() ? v.get<std::string>() : v.dump());
+      auto& list = params[name];
+      if (std::find(list.begin(), list.end(), v) == list.end()) list.push_back(v);
+    }
+    if (m.ok) {
+      entry["time"] = m.time_ms;
+      entry["times"] = nlohmann::json::array({m.time_ms});
+    } else {
+      entry["time"] = m.reason.find("compil") != std::string::npos ? "CompilationFailedConfig"
+                                                                   : "RuntimeFailedConfig";
+      entry["times"] = nlohmann::json::array();
+    }
+    entry["compile_time"] = 0;
+    entry["verification_time"] = 0;
+    entry["benchmark_time"] = 0;
+    entry["strategy_time"] = 0;
+    entry["framework_time"] = 0;
+    entry["timestamp"] = record.created;
+    cache[id] = entry;
+  }
+  for (auto& [name, list] : params.items()) std::sort(list.begin(), list.end());
+  return nlohmann::json{{"device_name", record.device.name},
+                        {"kernel_name", record.kernel()},
+                        {"problem_size", record.problem.canonical()},
+                        {"tune_params_keys", keys},
+                        {"tune_params", params},
+                        {"objective", "time"},
+                        {"cache", cache}};
+}
+
 }  // namespace kiln

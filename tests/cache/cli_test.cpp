@@ -87,6 +87,29 @@ TEST_F(CacheCli, ExportClearImportRoundTrip) {
   EXPECT_EQ(kiln_cache(env_, "import " + (out.path() / "junk.json").string()).exit_code, 1);
 }
 
+// The newest record's measurements as a Kernel Tuner cache file, which
+// `kiln bench search --recorded` reads back.
+TEST_F(CacheCli, ExportsAKernelTunerCacheFileThatReplays) {
+  TempDir out;
+  const auto file = out.path() / "kt.json";
+  CliRun exported =
+      kiln_cache(env_, "export --format kernel-tuner --kernel gemm " + file.string() + " --json");
+  ASSERT_EQ(exported.exit_code, 0) << exported.out;
+  EXPECT_EQ(exported.json()["exported_configs"], 2);
+  std::ifstream in(file);
+  const nlohmann::json kt = nlohmann::json::parse(in);
+  EXPECT_EQ(kt["tune_params_keys"], (nlohmann::json{"BM", "BN", "STAGES"}));
+  EXPECT_EQ(kt["cache"]["128,128,4"]["time"], "RuntimeFailedConfig");
+  CliRun replay = testing::run_command(KILN_CLI_PATH " bench search --recorded " + file.string() +
+                                       " --seeds 2 --max-configs 2 --json 2>/dev/null");
+  ASSERT_EQ(replay.exit_code, 0) << replay.out;
+  EXPECT_EQ(replay.json()[0]["configs"], 2);
+  CliRun none =
+      kiln_cache(env_, "export --format kernel-tuner --kernel absent " + file.string() + " --json");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.out.find("no tuning record of kernel absent"), std::string::npos) << none.out;
+}
+
 TEST_F(CacheCli, ReadOnlyRefusesToChangeAnything) {
   const std::string ro = env_ + " KILN_CACHE_READ_ONLY=1";
   EXPECT_EQ(kiln_cache(ro, "stats --json").json()["artifacts"]["status"]["state"], "read-only");

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "kiln/tuner/recorded_space.hpp"
 #include "kiln/tuner/search.hpp"
 #include "kiln/tuner/search_replay.hpp"
@@ -96,6 +98,34 @@ TEST_F(RecordedSpaceTest, BadFilesAreNamedWithWhatIsWrong) {
     ASSERT_FALSE(r.ok()) << name;
     EXPECT_NE(r.error().message.find(name), std::string::npos) << r.error().message;
   }
+}
+
+// What `kiln cache export --format kernel-tuner` writes reads back as a
+// recorded space: configs, times, failures and the optimum.
+TEST_F(RecordedSpaceTest, AKilnRecordExportsAsAKernelTunerFileAndReadsBack) {
+  TuningRecord record;
+  record.problem = ProblemKey("k");
+  record.device.name = "Test CPU";
+  auto cfg = [](std::int64_t bm, const char* layout) {
+    return Config{{"BM", bm}, {"LAYOUT", std::string(layout)}};
+  };
+  record.measured = {{cfg(16, "row"), 2.0, true, ""},
+                     {cfg(32, "row"), 0.5, true, ""},
+                     {cfg(32, "col"), 0, false, "compile_failed: error: too many registers"},
+                     {cfg(64, "col"), 0, false, "launch_failed: out of resources"}};
+  Result<nlohmann::json> file = kernel_tuner_cache(record);
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  std::ofstream(dir_ / "export.json") << file->dump();
+  Result<RecordedSpace> back = read_recorded_space(dir_ / "export.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->device, "Test CPU");
+  EXPECT_EQ(back->configs.size(), 4u);
+  EXPECT_DOUBLE_EQ(back->optimum_ms, 0.5);
+  EXPECT_EQ(back->find(cfg(32, "col"))->failure, "CompilationFailedConfig");
+  EXPECT_EQ(back->find(cfg(64, "col"))->failure, "RuntimeFailedConfig");
+  EXPECT_DOUBLE_EQ(*back->find(cfg(16, "row"))->time_ms, 2.0);
+  record.measured.clear();
+  EXPECT_FALSE(kernel_tuner_cache(record).ok()) << "a record without measurements exports nothing";
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // refuses): never a success line over nothing done.
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/options.hpp"
+#include "kiln/tuner/recorded_space.hpp"
 #include "option_checks.hpp"
 
 namespace kiln::tool {
@@ -271,7 +273,35 @@ void run_clear(const Context& c) {
                        problems);
 }
 
-void run_export(const Context& c, const std::string& file) {
+// `--format kernel-tuner`: the newest record's measurements (of `kernel`
+// when given) as a Kernel Tuner cache file, for Kernel Tuner's tools and
+// for `kiln bench search --recorded`.
+void run_export_kernel_tuner(const Context& c, const std::string& file, const std::string& kernel) {
+  TuningCache tuning(Options::global());
+  const TuningRecord* newest = nullptr;
+  const std::vector<TuningRecord> records = tuning.records();
+  for (const auto& r : records) {
+    if (!kernel.empty() && r.kernel() != kernel) continue;
+    if (!newest || r.created > newest->created) newest = &r;
+  }
+  if (!newest)
+    return c.fail("no tuning record" + (kernel.empty() ? "" : " of kernel " + kernel) +
+                  " in the cache to export; tune it first (kiln tune)");
+  Result<nlohmann::json> out = kernel_tuner_cache(*newest);
+  if (!out) return c.fail(out.error().message);
+  std::ofstream stream(file);
+  stream << out->dump(1) << "\n";
+  if (!stream) return c.fail("cannot write " + file);
+  c.emit(
+      {{"exported_configs", (*out)["cache"].size()}, {"kernel", newest->kernel()}, {"file", file}},
+      "exported " + std::to_string((*out)["cache"].size()) + " measured configs of " +
+          newest->kernel() + " (" + newest->problem.canonical() + ") to " + file +
+          " in Kernel Tuner's cache layout\n");
+}
+
+void run_export(const Context& c, const std::string& file, const std::string& format,
+                const std::string& kernel) {
+  if (format == "kernel-tuner") return run_export_kernel_tuner(c, file, kernel);
   TuningCache tuning(Options::global());
   Result<std::size_t> n = tuning.export_table(file);
   if (!n) return c.fail(n.error().describe());
@@ -322,9 +352,17 @@ void add_cache_command(CLI::App& app, int& exit_code) {
   prune->callback([ctx, max_size] { run_prune(*ctx, *max_size); });
   sub("clear", "Remove every artifact entry and tuning file")->callback([ctx] { run_clear(*ctx); });
   auto file = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("kiln");
+  auto kernel = std::make_shared<std::string>();
   auto* exp = sub("export", "Write every tuning record into FILE (a table to ship)");
   exp->add_option("FILE", *file, "Output JSON file")->required();
-  exp->callback([ctx, file] { run_export(*ctx, *file); });
+  exp->add_option("--format", *format,
+                  "kiln (every record, a table to ship) or kernel-tuner (the newest record's "
+                  "measurements as a Kernel Tuner cache file)")
+      ->check(CLI::IsMember({"kiln", "kernel-tuner"}));
+  exp->add_option("--kernel", *kernel,
+                  "With --format kernel-tuner: the newest record of this kernel");
+  exp->callback([ctx, file, format, kernel] { run_export(*ctx, *file, *format, *kernel); });
   auto* imp = sub("import", "Merge the tuning records of FILE into the cache");
   imp->add_option("FILE", *file, "Tuning JSON file (from kiln cache export)")->required();
   imp->callback([ctx, file] { run_import(*ctx, *file); });

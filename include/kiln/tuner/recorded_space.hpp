@@ -13,6 +13,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "kiln/cache/tuning_record.hpp"
 #include "kiln/core/config_space.hpp"
 #include "kiln/core/error.hpp"
 
@@ -46,5 +49,14 @@ struct RecordedSpace {
 // and what is wrong with it (not JSON, no "cache", a record without a
 // parameter, a value type Kiln cannot hold).
 Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path);
+
+// A tuning record's measurements in Kernel Tuner's cache file layout (what
+// `kiln cache export --format kernel-tuner` writes): the parameters sorted
+// by name, each measured config under its comma-joined values with its time
+// in ms, or "CompilationFailedConfig" / "RuntimeFailedConfig" when it
+// failed. Kiln's records keep no per-config compile or benchmark time, so
+// those are 0. read_recorded_space reads it back. kInvalidArgument when the
+// record has no measurements.
+Result<nlohmann::json> kernel_tuner_cache(const TuningRecord& record);
 
 }  // namespace kiln
