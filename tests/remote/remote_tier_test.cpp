@@ -22,6 +22,10 @@ TEST(RemoteTier, MachineBIsServedWhatMachineATunedWithNothingCompiled) {
   EXPECT_EQ(second.compiled(), 0) << second.run.out;
   EXPECT_EQ(second.report["winner"]["config"], first.report["winner"]["config"]);
   EXPECT_EQ(second.warnings(), 0) << second.run.err;
+  // The report counts what the tier served: the record and the winner's artifact.
+  EXPECT_EQ(second.report["remote_cache"]["hits"], 2) << second.run.out;
+  EXPECT_GT(second.report["remote_cache"]["bytes_read"].get<int>(), 0);
+  EXPECT_EQ(second.report["remote_cache"]["refused"], 0);
   // B wrote what it was served to its own disk: warm again with the server gone.
   server.stop();
   TuneRun offline = tune_on(b, env);
@@ -61,6 +65,7 @@ TEST(RemoteTier, AnotherSecretsEntriesAreRefusedCountedAndNotLoaded) {
   ASSERT_EQ(other.run.exit_code, 0) << other.run.err;
   EXPECT_GT(other.compiled(), 0) << "nothing signed with another key may be used";
   EXPECT_EQ(other.warnings("signature"), 1) << other.run.err;
+  EXPECT_GE(other.report["remote_cache"]["refused"].get<int>(), 1) << other.run.out;
   // verify names the entries a third key cannot vouch for, and exits 1.
   const std::string env_c = url + " KILN_REMOTE_CACHE_SECRET_FILE=" + keys.file("c", "key-c");
   DeadlineRun verify =

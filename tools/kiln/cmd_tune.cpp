@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "kiln/cache/remote_cache.hpp"
 #include "kiln/kernels/tune_request.hpp"
 #include "kiln/runtime/toolchain.hpp"
 #include "option_checks.hpp"
@@ -160,7 +161,12 @@ int run_tune(TuneArgs args) {
   finish_report(report, failed ? Config() : result->config, def);
 
   if (args.json) {
-    std::cout << report.to_json().dump(2) << "\n";
+    nlohmann::json out = report.to_json();
+    // This process's traffic with the remote cache tier, when one is set:
+    // hits, misses, refusals, errors, bytes (what a CI log wants to see).
+    if (RemoteCache* remote = RemoteCache::global())
+      out["remote_cache"] = remote->stats().to_json();
+    std::cout << out.dump(2) << "\n";
   } else {
     report.print(stdout);
   }
