@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 

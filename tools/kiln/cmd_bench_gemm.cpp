@@ -13,6 +13,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,7 +34,7 @@ struct GemmBenchArgs {
   int threads = 2;
   std::string search = "annealing";
   std::size_t max_configs = 200;
-  int rounds = 15;
+  int rounds = 11;
   bool retune = false;
   bool json = false;
 };
@@ -61,18 +62,25 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Seconds of one run of `body`, repeated until a round takes >= 20 ms.
+// The median seconds of one run of `body` over a round of >= 0.2 s (the
+// median, as the tuner reports: a run the machine's other work preempted
+// does not count against either side).
+// NOTES: OpenBLAS's threads spin for a while after a call (about 0.1 s,
+// OPENBLAS_THREAD_TIMEOUT) and would take a core from whatever runs next;
+// so each round starts after a pause that lets both sides' threads go idle,
+// with one untimed call that wakes its own.
 template <class Body>
 double time_round(Body&& body) {
-  int reps = 0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  body();
+  std::vector<double> runs;
   const auto start = Clock::now();
-  double spent = 0;
   do {
+    const auto t0 = Clock::now();
     body();
-    ++reps;
-    spent = std::chrono::duration<double>(Clock::now() - start).count();
-  } while (spent < 0.02);
-  return spent / reps;
+    runs.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  } while (std::chrono::duration<double>(Clock::now() - start).count() < 0.2);
+  return median(std::move(runs));
 }
 
 Result<nlohmann::json> bench_size(int size, const GemmBenchArgs& args, const OpenBlas& blas) {
@@ -165,7 +173,7 @@ int run_bench_gemm(const GemmBenchArgs& args) {
     std::fprintf(stderr, "kiln bench gemm: %s\n", blas.error().message.c_str());
     return 3;
   }
-  blas->set_num_threads(args.threads);
+  blas->use_threads(args.threads);
   const DeviceTraits host = host_cpu_traits(args.threads);
   nlohmann::json report = {{"threads", args.threads},
                            {"search", args.search},
@@ -225,7 +233,7 @@ void add_bench_gemm_command(CLI::App& bench, int& exit_code) {
           "NAME"));
   cmd->add_option("--max-configs", a->max_configs, "Configs the tuning may measure (default 200)")
       ->transform(integer_in(1, kMaxConfigs));
-  cmd->add_option("--rounds", a->rounds, "Interleaved timing rounds per side (default 15)")
+  cmd->add_option("--rounds", a->rounds, "Interleaved timing rounds per side (default 11)")
       ->transform(integer_in(1, kMaxRounds));
   cmd->add_flag("--retune", a->retune, "Tune even when the tuning cache has a winner");
   cmd->add_flag("--json", a->json, "Print one JSON document");

@@ -1,6 +1,7 @@
 #include "openblas.hpp"
 
 #include <dlfcn.h>
+#include <sched.h>
 
 #include <cstdlib>
 
@@ -13,6 +14,13 @@ namespace {
 constexpr int kRowMajor = 101, kNoTrans = 111;
 
 }  // namespace
+
+void OpenBlas::use_threads(int threads) const {
+  cpu_set_t mask;
+  const bool have_mask = sched_getaffinity(0, sizeof mask, &mask) == 0;
+  set_num_threads(threads);
+  if (have_mask) sched_setaffinity(0, sizeof mask, &mask);
+}
 
 void OpenBlas::gemm(const float* a, const float* b, float* c, int m, int n, int k) const {
   sgemm(kRowMajor, kNoTrans, kNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
@@ -29,6 +37,12 @@ Result<OpenBlas> open_openblas() {
     // Read by OpenBLAS when it loads: set before dlopen, for this process.
     if (!blas.coretype.empty()) setenv("OPENBLAS_CORETYPE", blas.coretype.c_str(), 0);
   }
+  // OpenBLAS binds the thread that loads it to one core unless told not to;
+  // every thread that thread starts later (Kiln's block runners) would
+  // inherit it and share that core. The mask is restored after loading too.
+  setenv("OPENBLAS_MAIN_FREE", "1", 0);
+  cpu_set_t mask;
+  const bool have_mask = sched_getaffinity(0, sizeof mask, &mask) == 0;
   std::string tried;
   void* handle = nullptr;
   for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
@@ -40,6 +54,7 @@ Result<OpenBlas> open_openblas() {
     const char* why = dlerror();
     tried += std::string(tried.empty() ? "" : "; ") + (why ? why : name);
   }
+  if (have_mask) sched_setaffinity(0, sizeof mask, &mask);
   if (!handle) {
     return make_error(ErrorCode::kUnavailable,
                       "OpenBLAS is not installed (" + tried +

@@ -19,6 +19,9 @@ struct OpenBlas {
   std::string config;    // openblas_get_config(): version and build options
   std::string coretype;  // OPENBLAS_CORETYPE as set for it ("" when left to OpenBLAS)
 
+  // Sets OpenBLAS's thread count, keeping this thread's CPU affinity (which
+  // OpenBLAS may otherwise bind to one core).
+  void use_threads(int threads) const;
   // Row-major C[m,n] = A[m,k] * B[k,n], contiguous.
   void gemm(const float* a, const float* b, float* c, int m, int n, int k) const;
 };
