@@ -56,7 +56,7 @@ kiln::Specialization spec(int bm, int bn, int bk) {
   s.kernel = "gemm_f32";
   s.config =
       kiln::Config{{"BM", std::int64_t{bm}}, {"BN", std::int64_t{bn}}, {"BK", std::int64_t{bk}}};
-  s.entry = "kiln_cpu::gemm_f32<" + std::to_string(bm) + "," + std::to_string(bn) + "," +
+  s.entry = "kiln_cpu::gemm_f32_tiled<" + std::to_string(bm) + "," + std::to_string(bn) + "," +
             std::to_string(bk) + ">";
   return s;
 }
@@ -153,7 +153,7 @@ struct Row {
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
-  const std::string shipped = read(fs::path(KILN_SOURCE_DIR) / "templates/cpu/gemm_f32.cpp");
+  const std::string shipped = read(fs::path(KILN_SOURCE_DIR) / "templates/cpu/gemm_f32_tiled.cpp");
   // The same kernel as a template that uses the standard library would
   // start: the front end then parses these headers on every compile.
   const std::string with_std =

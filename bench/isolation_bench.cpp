@@ -35,10 +35,10 @@ double median(std::vector<double> v) {
 
 TunableKernel gemm(int m, int n) {
   TunableKernel k;
-  k.tmpl = cpu::gemm_f32_template();
+  k.tmpl = cpu::gemm_f32_tiled_template();
   k.launch = [m, n](const Config& c, const ArgList&) {
     LaunchGeometry g;
-    g.grid = cpu::gemm_f32_grid(c, m, n);
+    g.grid = cpu::gemm_f32_tiled_grid(c, m, n);
     return g;
   };
   k.outputs = {"C"};

@@ -15,6 +15,7 @@ packages=(
   libhiredis-dev libssl-dev redis-server
   openmpi-bin libopenmpi-dev
   zlib1g-dev
+  libopenblas-dev libomp-dev
 )
 
 missing=()

@@ -83,6 +83,49 @@ ConfigSpace& ConfigSpace::constraint(std::string name,
   return *this;
 }
 
+ConfigSpace& ConfigSpace::device_constraint(std::string name, DeviceConstraintFn predicate) {
+  if (name.empty()) misuse("a device constraint needs a name, shown when a config violates it");
+  if (!predicate) misuse("device constraint '" + name + "' has no predicate");
+  if (device_) {
+    misuse("device constraint '" + name + "' added to a space already bound to " + device_->name +
+           ": declare device constraints before for_device()");
+  }
+  for (const auto& c : device_constraints_) {
+    if (c.name == name) misuse("device constraint '" + name + "' is declared twice");
+  }
+  device_constraints_.push_back(DeviceConstraint{std::move(name), std::move(predicate)});
+  return *this;
+}
+
+ConfigSpace ConfigSpace::for_device(const DeviceTraits& device) const {
+  if (device_) {
+    misuse("the space is already bound to device " + device_->summary() +
+           ": bind the unbound space (the template made without a device) instead");
+  }
+  ConfigSpace out = *this;
+  out.device_constraints_.clear();
+  out.device_ = device;
+  for (const auto& c : device_constraints_) {
+    out.constraint(c.name, [predicate = c.predicate, device](const Config& config) {
+      return predicate(config, device);
+    });
+  }
+  // A default chosen before binding must still hold on this device.
+  if (out.default_ && !out.violated(*out.default_).empty()) {
+    misuse("default config {" + out.default_->to_string() + "} violates constraint '" +
+           out.violated(*out.default_).front() + "' on device " + device.summary() +
+           ": set the default after for_device(), chosen for the device");
+  }
+  return out;
+}
+
+void ConfigSpace::require_bound() const {
+  if (device_constraints_.empty()) return;
+  misuse("constraint '" + device_constraints_.front().name +
+         "' reads the device, and this space is not bound to one: use "
+         "space.for_device(traits) (kiln::cpu::host_traits() for this CPU)");
+}
+
 ConfigSpace& ConfigSpace::default_config(Config config) {
   check_members(config);
   auto broken = violated(config);
@@ -128,6 +171,7 @@ Config ConfigSpace::config_at(std::uint64_t index) const {
 }
 
 bool ConfigSpace::satisfies(const Config& config) const {
+  require_bound();
   return std::all_of(constraints_.begin(), constraints_.end(),
                      [&](const Constraint& c) { return c.predicate(config); });
 }
@@ -205,6 +249,7 @@ void ConfigSpace::check_members(const Config& config) const {
 }
 
 std::vector<std::string> ConfigSpace::violated(const Config& config) const {
+  require_bound();
   std::vector<std::string> out;
   for (const auto& c : constraints_) {
     if (!c.predicate(config)) out.push_back(c.name);

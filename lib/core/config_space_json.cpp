@@ -19,6 +19,14 @@ nlohmann::json ConfigSpace::to_json() const {
   for (const auto& c : constraints_) constraints.push_back(c.name);
   nlohmann::json out = {{"parameters", params}, {"constraints", constraints}};
   if (default_) out["default"] = default_->to_json();
+  // Unbound device constraints are named too, and a bound space carries its
+  // device: the same template makes a different space on another machine.
+  if (!device_constraints_.empty()) {
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& c : device_constraints_) names.push_back(c.name);
+    out["device_constraints"] = names;
+  }
+  if (device_) out["device"] = device_->summary();
   return out;
 }
 

@@ -18,10 +18,11 @@ Dim3 dim_from(const nlohmann::json& j) {
 // The fields of TuneOptions that measure() reads; the rest stays with the tuner.
 nlohmann::json timing_json(const TuneOptions& o) {
   nlohmann::json j = {
-      {"warmup", o.measure.warmup},     {"min_reps", o.measure.min_reps},
-      {"max_reps", o.measure.max_reps}, {"target_seconds", o.measure.target_seconds},
-      {"cold_l2", o.measure.cold_l2},   {"graphs", o.measure.graphs},
-      {"delay_us", o.measure.delay_us}, {"check", o.check.enabled}};
+      {"warmup", o.measure.warmup},         {"min_reps", o.measure.min_reps},
+      {"max_reps", o.measure.max_reps},     {"target_seconds", o.measure.target_seconds},
+      {"cold_l2", o.measure.cold_l2},       {"graphs", o.measure.graphs},
+      {"delay_us", o.measure.delay_us},     {"check", o.check.enabled},
+      {"early_stop", o.measure.early_stop}, {"early_stop_reps", o.measure.early_stop_reps}};
   if (o.check.tolerance) {
     j["tolerance"] = {{"atol", o.check.tolerance->atol},
                       {"rtol", o.check.tolerance->rtol},
@@ -40,6 +41,8 @@ TuneOptions timing_from(const nlohmann::json& j) {
   o.measure.graphs = j.at("graphs").get<bool>();
   o.measure.delay_us = j.at("delay_us").get<double>();
   o.check.enabled = j.at("check").get<bool>();
+  o.measure.early_stop = j.value("early_stop", 0.0);
+  o.measure.early_stop_reps = j.value("early_stop_reps", 3);
   if (j.contains("tolerance")) {
     const auto& t = j["tolerance"];
     o.check.tolerance = Tolerance{t.at("atol").get<double>(), t.at("rtol").get<double>(),
@@ -103,7 +106,8 @@ worker::Payload MeasureRequest::encode() const {
   m.fields = {{"artifact", artifact.to_json()},
               {"grid", dim_json(geometry.grid)},
               {"block", dim_json(geometry.block)},
-              {"shared_bytes", geometry.shared_bytes}};
+              {"shared_bytes", geometry.shared_bytes},
+              {"stop_above", stop_above_seconds}};
   if (artifact.binary) m.raw = *artifact.binary;
   return m;
 }
@@ -115,7 +119,8 @@ Result<MeasureRequest> MeasureRequest::decode(worker::Payload payload) {
     g.grid = dim_from(json.at("grid"));
     g.block = dim_from(json.at("block"));
     g.shared_bytes = json.at("shared_bytes").get<std::size_t>();
-    return MeasureRequest{Artifact::from_json(json.at("artifact"), std::move(payload.raw)), g};
+    return MeasureRequest{Artifact::from_json(json.at("artifact"), std::move(payload.raw)), g,
+                          json.value("stop_above", 0.0)};
   });
 }
 

@@ -78,8 +78,11 @@ void BenchCrew::loop(std::shared_ptr<const CrewFeed> feed, std::shared_ptr<Slot>
       if (!geometry.ok()) {
         m = failure(*artifact, Outcome::kLaunchFailed, geometry.error().message);
       } else {
-        m = slot->worker->measure(*artifact, *geometry, feed->capture_outputs ? &outputs : nullptr,
-                                  &span.args);
+        // Early stop against the best so far: a config clearly slower than
+        // it ends after a few repetitions (measure.cpp).
+        const double best = feed->early_stop > 0 ? feed->ledger->best_seconds() : 0;
+        m = slot->worker->measure(*artifact, *geometry, best * feed->early_stop,
+                                  feed->capture_outputs ? &outputs : nullptr, &span.args);
       }
       span.args["outcome"] = outcome_name(m.outcome);
     }

@@ -33,6 +33,7 @@ struct CrewFeed {
   ArgList args;          // descriptors for the launch rule
   std::shared_ptr<TraceRecorder> trace;
   bool capture_outputs = false;  // outputs are judged after the run
+  double early_stop = 0;         // MeasureOptions::early_stop (0: off)
 };
 
 // Where workers come from (pipeline.cpp): the kind the run benchmarks in.

@@ -57,9 +57,12 @@ struct BenchState {
       return make_error(ErrorCode::kInvalidArgument, "a measure request before any call");
     }
     internal::MeasureReply reply;
-    internal::MeasureInputs in{&current->replica.args, &*current->state, &current->call.reference,
+    internal::MeasureInputs in{&current->replica.args,
+                               &*current->state,
+                               &current->call.reference,
                                &current->call.options,
-                               current->call.capture_outputs ? &reply.outputs : nullptr};
+                               current->call.capture_outputs ? &reply.outputs : nullptr,
+                               r.stop_above_seconds};
     Measurement& m = reply.measurement;
     m = internal::measure(*device, r.artifact, r.geometry, in);
     int exit_after = -1;

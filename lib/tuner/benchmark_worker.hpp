@@ -31,9 +31,11 @@ class BenchWorker {
   // thread worker returns only when the kernel ends (a hung one may never);
   // a worker that keeps_deadline() returns by the deadline. `captured`: the
   // outputs of the checked run, when they are judged afterwards;
-  // `trace_args`: what to add to the config's trace span.
+  // `trace_args`: what to add to the config's trace span;
+  // `stop_above_seconds`: early stop (MeasureInputs), 0 for none.
   virtual Measurement measure(const Artifact& artifact, const LaunchGeometry& geometry,
-                              Outputs* captured, nlohmann::json* trace_args) = 0;
+                              double stop_above_seconds, Outputs* captured,
+                              nlohmann::json* trace_args) = 0;
 
   // Whether measure() keeps the benchmark deadline itself (a process kills
   // its child), so the watchdog never abandons it.

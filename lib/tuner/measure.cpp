@@ -159,6 +159,11 @@ Measurement measure(Device& device, const Artifact& artifact, const LaunchGeomet
     auto ms = device.elapsed_ms(*start, *stop);
     if (!ms.ok()) return failure(artifact, Outcome::kLaunchFailed, ms.error());
     samples.push_back(static_cast<double>(*ms) * 1e-3);
+    // Clearly slower than the best so far even at its fastest: stop here.
+    if (in.stop_above_seconds > 0 && i + 1 >= opt.measure.early_stop_reps &&
+        *std::min_element(samples.begin(), samples.end()) > in.stop_above_seconds) {
+      break;
+    }
   }
   Measurement m;
   m.config = artifact.config;

@@ -30,6 +30,9 @@ struct MeasureInputs {
   // When set and there is no reference: the checked run's outputs go here,
   // for the tuner to judge against the default config or the consensus.
   Outputs* captured = nullptr;
+  // Early stop: timed repetitions end after options->measure.early_stop_reps
+  // once the fastest so far is above this (0: measure in full).
+  double stop_above_seconds = 0;
 };
 
 // The failure of `artifact`'s config, with its compile time kept.

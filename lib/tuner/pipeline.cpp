@@ -168,6 +168,7 @@ std::shared_ptr<const CrewFeed> crew_feed(const PipelineInputs& in,
   feed->args = in.args;
   feed->trace = in.trace;
   feed->capture_outputs = in.judge != nullptr;
+  feed->early_stop = in.options.measure.early_stop;
   return feed;
 }
 
@@ -230,6 +231,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   in.state.rebind(&in.args);
   auto queue = std::make_shared<ReadyQueue>();
   auto ledger = std::make_shared<ResultLedger>(in.judge, in.progress);
+  ledger->set_prior_best(in.best_seconds);
 
   // (1) Artifacts the cache holds are ready at once; the rest is grouped.
   UnitPlan units =

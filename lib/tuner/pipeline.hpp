@@ -43,6 +43,9 @@ struct PipelineInputs {
   std::shared_ptr<TraceRecorder> trace;
   ProgressBar* progress = nullptr;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // The fastest median earlier rounds of this search measured (0: none):
+  // early stop compares each config with it and with this round's best.
+  double best_seconds = 0;
 };
 
 struct PipelineOutput {

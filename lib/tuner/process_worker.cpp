@@ -21,8 +21,10 @@ Status ProcessWorker::start() {
 }
 
 Measurement ProcessWorker::measure(const Artifact& artifact, const LaunchGeometry& geometry,
-                                   Outputs* captured, nlohmann::json* trace_args) {
-  Measurement m = bench_.measure(artifact, geometry, deadline_seconds_, captured);
+                                   double stop_above_seconds, Outputs* captured,
+                                   nlohmann::json* trace_args) {
+  Measurement m =
+      bench_.measure(artifact, geometry, deadline_seconds_, captured, stop_above_seconds);
   (*trace_args)["pid"] = bench_.last_pid();
   return m;
 }

@@ -17,7 +17,8 @@ class ProcessWorker : public BenchWorker {
                 int threads, double deadline_seconds);
 
   Status start() override;
-  Measurement measure(const Artifact& artifact, const LaunchGeometry& geometry, Outputs* captured,
+  Measurement measure(const Artifact& artifact, const LaunchGeometry& geometry,
+                      double stop_above_seconds, Outputs* captured,
                       nlohmann::json* trace_args) override;
   bool keeps_deadline() const override { return true; }
   bool borrows_caller_device() const override { return false; }

@@ -35,10 +35,23 @@ void ResultLedger::record(Measurement m, Outputs* outputs) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closed_) return;
+    if (m.ok() && m.stats.median > 0 && (best_seconds_ == 0 || m.stats.median < best_seconds_)) {
+      best_seconds_ = m.stats.median;
+    }
     results_.push_back(std::move(m));
     ++generation_;
   }
   changed_.notify_all();
+}
+
+double ResultLedger::best_seconds() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return best_seconds_;
+}
+
+void ResultLedger::set_prior_best(double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (seconds > 0 && (best_seconds_ == 0 || seconds < best_seconds_)) best_seconds_ = seconds;
 }
 
 void ResultLedger::notify() {

@@ -36,6 +36,11 @@ class ResultLedger {
   void notify();
 
   std::size_t count() const;
+  // The fastest median of an ok measurement so far, counting `prior` (the
+  // best of earlier rounds of the same search); 0 when there is none.
+  // What early stop compares a config with.
+  double best_seconds() const;
+  void set_prior_best(double seconds);
   // Waits until something was recorded or notified since `*seen` (a
   // generation this updates), or until `until`.
   void wait(std::uint64_t* seen, std::chrono::steady_clock::time_point until);
@@ -52,6 +57,7 @@ class ResultLedger {
   bool closed_ = false;
   std::uint64_t generation_ = 0;
   std::vector<Measurement> results_;
+  double best_seconds_ = 0;
 };
 
 Measurement not_run(const Config& config, Outcome outcome, std::string reason);

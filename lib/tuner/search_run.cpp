@@ -191,6 +191,11 @@ PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, Progress
     // A steered search keeps proposal order (its walk); one round keeps
     // the pipeline's completion order.
     auto& kept = driver.steered() ? ordered : out.measurements;
+    for (const Measurement& m : kept) {
+      if (m.ok() && m.stats.median > 0 &&
+          (in.best_seconds == 0 || m.stats.median < in.best_seconds))
+        in.best_seconds = m.stats.median;
+    }
     total.measurements.insert(total.measurements.end(), kept.begin(), kept.end());
     for (auto& [key, artifact] : out.artifacts) total.artifacts.insert_or_assign(key, artifact);
     total.stats.merge(out.stats);

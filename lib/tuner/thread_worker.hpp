@@ -44,7 +44,8 @@ class ThreadWorker : public BenchWorker {
                                                         std::shared_ptr<const ThreadCall> call);
 
   Status start() override { return ok_status(); }
-  Measurement measure(const Artifact& artifact, const LaunchGeometry& geometry, Outputs* captured,
+  Measurement measure(const Artifact& artifact, const LaunchGeometry& geometry,
+                      double stop_above_seconds, Outputs* captured,
                       nlohmann::json* trace_args) override;
   bool keeps_deadline() const override { return false; }
   bool borrows_caller_device() const override { return owned_ == nullptr; }

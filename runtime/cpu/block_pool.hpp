@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -45,6 +46,9 @@ class BlockPool {
   std::condition_variable wake_;
   std::condition_variable done_;
   std::uint64_t generation_ = 0;
+  // generation_ as polled without the lock by a worker about to sleep.
+  std::atomic<std::uint64_t> published_{0};
+  static constexpr std::chrono::microseconds kSpin{200};
   int busy_ = 0;
   bool stop_ = false;
   const std::function<void(std::uint64_t, int)>* body_ = nullptr;

@@ -96,6 +96,8 @@ CpuDevice::CpuDevice(int threads, std::shared_ptr<HostJit> jit)
   props_.l2_bytes = last_level_cache_bytes();
   props_.total_memory = host_memory_bytes();
   props_.max_threads_per_block = 1024;
+  props_.traits = host_cpu_traits(pool_.threads());
+  props_.traits.shared_per_block = kSharedLimit;
   if (!pool_.start_error().empty()) KILN_LOG(kWarn) << pool_.start_error();
 }
 

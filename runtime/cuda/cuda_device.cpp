@@ -120,6 +120,15 @@ Result<std::unique_ptr<Device>> CudaDevice::open(const DriverApi& api, int index
       static_cast<std::size_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
   p.l2_bytes = static_cast<std::size_t>(attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
   p.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  // Device constraints see shared memory, registers and L2; a thread's
+  // widest load is 128 bits and there is no vector register file to fit.
+  p.traits.name = p.arch;
+  p.traits.vector_bits = 128;
+  p.traits.vector_registers = 0;
+  p.traits.l2_bytes = p.l2_bytes;
+  p.traits.shared_per_block = p.shared_per_block_optin;
+  p.traits.registers_per_thread = 255;
+  p.traits.cores = p.sm_count;
   std::size_t total = 0;
   api.DeviceTotalMem(&total, dev);
   p.total_memory = total;

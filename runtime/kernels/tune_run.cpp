@@ -36,7 +36,8 @@ Result<TuneRun> tune_request(const TuneRequest& request, TuneOptions options,
                              const Options& caches) {
   auto job = resolve_tune_request(request);
   if (!job.ok()) return at_step(job.error(), "request");
-  auto target = open_tuning_target(job->backend, current_toolchain(job->backend), job->devices);
+  auto target = open_tuning_target(job->backend, current_toolchain(job->backend), job->devices,
+                                   request.cpu_threads);
   if (!target.ok()) return target_error(*job, target.error());
   auto call = make_call(*target->device, job->args, job->shape, request.seed);
   if (!call.ok()) {

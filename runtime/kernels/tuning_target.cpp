@@ -44,7 +44,7 @@ ErrorInfo no_device(DeviceKind kind, const std::string& why) {
 }  // namespace
 
 Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerprint& toolchain,
-                                        const std::vector<int>& indices) {
+                                        const std::vector<int>& indices, int cpu_threads) {
   auto found = find_backend(kind);
   if (!found.ok()) return no_device(kind, found.error().message);
   const DeviceBackend& backend = **found;
@@ -61,7 +61,7 @@ Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerp
                             " " + backend.name() + " device(s), numbered from 0");
     }
   }
-  auto device = backend.open_device(refs.front().index);
+  auto device = backend.open_device(refs.front().index, cpu_threads);
   if (!device.ok()) return device.error();
   TuningTarget t;
   t.kind = kind;
@@ -85,8 +85,8 @@ Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerp
   t.device = std::move(*device);
   // A fresh device per benchmark worker (and for one replacing a worker
   // whose config hung); on the CPU with as many block runners as the caller's.
-  t.backend.bench.open_device = [&backend, refs](int slot) {
-    return backend.open_device(refs.at(static_cast<std::size_t>(slot)).index);
+  t.backend.bench.open_device = [&backend, refs, cpu_threads](int slot) {
+    return backend.open_device(refs.at(static_cast<std::size_t>(slot)).index, cpu_threads);
   };
   t.backend.bench.workers = static_cast<int>(refs.size());
   t.backend.bench.devices = refs;

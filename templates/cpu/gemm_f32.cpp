@@ -1,47 +1,202 @@
-// Tiled fp32 GEMM for the Kiln CPU backend: C[M,N] = A[M,K] * B[K,N], all
-// row major and contiguous. One block computes one BM x BN tile of C:
-// launch it with grid (ceil(N/BN), ceil(M/BM), 1). The tile's accumulators
-// live in registers and L1 (BM*BN floats); BK is the depth of the slab of B
-// streamed per pass, kept in the core's L2 while every row of the tile uses
-// it. A full-width tile has a constant inner trip count of BN, which Clang
-// vectorises for the host's widest SIMD (-march=native).
+// Packed, register-blocked fp32 GEMM for the Kiln CPU backend, the loop
+// structure of GotoBLAS/BLIS: C[M,N] = A[M,K] * B[K,N], row major, contiguous.
+//
+// Grid (ceil(N/NC), GM, 1): block (x, y) owns C's columns [x*NC, x*NC+NC)
+// and the y-th of GM row chunks. Inside a block:
+//   for each KC-deep slice of K:        pack B[KC x NC] into NR-wide panels
+//     for each MC-row slab of the chunk: pack A[MC x KC] into MR-tall panels
+//       for each NR panel, each MR panel: the MR x NR micro-kernel
+// The micro-kernel keeps an MR x NR tile of C in vector registers and does
+// MR*NR/V fused multiply-adds per step of k; the packed panels make its
+// loads contiguous (B's panel stays in L1, A's slab in L2). The config space
+// (runtime/kernels/cpu_templates.cpp) keeps only tiles that fit the
+// device's vector registers and blocks that fit its caches.
+//
+// PACK=0 reads A and B in place (only edge tiles are packed, zero padded);
+// UNROLL unrolls the k loop; PF > 0 prefetches the packed panels PF steps
+// ahead. The block's packing buffers are its shared memory (scratch).
 #include "kiln/cpu_kernel.h"
 
 namespace kiln_cpu {
 
-template <int BM, int BN, int BK>
-void gemm_f32(const kiln::cpu::BlockContext& ctx, const float* a, const float* b, float* c, int m,
-              int n, int k) {
-  const int row0 = static_cast<int>(ctx.block_idx.y) * BM;
-  const int col0 = static_cast<int>(ctx.block_idx.x) * BN;
-  const int rows = m - row0 < BM ? m - row0 : BM;
-  const int cols = n - col0 < BN ? n - col0 : BN;
-  if (rows <= 0 || cols <= 0) return;
+namespace gemm_detail {
 
-  float acc[BM][BN];
-  for (int i = 0; i < BM; ++i)
-    for (int j = 0; j < BN; ++j) acc[i][j] = 0.0f;
+// The widest vector this compile targets; -march=native makes it the host's.
+#if defined(__AVX512F__)
+constexpr int kVecMax = 16;
+#elif defined(__AVX__)
+constexpr int kVecMax = 8;
+#else
+constexpr int kVecMax = 4;
+#endif
 
-  for (int k0 = 0; k0 < k; k0 += BK) {
-    const int depth = k - k0 < BK ? k - k0 : BK;
-    for (int i = 0; i < rows; ++i) {
-      const float* a_row = a + static_cast<long>(row0 + i) * k + k0;
-      float* acc_row = acc[i];
-      for (int kk = 0; kk < depth; ++kk) {
-        const float av = a_row[kk];
-        const float* b_row = b + static_cast<long>(k0 + kk) * n + col0;
-        if (cols == BN) {
-          for (int j = 0; j < BN; ++j) acc_row[j] += av * b_row[j];
-        } else {
-          for (int j = 0; j < cols; ++j) acc_row[j] += av * b_row[j];
-        }
-      }
+// NR floats are held as NR/VW vectors of VW; every NR in the space is a
+// multiple of 4, and the space keeps multiples of the device's width.
+template <int NR>
+constexpr int vec_width() {
+  return NR % kVecMax == 0 ? kVecMax : NR % 8 == 0 && kVecMax >= 8 ? 8 : 4;
+}
+
+template <int W>
+using vfloat = float __attribute__((ext_vector_type(W)));
+
+template <int W>
+inline vfloat<W> load(const float* p) {
+  vfloat<W> v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <int W>
+inline void store(float* p, vfloat<W> v) {
+  __builtin_memcpy(p, &v, sizeof v);
+}
+
+// C[rows x cols] (+)= A-panel * B-panel over kc steps. Packed A: element
+// (i, k) at a[k*MR + i]; in place: a[i*lda + k]. Packed B: (k, j) at
+// b[k*NR + j]; in place: b[k*ldb + j]. In place needs a full tile.
+template <int MR, int NR, int UNROLL, int PF, bool PACKED>
+__attribute__((always_inline, min_vector_width(512))) inline void micro(
+    int kc, const float* __restrict a, long lda, const float* __restrict b, long ldb,
+    float* __restrict c, long ldc, int rows, int cols, bool accumulate) {
+  constexpr int VW = vec_width<NR>();
+  constexpr int NV = NR / VW;
+  vfloat<VW> acc[MR][NV];
+#pragma unroll
+  for (int i = 0; i < MR; ++i)
+#pragma unroll
+    for (int j = 0; j < NV; ++j) acc[i][j] = 0.0f;
+
+#pragma unroll UNROLL
+  for (int k = 0; k < kc; ++k) {
+    const float* bk = PACKED ? b + static_cast<long>(k) * NR : b + k * ldb;
+    vfloat<VW> bv[NV];
+#pragma unroll
+    for (int j = 0; j < NV; ++j) bv[j] = load<VW>(bk + j * VW);
+    if constexpr (PF > 0 && PACKED) {
+      __builtin_prefetch(a + static_cast<long>(k + PF) * MR, 0, 3);
+      __builtin_prefetch(bk + PF * NR, 0, 3);
+    }
+#pragma unroll
+    for (int i = 0; i < MR; ++i) {
+      const float av = PACKED ? a[static_cast<long>(k) * MR + i] : a[i * lda + k];
+#pragma unroll
+      for (int j = 0; j < NV; ++j) acc[i][j] += av * bv[j];
     }
   }
 
-  for (int i = 0; i < rows; ++i) {
-    float* c_row = c + static_cast<long>(row0 + i) * n + col0;
-    for (int j = 0; j < cols; ++j) c_row[j] = acc[i][j];
+  if (rows == MR && cols == NR) {
+#pragma unroll
+    for (int i = 0; i < MR; ++i)
+#pragma unroll
+      for (int j = 0; j < NV; ++j) {
+        float* p = c + i * ldc + j * VW;
+        store<VW>(p, accumulate ? load<VW>(p) + acc[i][j] : acc[i][j]);
+      }
+    return;
+  }
+  for (int i = 0; i < rows; ++i)
+    for (int jj = 0; jj < cols; ++jj) {
+      const float v = acc[i][jj / VW][jj % VW];
+      c[i * ldc + jj] = accumulate ? c[i * ldc + jj] + v : v;
+    }
+}
+
+// B[kc x nc] (row stride ldb) into NR-wide panels, zero padded to a
+// multiple of NR columns.
+template <int NR>
+void pack_b(int kc, int nc, const float* b, long ldb, float* out) {
+  for (int j0 = 0; j0 < nc; j0 += NR) {
+    const int cols = nc - j0 < NR ? nc - j0 : NR;
+    float* panel = out + static_cast<long>(j0) * kc;
+    for (int k = 0; k < kc; ++k) {
+      const float* src = b + k * ldb + j0;
+      float* dst = panel + static_cast<long>(k) * NR;
+      if (cols == NR) {
+        for (int j = 0; j < NR; ++j) dst[j] = src[j];
+      } else {
+        for (int j = 0; j < NR; ++j) dst[j] = j < cols ? src[j] : 0.0f;
+      }
+    }
+  }
+}
+
+// A[mc x kc] (row stride lda) into MR-tall panels, zero padded to a
+// multiple of MR rows.
+template <int MR>
+void pack_a(int mc, int kc, const float* a, long lda, float* out) {
+  for (int i0 = 0; i0 < mc; i0 += MR) {
+    const int rows = mc - i0 < MR ? mc - i0 : MR;
+    float* panel = out + static_cast<long>(i0) * kc;
+    for (int i = 0; i < MR; ++i) {
+      const float* src = a + (i0 + i) * lda;
+      if (i < rows) {
+        for (int k = 0; k < kc; ++k) panel[static_cast<long>(k) * MR + i] = src[k];
+      } else {
+        for (int k = 0; k < kc; ++k) panel[static_cast<long>(k) * MR + i] = 0.0f;
+      }
+    }
+  }
+}
+
+constexpr long round_up(long x, long to) {
+  return (x + to - 1) / to * to;
+}
+
+}  // namespace gemm_detail
+
+// Shared memory the launch must give a block: kiln::cpu::gemm_f32_shared_bytes
+// computes the same from the config.
+template <int MR, int NR, int MC, int NC, int KC, int PACK, int UNROLL, int PF, int GM>
+void gemm_f32(const kiln::cpu::BlockContext& ctx, const float* a, const float* b, float* c, int m,
+              int n, int k) {
+  using namespace gemm_detail;
+  constexpr long kPanelB = round_up(NC, NR) * KC;
+  const long chunk = round_up((m + GM - 1) / GM, MR);
+  const long row_begin = static_cast<long>(ctx.block_idx.y) * chunk;
+  const long row_end = row_begin + chunk < m ? row_begin + chunk : m;
+  const long col0 = static_cast<long>(ctx.block_idx.x) * NC;
+  const int nc = n - col0 < NC ? static_cast<int>(n - col0) : NC;
+  if (row_begin >= row_end || nc <= 0) return;
+  if (k <= 0) {  // an empty sum: C is zero
+    for (long i = row_begin; i < row_end; ++i)
+      for (int j = 0; j < nc; ++j) c[i * n + col0 + j] = 0.0f;
+    return;
+  }
+  // 64-byte aligned panels in the block's scratch.
+  const unsigned long base = reinterpret_cast<unsigned long>(ctx.shared);
+  float* bp = reinterpret_cast<float*>((base + 63) & ~63ul);
+  float* ap = bp + kPanelB;
+  const long lda = k, ldb = n, ldc = n;
+
+  for (int pc = 0; pc < k; pc += KC) {
+    const int kc = k - pc < KC ? k - pc : KC;
+    const bool accumulate = pc > 0;
+    if (PACK) pack_b<NR>(kc, nc, b + pc * ldb + col0, ldb, bp);
+    for (long ic = row_begin; ic < row_end; ic += MC) {
+      const int mc = row_end - ic < MC ? static_cast<int>(row_end - ic) : MC;
+      if (PACK) pack_a<MR>(mc, kc, a + ic * lda + pc, lda, ap);
+      for (int jr = 0; jr < nc; jr += NR) {
+        const int cols = nc - jr < NR ? nc - jr : NR;
+        for (int ir = 0; ir < mc; ir += MR) {
+          const int rows = mc - ir < MR ? mc - ir : MR;
+          float* ct = c + (ic + ir) * ldc + col0 + jr;
+          if (PACK) {
+            micro<MR, NR, UNROLL, PF, true>(kc, ap + static_cast<long>(ir) * kc, 0,
+                                            bp + static_cast<long>(jr) * kc, 0, ct, ldc, rows, cols,
+                                            accumulate);
+          } else if (rows == MR && cols == NR) {
+            micro<MR, NR, UNROLL, PF, false>(kc, a + (ic + ir) * lda + pc, lda,
+                                             b + pc * ldb + col0 + jr, ldb, ct, ldc, rows, cols,
+                                             accumulate);
+          } else {  // an edge tile in place would read past A or B: pack it
+            pack_a<MR>(rows, kc, a + (ic + ir) * lda + pc, lda, ap);
+            pack_b<NR>(kc, cols, b + pc * ldb + col0 + jr, ldb, bp);
+            micro<MR, NR, UNROLL, PF, true>(kc, ap, 0, bp, 0, ct, ldc, rows, cols, accumulate);
+          }
+        }
+      }
+    }
   }
 }
 

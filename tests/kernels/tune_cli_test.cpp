@@ -232,7 +232,7 @@ TEST_F(TuneCli, KernelsListsTheShippedKernels) {
   EXPECT_EQ(gemm["backend"], "cpu");
   EXPECT_EQ(gemm["dims"], nlohmann::json::array({"M", "N", "K"}));
   EXPECT_EQ(gemm["space_size"], cpu::gemm_f32_template().space.size());
-  EXPECT_EQ(gemm["parameters"][0]["name"], "BM");
+  EXPECT_EQ(gemm["parameters"][0]["name"], "MR");
   EXPECT_EQ(by_name.at("fused_add_rmsnorm")["in_place"], true);
   EXPECT_EQ(by_name.at("gemm_bf16")["backend"], "cuda");
   EXPECT_EQ(by_name.at("gemm_bf16")["dtypes"][0], "bf16");

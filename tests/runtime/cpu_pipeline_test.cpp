@@ -36,7 +36,7 @@ class CpuPipelineTest : public ::testing::Test {
 };
 
 TEST_F(CpuPipelineTest, ShippedGemmCompilesCachesAndRunsWarmWithoutCompiling) {
-  const KernelTemplate t = cpu::gemm_f32_template();
+  const KernelTemplate t = cpu::gemm_f32_tiled_template();
   std::vector<Specialization> specs;
   for (auto [bm, bn, bk] : {std::tuple{8, 16, 16}, {16, 64, 64}, {32, 32, 256}}) {
     specs.push_back(t.specialize(
@@ -79,7 +79,7 @@ TEST_F(CpuPipelineTest, ShippedGemmCompilesCachesAndRunsWarmWithoutCompiling) {
     auto ha = test::ramp(m * k, 0.3f, 0.0f), hb = test::ramp(k * n, 0.2f, 0.1f);
     std::vector<float> hc(m * n, 0.0f);
     LaunchConfig config;
-    config.grid = cpu::gemm_f32_grid(hit->config, m, n);
+    config.grid = cpu::gemm_f32_tiled_grid(hit->config, m, n);
     auto s =
         device->launch(*kernel, config,
                        KernelArgs::of(static_cast<const float*>(ha.data()),
@@ -107,7 +107,7 @@ TEST_F(CpuPipelineTest, ShippedGemmCompilesCachesAndRunsWarmWithoutCompiling) {
 // from a fresh cache object (four separate copies of the bytes) links the
 // program once on the device.
 TEST_F(CpuPipelineTest, WarmGroupIsStoredOnceAndLoadsItsProgramOnce) {
-  const KernelTemplate t = cpu::gemm_f32_template();
+  const KernelTemplate t = cpu::gemm_f32_tiled_template();
   std::vector<Specialization> specs;
   for (auto [bm, bn] : {std::pair{8, 16}, {16, 16}, {16, 32}, {32, 32}}) {
     specs.push_back(t.specialize(

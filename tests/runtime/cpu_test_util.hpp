@@ -29,7 +29,7 @@ inline Specialization gemm_spec(const GemmTile& t) {
   s.kernel = "gemm_f32";
   s.config =
       Config{{"BM", std::int64_t{t.bm}}, {"BN", std::int64_t{t.bn}}, {"BK", std::int64_t{t.bk}}};
-  s.entry = "kiln_cpu::gemm_f32<" + std::to_string(t.bm) + "," + std::to_string(t.bn) + "," +
+  s.entry = "kiln_cpu::gemm_f32_tiled<" + std::to_string(t.bm) + "," + std::to_string(t.bn) + "," +
             std::to_string(t.bk) + ">";
   return s;
 }
@@ -48,7 +48,7 @@ inline CompileUnit cpu_unit(const std::string& kernel, std::string source,
 inline CompileUnit gemm_unit(const std::vector<GemmTile>& tiles) {
   std::vector<Specialization> specs;
   for (const auto& t : tiles) specs.push_back(gemm_spec(t));
-  return cpu_unit("gemm_f32", read_template("cpu/gemm_f32.cpp"), std::move(specs));
+  return cpu_unit("gemm_f32", read_template("cpu/gemm_f32_tiled.cpp"), std::move(specs));
 }
 
 // Entry i of a compiled program as the artifact a cache would hand back.

@@ -157,5 +157,61 @@ TEST(ConfigSpace, JsonWithUnknownConstraintOrBadShapeIsRejected) {
   expect_error_mentions([&] { (void)ConfigSpace::from_json(typed); }, {"'A'", "bool"});
 }
 
+// Device constraints: a space whose constraints read the device (vector
+// width here) is bound to one before use, and each device gets its own.
+ConfigSpace vector_space() {
+  ConfigSpace s;
+  s.param("VEC", {4, 8, 16, 32})
+      .device_constraint("VEC<=vector", [](const Config& c, const DeviceTraits& d) {
+        return c.get_int("VEC") <= d.vector_floats();
+      });
+  return s;
+}
+
+DeviceTraits device_of(int bits) {
+  DeviceTraits d;
+  d.name = "v" + std::to_string(bits);
+  d.vector_bits = bits;
+  return d;
+}
+
+TEST(ConfigSpace, DeviceConstraintsSeeTheDeviceTheSpaceIsBoundTo) {
+  const ConfigSpace narrow = vector_space().for_device(device_of(256));
+  const ConfigSpace wide = vector_space().for_device(device_of(512));
+  EXPECT_EQ(narrow.size(), 2u);  // 4, 8
+  EXPECT_EQ(wide.size(), 3u);    // 4, 8, 16
+  EXPECT_EQ(narrow.violated(Config{{"VEC", std::int64_t{16}}}),
+            std::vector<std::string>{"VEC<=vector"});
+  EXPECT_TRUE(wide.contains(Config{{"VEC", std::int64_t{16}}}));
+  ASSERT_NE(wide.device(), nullptr);
+  EXPECT_EQ(wide.device()->vector_bits, 512);
+  // The device enters the JSON, hence the definition hash.
+  EXPECT_NE(narrow.to_json(), wide.to_json());
+  EXPECT_NE(narrow.to_json().dump().find("v256: 256-bit"), std::string::npos) << narrow.to_json();
+}
+
+TEST(ConfigSpace, AnUnboundDeviceConstraintIsNeverSilentlySkipped) {
+  const ConfigSpace unbound = vector_space();
+  EXPECT_EQ(unbound.device(), nullptr);
+  expect_error_mentions([&] { (void)unbound.enumerate(); }, {"VEC<=vector", "for_device"});
+  expect_error_mentions(
+      [&] {
+        (void)unbound.violated(Config{{"VEC", std::int64_t{4}}});
+      },
+      {"for_device"});
+  EXPECT_EQ(unbound.to_json()["device_constraints"], nlohmann::json::array({"VEC<=vector"}));
+}
+
+TEST(ConfigSpace, DeviceConstraintMisuseIsNamed) {
+  ConfigSpace s = vector_space();
+  auto always = [](const Config&, const DeviceTraits&) { return true; };
+  expect_error_mentions([&] { s.device_constraint("VEC<=vector", always); },
+                        {"'VEC<=vector'", "twice"});
+  const ConfigSpace bound = s.for_device(device_of(128));
+  expect_error_mentions([&] { (void)bound.for_device(device_of(512)); }, {"already bound"});
+  ConfigSpace late = bound;
+  expect_error_mentions([&] { late.device_constraint("x", always); }, {"before for_device"});
+}
+
 }  // namespace
 }  // namespace kiln

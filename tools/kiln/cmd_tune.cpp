@@ -59,6 +59,7 @@ struct TuneArgs {
   bool retune = false;
   bool cold_l2 = false, graphs = false;  // timing: TuneOptions::measure
   double delay_us = 0;
+  double early_stop = MeasureOptions{}.early_stop;
   std::string trace;
   bool json = false;
   std::string distributed;  // a strategy: every rank of an MPI job tunes together
@@ -79,6 +80,7 @@ TuneOptions tune_options(const TuneArgs& a) {
   o.measure.cold_l2 = a.cold_l2;
   o.measure.graphs = a.graphs;
   o.measure.delay_us = a.delay_us;
+  o.measure.early_stop = a.early_stop;
   return o;
 }
 
@@ -88,7 +90,7 @@ nlohmann::json settings_json(const TuneArgs& a, const TuningTarget& target) {
           {"search", a.search},         {"max_configs", a.max_configs}, {"seed", a.seed},
           {"budget_s", a.budget_s},     {"check", !a.no_check},         {"retune", a.retune},
           {"cold_l2", a.cold_l2},       {"graphs", a.graphs},           {"delay_us", a.delay_us},
-          {"devices", target.devices},  {"isolation", a.isolation}};
+          {"early_stop", a.early_stop}, {"devices", target.devices},    {"isolation", a.isolation}};
 }
 
 // The exit code of a failed tune_request(): 2 for bad input, 1 for what is
@@ -238,6 +240,20 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "Occupy the stream this long before each timed launch, so host launch "
                   "overhead stays out of the timing")
       ->check(number_in(0, kMaxDelayMicroseconds));
+  cmd->add_option("--early-stop", a->early_stop,
+                  "Stop timing a config after 3 repetitions when its fastest is this many times "
+                  "the best median so far (default 1.5; 0: time every config in full)")
+      ->check(number_in(0, 1000))
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const double v = std::stod(text);
+            return v == 0 || v >= 1 ? ""
+                                    : "--early-stop " + text +
+                                          " would stop configs faster "
+                                          "than the best: give 0 (off) or "
+                                          "a factor of 1 or more";
+          },
+          "FACTOR"));
   cmd->add_option("--isolation", a->isolation,
                   "Benchmark worker: process (default: a crashing or hanging config costs only "
                   "its worker; an error if the worker is missing or broken), thread (in kiln's "

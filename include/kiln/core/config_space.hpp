@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "kiln/core/config.hpp"
+#include "kiln/core/device_traits.hpp"
 
 namespace kiln {
 
@@ -24,6 +25,15 @@ struct Parameter {
 struct Constraint {
   std::string name;  // shown when a config violates it, e.g. "smem<=228KiB"
   std::function<bool(const Config&)> predicate;
+};
+
+// A constraint that reads the device as well as the config: "the micro-tile
+// fits the vector registers", "the packed panel fits L1". It applies once the
+// space is bound to a device (ConfigSpace::for_device).
+using DeviceConstraintFn = std::function<bool(const Config&, const DeviceTraits&)>;
+struct DeviceConstraint {
+  std::string name;
+  DeviceConstraintFn predicate;
 };
 
 // Predicates looked up by name when a space is read back from JSON (a
@@ -42,6 +52,18 @@ class ConfigSpace {
   ConfigSpace& param(std::string name, std::initializer_list<bool> values);
   ConfigSpace& param(std::string name, std::initializer_list<const char*> values);
   ConfigSpace& constraint(std::string name, std::function<bool(const Config&)> predicate);
+  // A constraint on config and device. Until for_device() binds the space,
+  // enumerating or checking a config throws kiln::Error naming it (a space
+  // must not silently admit configs meant for another machine).
+  ConfigSpace& device_constraint(std::string name, DeviceConstraintFn predicate);
+  // This space for one device: every device constraint becomes an ordinary
+  // constraint reading `device`, and the device's summary() enters to_json()
+  // (so the definition hash, hence tuning records, differ by device).
+  // Throws when the space is already bound.
+  ConfigSpace for_device(const DeviceTraits& device) const;
+  // The device the space was bound to; nullptr when unbound.
+  const DeviceTraits* device() const { return device_ ? &*device_ : nullptr; }
+  const std::vector<DeviceConstraint>& device_constraints() const { return device_constraints_; }
   // The config used without tuning. Throws unless it is a member of the space
   // (every parameter, values in range, every constraint satisfied).
   ConfigSpace& default_config(Config config);
@@ -94,7 +116,11 @@ class ConfigSpace {
   void visit(const std::function<bool(const Config&)>& each) const;
 
   std::vector<Parameter> params_;
+  void require_bound() const;
+
   std::vector<Constraint> constraints_;
+  std::vector<DeviceConstraint> device_constraints_;  // unbound; empty once bound
+  std::optional<DeviceTraits> device_;
   std::optional<Config> default_;
 };
 

@@ -36,6 +36,7 @@ struct TuneRequest {
   std::string reference = "auto";
   std::uint64_t seed = 0;  // the input data's seed
   Isolation isolation = Isolation::kProcess;
+  int cpu_threads = 0;  // CPU block runners (0: one per hardware thread)
 };
 
 // A request resolved: the kernel, its call's arguments and what the outputs

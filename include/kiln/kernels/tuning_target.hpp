@@ -50,8 +50,9 @@ struct TuningTarget {
 // per device, arguments on the first. Errors (kUnavailable) say what is
 // missing and the fix, e.g. "no CUDA device (...): tune on a machine with
 // one, or on the CPU backend".
+// `cpu_threads`: block runners of each CPU device (0: one per hardware thread).
 Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerprint& toolchain,
-                                        const std::vector<int>& devices = {});
+                                        const std::vector<int>& devices = {}, int cpu_threads = 0);
 // The same with this build's toolchain for `kind` (kiln::current_toolchain(kind)).
 Result<TuningTarget> open_tuning_target(BackendKind kind);
 

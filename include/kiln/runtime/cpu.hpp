@@ -45,14 +45,27 @@ std::string host_arch();
 
 // The shipped CPU templates (templates/cpu/) with their config spaces.
 //   gemm_f32_cpu: C = A * B, fp32, row major; args (const float* A, const
-//     float* B, float* C, int M, int N, int K); params BM, BN, BK.
+//     float* B, float* C, int M, int N, int K); packed panels and a register
+//     micro-tile; params MR, NR (micro-tile), MC, NC, KC (cache blocks),
+//     PACK, UNROLL, PF (prefetch distance), GM (row chunks of the grid). Its
+//     space has device constraints (vector width and registers, L1d, L2,
+//     block scratch), bound to `device` (default: this host's CPU).
+//   gemm_f32_tiled_cpu: the same call, a plain tiled loop; params BM, BN, BK
+//     (60 configs: the space of the tuner-overhead comparison).
 //   fused_add_rmsnorm_cpu: in place on x and residual; args (float* x,
 //     float* residual, const float* weight, int rows, int hidden, float eps);
 //     params ROWS, VEC.
 KernelTemplate gemm_f32_template();
+KernelTemplate gemm_f32_template(const DeviceTraits& device);
+// gemm_f32's space before it is bound to a device.
+ConfigSpace gemm_f32_space();
+KernelTemplate gemm_f32_tiled_template();
 KernelTemplate fused_add_rmsnorm_template();
-// Their launch grids (block and shared memory are unused: {1,1,1} and 0).
+// Their launch grids (block is unused: {1,1,1}); gemm_f32 needs
+// gemm_f32_shared_bytes() of shared memory per block for its packed panels.
 Dim3 gemm_f32_grid(const Config& config, std::int64_t m, std::int64_t n);
+std::int64_t gemm_f32_shared_bytes(const Config& config);
+Dim3 gemm_f32_tiled_grid(const Config& config, std::int64_t m, std::int64_t n);
 Dim3 fused_add_rmsnorm_grid(const Config& config, std::int64_t rows);
 
 }  // namespace kiln::cpu

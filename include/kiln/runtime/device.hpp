@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kiln/compile/compile.hpp"
+#include "kiln/core/device_traits.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/tensor.hpp"
 
@@ -241,7 +242,17 @@ struct DeviceProperties {
   std::size_t l2_bytes = 0;  // on the CPU, the last-level cache
   std::size_t total_memory = 0;
   int max_threads_per_block = 0;
+  // What config spaces' device constraints read (ConfigSpace::for_device):
+  // vector width and registers, caches, shared memory, cores.
+  DeviceTraits traits;
 };
+
+// The host CPU as device constraints see it: the widest vector unit the
+// compiler's -march=native targets (AVX-512: 512 bits x 32 registers; AVX2
+// or AVX: 256 x 16; else SSE: 128 x 16), per-core L1d and L2 and the shared
+// L3 from sysfs (0 when unknown), 1 MiB of block scratch (the CPU device's
+// shared memory), and `cores` as given.
+DeviceTraits host_cpu_traits(int cores = 0);
 
 // ------------------------------------------------------------------ device
 

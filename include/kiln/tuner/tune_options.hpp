@@ -70,6 +70,13 @@ struct MeasureOptions {
   bool cold_l2 = false;  // flush the L2 before every repetition
   bool graphs = false;   // time a replayed graph (strips launch overhead)
   double delay_us = 0;   // occupy the stream first so host overhead stays out
+  // Early stop (TileLang's, TensorRT-LLM's short profile): after
+  // early_stop_reps timed repetitions, a config whose fastest repetition is
+  // slower than early_stop x the best median measured so far in this tuning
+  // stops there; it cannot win, and its time goes to configs that can. The
+  // winner and every config near it get all their repetitions. 0: off.
+  double early_stop = 1.5;
+  int early_stop_reps = 3;
 };
 
 enum class ReferenceKind { kDefaultConfig, kUser, kNone };

@@ -1,0 +1,59 @@
+// `kiln bench gemm --json` run as a user would, on a tiny setting: the
+// report's structure and the two results agreeing. Skips when OpenBLAS is
+// not installed (the command then says how to install it, exit 3). The
+// GFLOP/s are not judged: no timed assertion.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "run_command.hpp"
+
+namespace {
+
+TEST(BenchGemmCli, ComparesTheTunedGemmWithOpenBlasOnTheSameCall) {
+  const auto cache =
+      std::filesystem::temp_directory_path() / ("kiln_bench_gemm_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(cache);
+  // stderr joins stdout only when the command fails: its message is checked.
+  const std::string command = "KILN_CACHE_DIR=" + cache.string() +
+                              " " KILN_CLI_PATH
+                              " bench gemm --sizes 48,37 --max-configs 3 --rounds 1 --json";
+  kiln::testing::CommandRun r = kiln::testing::run_command(command);
+  if (r.exit_code == 3) {
+    kiln::testing::CommandRun why = kiln::testing::run_command(command + " 2>&1");
+    EXPECT_NE(why.out.find("apt-get install libopenblas-dev"), std::string::npos) << why.out;
+    std::filesystem::remove_all(cache);
+    GTEST_SKIP() << "OpenBLAS is not installed: " << why.out;
+  }
+  std::filesystem::remove_all(cache);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["threads"], 2);
+  EXPECT_FALSE(j["openblas"]["library"].get<std::string>().empty());
+  ASSERT_EQ(j["sizes"].size(), 2u);
+  for (const auto& row : j["sizes"]) {
+    SCOPED_TRACE(row.dump());
+    EXPECT_GT(row["kiln_gflops"].get<double>(), 0);
+    EXPECT_GT(row["openblas_gflops"].get<double>(), 0);
+    EXPECT_NEAR(row["ratio"].get<double>(),
+                row["kiln_gflops"].get<double>() / row["openblas_gflops"].get<double>(), 1e-9);
+    // Both computed the same C (inputs in [-1, 1), K <= 48 products).
+    EXPECT_LT(row["max_abs_diff"].get<double>(), 1e-3);
+    EXPECT_LE(row["configs_measured"].get<int>(), 3);
+    EXPECT_EQ(row["source"], "tuned");
+    EXPECT_GE(row["space_size"].get<int>(), 1);
+  }
+  EXPECT_EQ(j["sizes"][1]["size"], 37) << "sizes in the order asked";
+}
+
+TEST(BenchGemmCli, ABadSizeIsAUsageError) {
+  kiln::testing::CommandRun r =
+      kiln::testing::run_command(KILN_CLI_PATH " bench gemm --sizes 512,x 2>&1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("'x' is not a size"), std::string::npos) << r.out;
+}
+
+}  // namespace
