@@ -5,11 +5,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include "worker_spawner.hpp"
@@ -32,6 +34,67 @@ namespace {
   return true;
 }
 
+// The most descriptors one message brings; more are closed by the kernel
+// (MSG_CTRUNC) and the message is refused.
+constexpr std::size_t kMaxFds = 8;
+
+// Sends the first bytes of a message with `fds` attached, so that they
+// arrive with the message they belong to.
+[[nodiscard]] bool send_with_fds(int fd, const char* data, std::size_t size,
+                                 const std::vector<int>& fds, std::size_t* sent) {
+  if (fds.size() > kMaxFds) return false;
+  iovec io{const_cast<char*>(data), size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)] = {};
+  msghdr msg{};
+  msg.msg_iov = &io;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+  std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  for (;;) {
+    const ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    *sent = static_cast<std::size_t>(n);
+    return true;
+  }
+}
+
+// Where received descriptors go: kept for the message, or closed.
+struct FdSink {
+  std::vector<worker::SharedFd>* keep = nullptr;
+  bool truncated = false;
+};
+
+// recv() that also takes the descriptors attached to these bytes.
+ssize_t receive_some(int fd, char* data, std::size_t size, FdSink* sink) {
+  iovec io{data, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];
+  msghdr msg{};
+  msg.msg_iov = &io;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  const ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+  if (n < 0) return n;
+  if (msg.msg_flags & MSG_CTRUNC) sink->truncated = true;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int got = -1;
+      std::memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
+      auto owned = std::make_shared<const worker::OwnedFd>(got);  // closed unless kept
+      if (sink->keep) sink->keep->push_back(std::move(owned));
+    }
+  }
+  return n;
+}
+
 // No deadline: wait as long as it takes.
 using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 using Stop = std::function<bool()>;
@@ -51,11 +114,11 @@ Received wait_readable(int fd, const Deadline& deadline, const Stop& stop) {
   }
 }
 
-Received read_all(int fd, char* data, std::size_t size, const Deadline& deadline,
-                  const Stop& stop) {
+Received read_all(int fd, char* data, std::size_t size, const Deadline& deadline, const Stop& stop,
+                  FdSink* sink) {
   while (size > 0) {
     if (Received r = wait_readable(fd, deadline, stop); r != Received::kOk) return r;
-    const ssize_t n = ::recv(fd, data, size, 0);
+    const ssize_t n = receive_some(fd, data, size, sink);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return Received::kClosed;
     data += n;
@@ -72,9 +135,10 @@ Received read_all(int fd, char* data, std::size_t size, const Deadline& deadline
          write_all(fd, bytes.data(), bytes.size());
 }
 
-Received read_frame(int fd, std::string* out, const Deadline& deadline, const Stop& stop) {
+Received read_frame(int fd, std::string* out, const Deadline& deadline, const Stop& stop,
+                    FdSink* sink) {
   unsigned char header[8];
-  if (Received r = read_all(fd, reinterpret_cast<char*>(header), 8, deadline, stop);
+  if (Received r = read_all(fd, reinterpret_cast<char*>(header), 8, deadline, stop, sink);
       r != Received::kOk)
     return r;
   std::uint64_t n = 0;
@@ -88,37 +152,56 @@ Received read_frame(int fd, std::string* out, const Deadline& deadline, const St
     const std::size_t have = out->size();
     const std::size_t more = static_cast<std::size_t>(std::min<std::uint64_t>(n - have, kChunk));
     out->resize(have + more);
-    if (Received r = read_all(fd, out->data() + have, more, deadline, stop); r != Received::kOk)
+    if (Received r = read_all(fd, out->data() + have, more, deadline, stop, sink);
+        r != Received::kOk)
       return r;
   }
   return Received::kOk;
 }
 
 Received receive_by(int fd, nlohmann::json* json, std::string* raw, const Deadline& deadline,
-                    const Stop& stop) {
+                    const Stop& stop, std::vector<worker::SharedFd>* fds) {
   std::string text;
-  Received r = read_frame(fd, &text, deadline, stop);
-  if (r == Received::kOk) r = read_frame(fd, raw, deadline, stop);
+  FdSink sink{fds, false};
+  if (fds) fds->clear();
+  Received r = read_frame(fd, &text, deadline, stop, &sink);
+  if (r == Received::kOk) r = read_frame(fd, raw, deadline, stop, &sink);
   if (r != Received::kOk) return r;
+  if (sink.truncated) return Received::kClosed;  // more descriptors than any message has
   *json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   return json->is_discarded() ? Received::kClosed : Received::kOk;
 }
 
 }  // namespace
 
-Status send(int fd, const nlohmann::json& json, std::string_view raw) {
-  if (write_frame(fd, json.dump()) && write_frame(fd, raw)) return ok_status();
+Status send(int fd, const nlohmann::json& json, std::string_view raw, const std::vector<int>& fds) {
+  const std::string text = json.dump();
+  bool sent = true;
+  if (fds.empty()) {
+    sent = write_frame(fd, text);
+  } else {
+    // The descriptors ride on the header's bytes; the rest follows as usual.
+    unsigned char header[8];
+    for (int i = 0; i < 8; ++i) header[i] = static_cast<unsigned char>(text.size() >> (8 * i));
+    std::size_t first = 0;
+    sent = send_with_fds(fd, reinterpret_cast<const char*>(header), 8, fds, &first) &&
+           write_all(fd, reinterpret_cast<const char*>(header) + first, 8 - first) &&
+           write_all(fd, text.data(), text.size());
+  }
+  if (sent && write_frame(fd, raw)) return ok_status();
   return make_error(ErrorCode::kIo,
                     std::string("the worker socket closed: ") + std::strerror(errno));
 }
 
-Received receive(int fd, nlohmann::json* json, std::string* raw) {
-  return receive_by(fd, json, raw, std::nullopt, {});
+Received receive(int fd, nlohmann::json* json, std::string* raw,
+                 std::vector<worker::SharedFd>* fds) {
+  return receive_by(fd, json, raw, std::nullopt, {}, fds);
 }
 
 Received receive(int fd, nlohmann::json* json, std::string* raw,
-                 std::chrono::steady_clock::time_point deadline, const Stop& stop) {
-  return receive_by(fd, json, raw, deadline, stop);
+                 std::chrono::steady_clock::time_point deadline, const Stop& stop,
+                 std::vector<worker::SharedFd>* fds) {
+  return receive_by(fd, json, raw, deadline, stop, fds);
 }
 
 }  // namespace wire
@@ -179,8 +262,8 @@ WorkerProcess::~WorkerProcess() {
   kill();
 }
 
-bool WorkerProcess::send(const nlohmann::json& json, std::string_view raw) const {
-  return fd_ >= 0 && wire::send(fd_, json, raw).ok();
+bool WorkerProcess::send(const worker::Frames& frames) const {
+  return fd_ >= 0 && wire::send(fd_, frames.json, frames.raw, frames.fds).ok();
 }
 
 std::string WorkerProcess::kill() {
@@ -233,7 +316,7 @@ worker::Reply WorkerProcess::call(worker::Op op, const worker::Payload& payload,
   if (fd_ < 0) return none(make_error(ErrorCode::kUnavailable, "the worker is not running"));
   const pid_t who = pid_;
   const worker::Frames request = worker::encode_request(op, payload);
-  const bool sent = send(request.json, request.raw);
+  const bool sent = send(request);
   nlohmann::json json;
   std::string raw;
   // Unsent, the reply is not awaited: what is read is how the worker ended.

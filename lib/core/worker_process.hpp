@@ -29,17 +29,22 @@ namespace kiln {
 
 namespace wire {
 // kIo naming the errno when the peer closed or the socket failed (never
-// SIGPIPE).
-[[nodiscard]] Status send(int fd, const nlohmann::json& json, std::string_view raw = {});
+// SIGPIPE). `fds` travel with the message's first bytes (SCM_RIGHTS; the
+// caller keeps its own copies open).
+[[nodiscard]] Status send(int fd, const nlohmann::json& json, std::string_view raw = {},
+                          const std::vector<int>& fds = {});
 // kClosed also for a malformed frame or JSON that does not parse. With a
 // deadline: kTimeout when it passes before the whole message came, and
 // kStopped when `stop` returns true (checked every 20 ms); the stream may
-// then be mid-message: end the peer.
+// then be mid-message: end the peer. Descriptors that came with the message
+// go to `fds`, or are closed when it is null.
 enum class Received { kOk, kClosed, kTimeout, kStopped };
-[[nodiscard]] Received receive(int fd, nlohmann::json* json, std::string* raw);
+[[nodiscard]] Received receive(int fd, nlohmann::json* json, std::string* raw,
+                               std::vector<worker::SharedFd>* fds = nullptr);
 [[nodiscard]] Received receive(int fd, nlohmann::json* json, std::string* raw,
                                std::chrono::steady_clock::time_point deadline,
-                               const std::function<bool()>& stop = {});
+                               const std::function<bool()>& stop = {},
+                               std::vector<worker::SharedFd>* fds = nullptr);
 }  // namespace wire
 
 // "killed by signal SIGSEGV (Segmentation fault)", "exited with status 3":
@@ -99,7 +104,7 @@ class WorkerProcess {
   std::string reap_closed();
 
  private:
-  [[nodiscard]] bool send(const nlohmann::json& json, std::string_view raw) const;
+  [[nodiscard]] bool send(const worker::Frames& frames) const;
 
   pid_t pid_ = -1;
   int fd_ = -1;

@@ -1,6 +1,8 @@
 // The worker protocol's envelope and hello (worker_protocol.hpp).
 #include "core/worker_protocol.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -43,6 +45,10 @@ Result<const nlohmann::json*> field(const nlohmann::json& j, const char* name,
 
 }  // namespace
 
+OwnedFd::~OwnedFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 const char* op_name(Op op) {
   for (const auto& o : kOps) {
     if (o.op == op) return o.name;
@@ -58,15 +64,18 @@ std::optional<Op> parse_op(std::string_view name) {
 }
 
 Frames encode_request(Op op, const Payload& payload) {
-  return {{{"op", op_name(op)}, {"fields", payload.fields}}, payload.raw};
+  Frames f{{{"op", op_name(op)}, {"fields", payload.fields}}, payload.raw, {}};
+  for (const auto& fd : payload.fds) f.fds.push_back(fd ? fd->get() : -1);
+  return f;
 }
 
 Frames encode_answer(const Answer& answer) {
-  if (!answer.ok()) return {{{"ok", false}, {"error", error_to_json(answer.error())}}, {}};
-  return {{{"ok", true}, {"fields", answer->fields}}, answer->raw};
+  if (!answer.ok()) return {{{"ok", false}, {"error", error_to_json(answer.error())}}, {}, {}};
+  return {{{"ok", true}, {"fields", answer->fields}}, answer->raw, {}};
 }
 
-Result<std::pair<Op, Payload>> decode_request(nlohmann::json json, std::string raw) {
+Result<std::pair<Op, Payload>> decode_request(nlohmann::json json, std::string raw,
+                                              std::vector<SharedFd> fds) {
   auto name = field(json, "op", nlohmann::json::value_t::string);
   if (!name.ok()) return corrupt("not a worker request: " + name.error().message);
   auto op = parse_op((*name)->get_ref<const std::string&>());
@@ -74,7 +83,8 @@ Result<std::pair<Op, Payload>> decode_request(nlohmann::json json, std::string r
   auto fields = field(json, "fields", nlohmann::json::value_t::object);
   if (!fields.ok())
     return corrupt("request '" + std::string(op_name(*op)) + "': " + fields.error().message);
-  return std::pair<Op, Payload>{*op, Payload{std::move(json["fields"]), std::move(raw)}};
+  return std::pair<Op, Payload>{*op,
+                                Payload{std::move(json["fields"]), std::move(raw), std::move(fds)}};
 }
 
 Status decode_answer(nlohmann::json json, std::string raw, Answer* out) {
@@ -90,7 +100,7 @@ Status decode_answer(nlohmann::json json, std::string raw, Answer* out) {
   }
   auto fields = field(json, "fields", nlohmann::json::value_t::object);
   if (!fields.ok()) return corrupt("a reply: " + fields.error().message);
-  *out = Payload{std::move(json["fields"]), std::move(raw)};
+  *out = Payload{std::move(json["fields"]), std::move(raw), {}};
   return ok_status();
 }
 

@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,7 +31,7 @@ namespace kiln::worker {
 
 // Checked by the hello: a parent and a worker of different versions refuse
 // each other before any other message.
-inline constexpr int kWireVersion = 3;
+inline constexpr int kWireVersion = 4;
 
 enum class Op {
   kHello,    // which program, which wire, which operations (WorkerServer answers it)
@@ -45,10 +46,31 @@ enum class Op {
 const char* op_name(Op op);
 std::optional<Op> parse_op(std::string_view name);
 
-// One message's fields and bytes (a tensor, a binary, reference values).
+// A file descriptor that travels with a message (SCM_RIGHTS over the
+// worker's socket): the sealed memory holding a benchmark call's argument
+// bytes (core/shared_memory.hpp). Closed with its last holder.
+class OwnedFd {
+ public:
+  explicit OwnedFd(int fd) noexcept : fd_(fd) {}
+  ~OwnedFd();
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+using SharedFd = std::shared_ptr<const OwnedFd>;
+
+// One message's fields, bytes (a binary, reference values) and descriptors
+// (a call's argument memory); fields name a descriptor by its index here.
 struct Payload {
+  Payload() = default;
+  Payload(nlohmann::json f, std::string r, std::vector<SharedFd> d = {})
+      : fields(std::move(f)), raw(std::move(r)), fds(std::move(d)) {}
   nlohmann::json fields = nlohmann::json::object();
   std::string raw;
+  std::vector<SharedFd> fds;
 };
 
 // What a worker answered to one request: the operation's value, or its
@@ -64,16 +86,19 @@ struct [[nodiscard]] Reply {
 };
 
 // A message as framed: the envelope around an op's payload. `raw` views the
-// payload's bytes (a call's tensors are not copied per worker).
+// payload's bytes and `fds` its descriptors (borrowed from the payload).
 struct Frames {
   nlohmann::json json;
   std::string_view raw;
+  std::vector<int> fds;
 };
 [[nodiscard]] Frames encode_request(Op op, const Payload& payload);
 [[nodiscard]] Frames encode_answer(const Answer& answer);
 // kCorrupt, naming what is wrong, for anything that is not a well-formed
 // request or reply of this wire (garbage, an echo of the request).
-[[nodiscard]] Result<std::pair<Op, Payload>> decode_request(nlohmann::json json, std::string raw);
+// `fds`: the descriptors that came with it.
+[[nodiscard]] Result<std::pair<Op, Payload>> decode_request(nlohmann::json json, std::string raw,
+                                                            std::vector<SharedFd> fds = {});
 // An answer is decoded into `*out` (the op's value or its error); the
 // Status is whether it was a reply at all. (Not Result<Answer>: GCC 12
 // reports a nested Result's variant as maybe-uninitialised.)

@@ -19,8 +19,9 @@ int WorkerServer::serve(int fd) const {
   for (;;) {
     nlohmann::json json;
     std::string raw;
-    if (wire::receive(fd, &json, &raw) != wire::Received::kOk) return 0;  // the parent closed
-    auto request = decode_request(std::move(json), std::move(raw));
+    std::vector<SharedFd> fds;
+    if (wire::receive(fd, &json, &raw, &fds) != wire::Received::kOk) return 0;  // the parent closed
+    auto request = decode_request(std::move(json), std::move(raw), std::move(fds));
     Handled handled = [&]() -> Handled {
       if (!request.ok()) return request.error();
       auto& [op, payload] = *request;

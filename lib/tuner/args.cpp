@@ -16,16 +16,36 @@ Arg Arg::of_tensor(std::string name, void* data, TensorArg tensor) {
   return a;
 }
 
+Arg Arg::of_pointer(std::string name, const void* address, std::size_t bytes) {
+  Arg a = of_scalar(std::move(name), address);
+  a.extent = bytes;
+  return a;
+}
+
 std::size_t Arg::storage_bytes() const {
-  if (!is_tensor) return 0;
+  if (!is_tensor) return is_pointer() ? extent.value_or(0) : 0;
   return static_cast<std::size_t>(tensor.storage_bytes(name));
+}
+
+void* Arg::address() const {
+  if (is_tensor) return data;
+  void* const* p = std::get_if<void*>(&scalar);
+  return p ? *p : nullptr;
+}
+
+void Arg::set_address(void* p) {
+  if (is_tensor) {
+    data = p;
+  } else if (is_pointer()) {
+    scalar = p;
+  }
 }
 
 std::vector<DeviceSpan> touched_spans(const ArgList& args) {
   std::vector<DeviceSpan> spans;
   for (const auto& a : args) {
-    if (const std::size_t bytes = a.storage_bytes(); bytes > 0 && a.data) {
-      spans.push_back({a.data, bytes});
+    if (const std::size_t bytes = a.storage_bytes(); bytes > 0 && a.address()) {
+      spans.push_back({a.address(), bytes});
     }
   }
   return spans;

@@ -106,6 +106,11 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend,
                              ArtifactCache* artifacts) {
   const TuneOptions& opt = call.options;
   auto started = std::chrono::steady_clock::now();
+  // Where benchmarks run, before anything runs: arguments that cannot go
+  // where they are asked to, or a named worker that does not answer, are
+  // this call's error.
+  auto plan = internal::plan_benchmarks(backend.bench, call.args, call.device);
+  if (!plan.ok()) return plan.error();
   auto state = CallState::capture(call.device, call.kernel, call.args);
   if (!state.ok()) return state.error();
   internal::PipelineInputs in;
@@ -118,6 +123,7 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend,
   in.judge = checking.judge;
   in.options = opt;
   in.backend = backend;
+  in.plan = std::move(*plan);
   in.context = call.context;
   in.artifacts = artifacts;
   in.home = &call.device;
@@ -129,16 +135,7 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend,
   ProgressBar progress(call.kernel.tmpl.name, 0, stderr, opt.pipeline.progress);
   auto trace = in.trace;
   SearchRun run;
-  try {
-    run.out = internal::run_search(call.problem, std::move(in), &progress);
-  } catch (const Error& e) {
-    // A benchmark worker the user named that is missing or broken is found
-    // before anything runs: an error value, like a missing device. Misuse
-    // (kInvalidArgument) still throws.
-    if (e.code() != ErrorCode::kNotFound && e.code() != ErrorCode::kUnavailable) throw;
-    progress.finish();
-    return e.info();
-  }
+  run.out = internal::run_search(call.problem, std::move(in), &progress);
   progress.finish();
   if (!opt.pipeline.trace_path.empty()) {
     auto written = trace->write(opt.pipeline.trace_path);

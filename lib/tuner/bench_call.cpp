@@ -55,7 +55,8 @@ TuneOptions timing_from(const nlohmann::json& j) {
 
 worker::Payload BenchCall::encode() const {
   worker::Payload m;
-  m.fields = {{"args", args.to_json(&m.raw)},
+  nlohmann::json arguments = args.to_json(&m);
+  m.fields = {{"args", std::move(arguments)},
               {"outputs", outputs},
               {"restore_value", restore_value},
               {"reset_to_zero", reset_to_zero},
@@ -76,7 +77,9 @@ Result<BenchCall> BenchCall::decode(worker::Payload payload) {
     const nlohmann::json& json = payload.fields;
     const std::string_view raw = payload.raw;
     BenchCall c;
-    c.args = HostArgs::from_json(json.at("args"), raw);
+    auto arguments = HostArgs::from_json(json.at("args"), payload);
+    if (!arguments.ok()) return arguments.error();
+    c.args = std::move(*arguments);
     c.outputs = json.at("outputs").get<std::vector<std::string>>();
     c.restore_value = json.at("restore_value").get<std::vector<std::string>>();
     c.reset_to_zero = json.at("reset_to_zero").get<std::vector<std::string>>();

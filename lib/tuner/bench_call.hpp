@@ -6,7 +6,9 @@
 // std::function and cannot travel); the reply is the Measurement.
 //
 // Each is an operation of the one worker protocol (core/worker_protocol.hpp):
-// fields plus raw bytes (tensor bytes, reference values, the binary).
+// fields plus raw bytes (reference values, the binary) plus, for the call,
+// the descriptor of the shared memory holding the arguments' bytes
+// (host_args.hpp).
 // worker::kWireVersion must be bumped on any change to these fields.
 #pragma once
 

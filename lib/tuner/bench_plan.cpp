@@ -26,31 +26,33 @@ constexpr double kWorkerHelloSeconds = 60;
 
 }  // namespace
 
-BenchPlan plan_benchmarks(const BenchPlacement& placement, const ArgList& args,
-                          const Device& home) {
+Result<BenchPlan> plan_benchmarks(const BenchPlacement& placement, const ArgList& args,
+                                  const Device& home) {
   BenchPlan plan;
   const DeviceRef home_ref = home.properties().ref;
   if (home_ref.kind == DeviceKind::kCpu) plan.cpu_threads = home.properties().sm_count;
 
   // (1) Processes or threads. A worker the user named, or kProcess, must
-  // work: an error, never a silent loss of crash isolation. Only kAuto with
-  // no worker named and none that works (a library in an application that
-  // did not install it) benchmarks in threads, with a warning.
+  // work: an error, never a silent loss of crash isolation. Arguments that
+  // cannot be copied to a worker are an error too: threads only when the
+  // caller asks for them. Only kAuto with no worker named and none that
+  // works (a library in an application that did not install it)
+  // benchmarks in threads, with a warning.
   if (placement.isolation != Isolation::kThread) {
     if (Status travels = can_travel(args); !travels.ok()) {
-      const std::string& bad = travels.error().message;
-      if (placement.isolation == Isolation::kProcess) {
-        throw Error(ErrorCode::kInvalidArgument, "Isolation::kProcess cannot be used: " + bad);
-      }
-      log_once(LogLevel::kInfo, "isolation-threads:" + bad,
-               "benchmarking in threads, not worker processes: " + bad);
-    } else if (auto exe = choose_bench_worker(placement.worker_path, kWorkerHelloSeconds);
-               exe.ok()) {
+      ErrorInfo e = travels.error();
+      e.message = (placement.isolation == Isolation::kProcess
+                       ? "Isolation::kProcess cannot be used: "
+                       : "benchmarks run in worker processes (Isolation::kAuto): ") +
+                  e.message;
+      return e;
+    }
+    if (auto exe = choose_bench_worker(placement.worker_path, kWorkerHelloSeconds); exe.ok()) {
       plan.process = true;
       plan.executable = *exe;
     } else if (placement.isolation == Isolation::kProcess ||
                worker_configured(placement.worker_path)) {
-      throw Error(exe.error());
+      return exe.error();
     } else {
       log_once(LogLevel::kWarn, "isolation-threads:no-worker",
                "benchmarking in threads, so a config that crashes ends this process: " +
@@ -61,10 +63,10 @@ BenchPlan plan_benchmarks(const BenchPlacement& placement, const ArgList& args,
   // (2) Devices, one worker each.
   if (!placement.devices.empty()) {
     if (!plan.process && !placement.open_device) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  "BenchPlacement::devices needs BenchPlacement::open_device to open devices[slot] "
-                  "for thread "
-                  "workers (or Isolation::kProcess, whose workers open their own)");
+      return make_error(ErrorCode::kInvalidArgument,
+                        "BenchPlacement::devices needs BenchPlacement::open_device to open "
+                        "devices[slot] for thread workers (or Isolation::kProcess, whose workers "
+                        "open their own)");
     }
     plan.devices = placement.devices;
   } else {

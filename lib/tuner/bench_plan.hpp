@@ -27,13 +27,17 @@ struct BenchPlan {
   std::string describe() const;  // "2 worker processes (cpu:0, cpu:1)"
 };
 
-// Throws kiln::Error for misuse: Isolation::kProcess with a raw pointer
-// argument; BenchPlacement::devices for threads without BenchPlacement::open_device. And
-// (kUnavailable / kNotFound) when processes are asked for (kProcess, or a
-// worker named by BenchPlacement::worker_path or KILN_WORKER) and the worker is
-// missing or does not answer its hello: the message names the setting and
-// the fix. kAuto with nothing named falls back to threads (a warning, once);
-// with a raw pointer argument too (logged at info).
-BenchPlan plan_benchmarks(const BenchPlacement& placement, const ArgList& args, const Device& home);
+// An error value (kInvalidArgument) for what the caller must change:
+// processes (Isolation::kProcess, or kAuto) with a raw pointer argument of
+// unknown extent, naming it and the fixes (its size, a tensor, or
+// Isolation::kThread: threads only when asked for); BenchPlacement::devices
+// for threads without BenchPlacement::open_device. kUnavailable / kNotFound
+// when processes are asked for (kProcess, or a worker named by
+// BenchPlacement::worker_path or KILN_WORKER) and the worker is missing or
+// does not answer its hello: the message names the setting and the fix.
+// kAuto with no worker named and none found falls back to threads (a
+// warning, once).
+[[nodiscard]] Result<BenchPlan> plan_benchmarks(const BenchPlacement& placement,
+                                                const ArgList& args, const Device& home);
 
 }  // namespace kiln::internal

@@ -6,14 +6,27 @@
 namespace kiln::internal {
 
 namespace {
-const Arg& tensor_arg(const ArgList& args, const std::string& name, const char* list) {
+// restore_value and reset_to_zero take what has storage: tensors and raw
+// pointers of known extent; outputs are compared element by element, so
+// they must be tensors (a dtype and a shape).
+const Arg& listed_arg(const ArgList& args, const std::string& name, const char* list,
+                      bool tensor_only = false) {
   const Arg& a = find_arg(args, name);
-  if (!a.is_tensor) {
-    throw Error(
-        ErrorCode::kInvalidArgument,
-        std::string(list) + " names '" + name + "', which is a scalar: only tensors can be listed");
+  if (a.is_tensor || (!tensor_only && a.has_storage())) return a;
+  if (a.is_pointer() && tensor_only) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(list) + " names '" + name +
+                    "', a raw pointer: outputs are compared element by element, so give it as a "
+                    "tensor (Arg::of_tensor with its dtype and shape)");
   }
-  return a;
+  if (a.is_pointer()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(list) + " names '" + name +
+                    "', a raw pointer of unknown extent: give its size in bytes "
+                    "(Arg::of_pointer(name, address, bytes)) or pass it as a tensor");
+  }
+  throw Error(ErrorCode::kInvalidArgument, std::string(list) + " names '" + name +
+                                               "', which is a scalar: only tensors can be listed");
 }
 }  // namespace
 
@@ -22,20 +35,20 @@ Result<CallState> CallState::capture(Device& device, const TunableKernel& kernel
   CallState s;
   s.args_ = &args;
   for (const auto& name : kernel.restore_value) {
-    const Arg& a = tensor_arg(args, name, "restore_value");
+    const Arg& a = listed_arg(args, name, "restore_value");
     std::string bytes(a.storage_bytes(), '\0');
     if (!bytes.empty()) {
-      Status st = device.copy_to_host(bytes.data(), a.data, bytes.size());
+      Status st = device.copy_to_host(bytes.data(), a.address(), bytes.size());
       if (!st.ok()) return st.error();
     }
     s.snapshots_.emplace(name, std::move(bytes));
   }
   for (const auto& name : kernel.reset_to_zero) {
-    tensor_arg(args, name, "reset_to_zero");
+    listed_arg(args, name, "reset_to_zero");
     s.reset_.push_back(name);
   }
   for (const auto& name : kernel.outputs) {
-    const Arg& a = tensor_arg(args, name, "outputs");
+    const Arg& a = listed_arg(args, name, "outputs", /*tensor_only=*/true);
     s.outputs_.push_back(name);
     // NOTES: a checked run starts from the outputs' first contents, not from
     // what the previous config left there: otherwise a config that writes
@@ -54,15 +67,15 @@ Result<CallState> CallState::capture(Device& device, const TunableKernel& kernel
 Status CallState::prepare(Device& device, Stream* stream, bool fresh_outputs) const {
   if (fresh_outputs) {
     for (const auto& [name, bytes] : output_snapshots_) {
-      Status st =
-          device.copy_to_device(find_arg(*args_, name).data, bytes.data(), bytes.size(), stream);
+      Status st = device.copy_to_device(find_arg(*args_, name).address(), bytes.data(),
+                                        bytes.size(), stream);
       if (!st.ok()) return st;
     }
   }
   for (const auto& [name, bytes] : snapshots_) {
     if (bytes.empty()) continue;
     Status st =
-        device.copy_to_device(find_arg(*args_, name).data, bytes.data(), bytes.size(), stream);
+        device.copy_to_device(find_arg(*args_, name).address(), bytes.data(), bytes.size(), stream);
     if (!st.ok()) return st;
   }
   return reset(device, stream);
@@ -72,7 +85,7 @@ Status CallState::reset(Device& device, Stream* stream) const {
   for (const auto& name : reset_) {
     const Arg& a = find_arg(*args_, name);
     if (a.storage_bytes() == 0) continue;
-    Status st = device.fill(a.data, 0, a.storage_bytes(), stream);
+    Status st = device.fill(a.address(), 0, a.storage_bytes(), stream);
     if (!st.ok()) return st;
   }
   return ok_status();

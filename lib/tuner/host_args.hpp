@@ -1,10 +1,16 @@
 // One call's arguments copied to the host, so they can be replicated onto
 // another device (a second GPU, a benchmark worker in another process):
-// each tensor's descriptor and the bytes of its storage span, each scalar's
-// value. A benchmark worker measures on its replica, never on the caller's
-// tensors.
+// each tensor's descriptor and the bytes of its storage span, each sized
+// raw pointer's bytes, each scalar's value. A benchmark worker measures on
+// its replica, never on the caller's memory.
+//
+// The bytes live in one sealed shared memory file (core/shared_memory.hpp):
+// thread workers read it here, worker processes map it from the descriptor
+// that travels with the call message, so a call's arguments are copied from
+// the caller once, whatever the number of workers.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +18,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/shared_memory.hpp"
+#include "core/worker_protocol.hpp"
 #include "kiln/runtime/device.hpp"
 #include "kiln/tuner/args.hpp"
 
@@ -19,26 +27,35 @@ namespace kiln::internal {
 
 class HostArgs {
  public:
-  // Copies every tensor's storage span from `device` (synchronised).
+  // Copies every tensor's storage span and every sized raw pointer's bytes
+  // from `device` (synchronised) into shared memory.
   static Result<HostArgs> capture(Device& device, const ArgList& args);
 
-  // The descriptors and scalars as JSON; the tensors' bytes appended to
-  // `blob` (offsets in the JSON). from_json throws kiln::Error (kCorrupt)
-  // naming what is malformed.
-  nlohmann::json to_json(std::string* blob) const;
-  static HostArgs from_json(const nlohmann::json& json, std::string_view blob);
+  // The descriptors and scalars as JSON, each argument's bytes as a place
+  // in the shared memory, whose descriptor is appended to `message->fds`.
+  nlohmann::json to_json(worker::Payload* message) const;
+  // kCorrupt naming what is malformed (a span past the memory, a missing
+  // or unsealed descriptor).
+  static Result<HostArgs> from_json(const nlohmann::json& json, const worker::Payload& message);
 
-  // The argument list with tensor data pointers null.
+  // The argument list with tensor data and sized raw pointers null (a raw
+  // pointer of unknown extent, for threads only, stays the caller's).
   const ArgList& args() const { return args_; }
-  const std::string& bytes(std::size_t i) const { return bytes_.at(i); }
+  // Argument i's bytes (empty for a scalar).
+  std::string_view bytes(std::size_t i) const;
 
  private:
+  struct Span {
+    std::size_t offset = 0, size = 0;
+  };
   ArgList args_;
-  std::vector<std::string> bytes_;  // per argument; empty for scalars
+  std::vector<Span> spans_;                     // per argument
+  std::shared_ptr<const SharedMemory> memory_;  // null when no argument has bytes
 };
 
 // Whether `args` can travel to another process: an error naming the raw
-// pointer scalar (it means nothing in another address space) and the fix.
+// pointer of unknown extent (its address means nothing in another address
+// space and its bytes cannot be copied) and the fixes.
 [[nodiscard]] Status can_travel(const ArgList& args);
 
 // The call's arguments in one device's memory: a buffer per tensor, filled

@@ -10,7 +10,6 @@
 
 #include "artifact_source.hpp"
 #include "bench_crew.hpp"
-#include "bench_plan.hpp"
 #include "deadline_compiler.hpp"
 #include "host_args.hpp"
 #include "kiln/compile/compile_pool.hpp"
@@ -246,7 +245,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
 
   // (2) Benchmark workers, one per device: now when pipelined, after the
   // compiles otherwise.
-  PlannedWorkers source(plan_benchmarks(in.backend.bench, in.args, *in.home), in);
+  PlannedWorkers source(in.plan, in);
   KILN_LOG(kDebug) << in.kernel.tmpl.name << ": benchmarking on " << source.plan().describe();
   Status calls = prepare_calls(in, source);
   BenchCrew crew(crew_feed(in, queue, ledger), source);

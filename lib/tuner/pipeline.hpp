@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_plan.hpp"
 #include "call_state.hpp"
 #include "kiln/compile/compile_engine.hpp"
 #include "kiln/tuner/tuner.hpp"
@@ -33,6 +34,8 @@ struct PipelineInputs {
   std::shared_ptr<OutputJudge> judge;
   TuneOptions options;
   Backend backend;
+  // Where benchmarks run, decided once per tuning run (plan_benchmarks).
+  BenchPlan plan;
   CompileContext context;
   ArtifactCache* artifacts = nullptr;
   // The caller's device (borrowed): measured on when the backend opens no

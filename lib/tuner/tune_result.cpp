@@ -43,7 +43,8 @@ double TuneResult::speedup_over_default() const {
   return *default_seconds / best->stats.median;
 }
 
-Status TuneResult::launch(Device& device, const TunableKernel& tunable, const ArgList& args) const {
+Status TuneResult::launch(Device& device, const TunableKernel& tunable, const ArgList& args,
+                          Stream* stream) const {
   if (!kernel.valid()) {
     return make_error(ErrorCode::kInvalidArgument,
                       "nothing to launch for " + tunable.tmpl.name + " (source '" +
@@ -51,21 +52,22 @@ Status TuneResult::launch(Device& device, const TunableKernel& tunable, const Ar
                           config.to_string() +
                           "} could not be built; see the measurements for why");
   }
-  return launch_with_resets(device, kernel, tunable, geometry, args);
+  return launch_with_resets(device, kernel, tunable, geometry, args, stream);
 }
 
 Status launch_with_resets(Device& device, const LoadedKernel& loaded, const TunableKernel& tunable,
-                          const LaunchGeometry& geometry, const ArgList& args) {
+                          const LaunchGeometry& geometry, const ArgList& args, Stream* stream) {
   for (const auto& name : tunable.reset_to_zero) {
     const Arg& a = find_arg(args, name);
     if (a.storage_bytes() == 0) continue;
-    Status st = device.fill(a.data, 0, a.storage_bytes());
+    Status st = device.fill(a.address(), 0, a.storage_bytes(), stream);
     if (!st.ok()) return st;
   }
   LaunchConfig lc;
   lc.grid = geometry.grid;
   lc.block = geometry.block;
   lc.shared_bytes = geometry.shared_bytes;
+  lc.stream = stream;
   return device.launch(loaded, lc, pack(args));
 }
 

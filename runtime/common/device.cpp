@@ -87,6 +87,13 @@ void DeviceHandle::throw_wrong_backend(const char* what) {
               std::string(what) + " state is of another backend's type (broken invariant)");
 }
 
+Result<Stream> Device::wrap_stream(std::uintptr_t /*native*/) {
+  return make_error(ErrorCode::kUnavailable,
+                    properties().ref.to_string() +
+                        " cannot launch on a caller's stream: use a stream it creates "
+                        "(create_stream) or the default stream");
+}
+
 ErrorInfo launch_error(const LoadedKernel& kernel, const LaunchConfig& config,
                        const std::string& reason, ErrorCode code) {
   std::string message = "launch of kernel " + kernel.name() + " [" + kernel.config() +

@@ -45,6 +45,8 @@ class CpuDevice final : public Device {
   Status fill(void* dst, std::uint8_t byte, std::size_t bytes, Stream* stream) override;
 
   Result<Stream> create_stream() override;
+  // Work here is synchronous and in order: a caller's stream is any stream.
+  Result<Stream> wrap_stream(std::uintptr_t /*native*/) override { return create_stream(); }
   Result<Event> create_event() override;
   Status record(Event& event, Stream* stream) override;
   Result<float> elapsed_ms(const Event& start, const Event& stop) override;

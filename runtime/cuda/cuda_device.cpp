@@ -4,6 +4,7 @@
 #include "cuda_device.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "delay_kernel.hpp"
 
@@ -26,8 +27,12 @@ struct BufferState : detail::HandleState {
 struct StreamState : detail::HandleState {
   const DriverApi* api = nullptr;
   CUstream stream = nullptr;
+  // A caller's stream (wrap_stream) is borrowed, never destroyed here, and
+  // its work runs in the caller's context.
+  bool owned = true;
+  CUcontext context = nullptr;  // null: the device's primary context
   ~StreamState() override {
-    if (stream) api->StreamDestroy(stream);
+    if (stream && owned) api->StreamDestroy(stream);
   }
 };
 
@@ -154,6 +159,16 @@ CUstream CudaDevice::raw_stream(Stream* stream) const {
   return stream ? stream->state_for<StreamState>(*this, "stream").stream : nullptr;
 }
 
+CUcontext CudaDevice::context_of(Stream* stream) const {
+  if (!stream) return context_;
+  CUcontext c = stream->state_for<StreamState>(*this, "stream").context;
+  return c ? c : context_;
+}
+
+Status CudaDevice::bind(Stream* stream) const {
+  return check(api_->CtxSetCurrent(context_of(stream)), "cuCtxSetCurrent");
+}
+
 // ------------------------------------------------------------------ memory
 
 Result<Buffer> CudaDevice::allocate(std::size_t bytes) {
@@ -173,14 +188,14 @@ Result<Buffer> CudaDevice::allocate(std::size_t bytes) {
 
 Status CudaDevice::copy_to_device(void* dst, const void* host_src, std::size_t bytes,
                                   Stream* stream) {
-  if (auto s = bind(); !s) return s;
+  if (auto s = bind(stream); !s) return s;
   return check(api_->MemcpyHtoDAsync(dptr(dst), host_src, bytes, raw_stream(stream)),
                "cuMemcpyHtoDAsync");
 }
 
 Status CudaDevice::copy_to_host(void* host_dst, const void* src, std::size_t bytes,
                                 Stream* stream) {
-  if (auto s = bind(); !s) return s;
+  if (auto s = bind(stream); !s) return s;
   // Synchronous on return, like the CPU device: the caller reads host_dst next.
   CUstream raw = raw_stream(stream);
   if (auto s = check(api_->MemcpyDtoHAsync(host_dst, dptr(src), bytes, raw), "cuMemcpyDtoHAsync");
@@ -191,13 +206,13 @@ Status CudaDevice::copy_to_host(void* host_dst, const void* src, std::size_t byt
 }
 
 Status CudaDevice::copy(void* dst, const void* src, std::size_t bytes, Stream* stream) {
-  if (auto s = bind(); !s) return s;
+  if (auto s = bind(stream); !s) return s;
   return check(api_->MemcpyDtoDAsync(dptr(dst), dptr(src), bytes, raw_stream(stream)),
                "cuMemcpyDtoDAsync");
 }
 
 Status CudaDevice::fill(void* dst, std::uint8_t byte, std::size_t bytes, Stream* stream) {
-  if (auto s = bind(); !s) return s;
+  if (auto s = bind(stream); !s) return s;
   return check(api_->MemsetD8Async(dptr(dst), byte, bytes, raw_stream(stream)), "cuMemsetD8Async");
 }
 
@@ -215,6 +230,48 @@ Result<Stream> CudaDevice::create_stream() {
   return Stream(std::move(state));
 }
 
+Result<Stream> CudaDevice::wrap_stream(std::uintptr_t native) {
+  CUstream raw = reinterpret_cast<CUstream>(native);
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(native));
+  const std::string name = "CUDA stream " + std::string(hex);
+  // The default streams have no context of their own: they are the
+  // calling thread's current context's (else the primary context's).
+  CUcontext context = nullptr;
+  if (raw == nullptr || raw == CU_STREAM_LEGACY || raw == CU_STREAM_PER_THREAD) {
+    if (api_->CtxGetCurrent(&context) != CUDA_SUCCESS) context = nullptr;
+  } else if (CUresult r = api_->StreamGetCtx(raw, &context); r != CUDA_SUCCESS) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      name + " is not a stream the driver knows (" + api_->describe(r) +
+                          "): pass the handle of a live CUstream (a framework's "
+                          "stream.cuda_stream / __cuda_stream__), or 0 for the default stream");
+  }
+  if (context == nullptr) context = context_;
+  if (context != context_) {
+    // Another context: it must be of this device (a stream of another GPU
+    // would run the kernel there, on memory it cannot see).
+    CUdevice other = -1;
+    CUresult r = api_->CtxSetCurrent(context);
+    if (r == CUDA_SUCCESS) r = api_->CtxGetDevice(&other);
+    if (r != CUDA_SUCCESS) return check(r, "cuCtxGetDevice for " + name).error();
+    if (other != device_) {
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          name + " belongs to cuda:" + std::to_string(other) + ", not to " +
+              props_.ref.to_string() +
+              ": launch on a stream of the device the kernel was loaded on",
+          {{"stream_device", "cuda:" + std::to_string(other)}, {"device", props_.ref.to_string()}});
+    }
+  }
+  auto state = std::make_unique<StreamState>();
+  state->owner = this;
+  state->api = api_;
+  state->stream = raw;
+  state->owned = false;
+  state->context = context == context_ ? nullptr : context;
+  return Stream(std::move(state));
+}
+
 Result<Event> CudaDevice::create_event() {
   if (auto s = bind(); !s) return s.error();
   auto state = std::make_unique<EventState>();
@@ -227,7 +284,7 @@ Result<Event> CudaDevice::create_event() {
 }
 
 Status CudaDevice::record(Event& event, Stream* stream) {
-  if (auto s = bind(); !s) return s;
+  if (auto s = bind(stream); !s) return s;
   auto& e = event.state_for<EventState>(*this, "event");
   return check(api_->EventRecord(e.event, raw_stream(stream)), "cuEventRecord");
 }
@@ -245,13 +302,13 @@ Result<float> CudaDevice::elapsed_ms(const Event& start, const Event& stop) {
 }
 
 Status CudaDevice::synchronize(Stream* stream) {
-  if (auto s = bind(); !s) return s;
+  if (auto s = bind(stream); !s) return s;
   if (stream) return check(api_->StreamSynchronize(raw_stream(stream)), "cuStreamSynchronize");
   return check(api_->CtxSynchronize(), "cuCtxSynchronize");
 }
 
 Status CudaDevice::begin_capture(Stream& stream) {
-  if (auto s = bind(); !s) return s;
+  if (auto s = bind(&stream); !s) return s;
   // Thread-local mode: other threads' unsafe calls (a benchmark worker on
   // another device) do not invalidate this capture.
   CUstream raw = raw_stream(&stream);
@@ -265,7 +322,7 @@ Result<Graph> CudaDevice::end_capture(Stream& stream) {
   if (open_capture.device == this && open_capture.stream == raw_stream(&stream)) {
     open_capture = {};
   }
-  if (auto s = bind(); !s) return s.error();
+  if (auto s = bind(&stream); !s) return s.error();
   auto state = std::make_unique<GraphState>();
   state->owner = this;
   state->api = api_;
@@ -282,7 +339,7 @@ Result<Graph> CudaDevice::end_capture(Stream& stream) {
 }
 
 Status CudaDevice::replay(const Graph& graph, Stream* stream) {
-  if (auto s = bind(); !s) return s;
+  if (auto s = bind(stream); !s) return s;
   auto& g = graph.state_for<GraphState>(*this, "graph");
   return check(api_->GraphLaunch(g.exec, raw_stream(stream)), "cuGraphLaunch");
 }

@@ -38,6 +38,17 @@ struct CudaKernelState : detail::HandleState {
   std::atomic<std::size_t> shared_allowed{0};
   std::size_t shared_static = 0;  // __shared__ arrays: count against the opt-in limit too
   std::mutex attribute_mutex;
+  // The same function loaded into contexts other than the device's primary
+  // one (a caller's stream in a context of its own: Device::wrap_stream),
+  // on the first launch there; unloaded with the kernel. The caller's
+  // context must outlive the kernel.
+  struct InContext {
+    CUmodule module = nullptr;
+    CUfunction function = nullptr;
+  };
+  std::mutex contexts_mutex;
+  std::map<CUcontext, InContext> in_contexts;
+  ~CudaKernelState() override;
 };
 
 class CudaDevice final : public Device {
@@ -60,6 +71,7 @@ class CudaDevice final : public Device {
   Status fill(void* dst, std::uint8_t byte, std::size_t bytes, Stream* stream) override;
 
   Result<Stream> create_stream() override;
+  Result<Stream> wrap_stream(std::uintptr_t native) override;
   Result<Event> create_event() override;
   Status record(Event& event, Stream* stream) override;
   Result<float> elapsed_ms(const Event& start, const Event& stop) override;
@@ -80,8 +92,15 @@ class CudaDevice final : public Device {
  private:
   CudaDevice(const DriverApi& api, CUdevice device, CUcontext context, DeviceProperties props);
   // Makes the primary context current on the calling thread (threads of a
-  // tuner call in from anywhere).
+  // tuner call in from anywhere); with a stream, the stream's context (a
+  // caller's stream may live in a context of its own).
   Status bind() const;
+  Status bind(Stream* stream) const;
+  // The context work on `stream` runs in: the primary one for Kiln's own
+  // streams and the default stream, the caller's for a wrapped stream.
+  CUcontext context_of(Stream* stream) const;
+  // `k`'s function in `context` (loaded there on first use).
+  Result<CUfunction> function_in(CudaKernelState& k, CUcontext context);
   Status check(CUresult result, const std::string& what) const;
   // The stream this thread is capturing on this device, or nullptr.
   CUstream capturing_stream() const;

@@ -16,6 +16,35 @@ CudaModule::~CudaModule() {
   }
 }
 
+CudaKernelState::~CudaKernelState() {
+  for (auto& [context, loaded] : in_contexts) {
+    module->api->CtxSetCurrent(context);
+    module->api->ModuleUnload(loaded.module);
+  }
+}
+
+Result<CUfunction> CudaDevice::function_in(CudaKernelState& k, CUcontext context) {
+  if (context == context_) return k.function;
+  std::lock_guard lock(k.contexts_mutex);
+  auto it = k.in_contexts.find(context);
+  if (it != k.in_contexts.end()) return it->second.function;
+  // The caller's context is current (bind): the module is loaded into it.
+  CudaKernelState::InContext loaded;
+  if (auto s = check(api_->ModuleLoadData(&loaded.module, k.module->binary->data()),
+                     "cuModuleLoadData in the stream's context");
+      !s) {
+    return s.error();
+  }
+  if (auto s = check(api_->ModuleGetFunction(&loaded.function, loaded.module, k.symbol.c_str()),
+                     "cuModuleGetFunction(" + k.symbol + ") in the stream's context");
+      !s) {
+    api_->ModuleUnload(loaded.module);
+    return s.error();
+  }
+  k.in_contexts.emplace(context, loaded);
+  return loaded.function;
+}
+
 Result<std::shared_ptr<CudaModule>> CudaDevice::module_for(const Artifact& artifact) {
   const std::string config = artifact.config.to_string();
   // By content hash: the G entries of a grouped program load one module,
@@ -118,7 +147,26 @@ Status CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config
                         "set LaunchConfig::stream to the captured stream",
                         ErrorCode::kInvalidArgument);
   }
-  if (auto s = bind(); !s) return launch_error(kernel, config, s.error().message);
+  if (auto s = bind(config.stream); !s) return launch_error(kernel, config, s.error().message);
+  // On a caller's stream in a context of its own, the function loaded there.
+  const CUcontext context = context_of(config.stream);
+  CUfunction function = k.function;
+  if (context != context_) {
+    auto there = function_in(k, context);
+    if (!there) return launch_error(kernel, config, there.error().message);
+    function = *there;
+    if (config.shared_bytes + k.shared_static > 48 * 1024) {
+      // Its own attribute, raised per launch: a rare path (a foreign
+      // context and more than the default shared memory).
+      CUresult r = api_->FuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          static_cast<int>(config.shared_bytes));
+      if (r != CUDA_SUCCESS) {
+        return launch_error(
+            kernel, config,
+            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES): " + api_->describe(r));
+      }
+    }
+  }
   if (config.shared_bytes > k.shared_allowed.load(std::memory_order_acquire)) {
     // More than the default 48 KiB needs the function's opt-in attribute.
     std::lock_guard lock(k.attribute_mutex);
@@ -155,7 +203,7 @@ Status CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config
   for (std::size_t i = 0; i < args.size(); ++i) {
     params[i] = const_cast<void*>(args.value_address(i));
   }
-  CUresult r = api_->LaunchKernelEx(&lc, k.function, args.empty() ? nullptr : params, nullptr);
+  CUresult r = api_->LaunchKernelEx(&lc, function, args.empty() ? nullptr : params, nullptr);
   if (r != CUDA_SUCCESS) {
     return launch_error(kernel, config, "cuLaunchKernelEx: " + api_->describe(r));
   }

@@ -48,6 +48,9 @@ Result<const DriverApi*> load_driver() {
   bind(api.DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
   bind(api.CtxSetCurrent, "cuCtxSetCurrent");
   bind(api.CtxSynchronize, "cuCtxSynchronize");
+  bind(api.CtxGetCurrent, "cuCtxGetCurrent");
+  bind(api.CtxGetDevice, "cuCtxGetDevice");
+  bind(api.StreamGetCtx, "cuStreamGetCtx");
   bind(api.ModuleLoadData, "cuModuleLoadData");
   bind(api.ModuleUnload, "cuModuleUnload");
   bind(api.ModuleGetFunction, "cuModuleGetFunction");

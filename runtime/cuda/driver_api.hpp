@@ -26,6 +26,10 @@ struct DriverApi {
   decltype(&::cuDevicePrimaryCtxRelease) DevicePrimaryCtxRelease = nullptr;
   decltype(&::cuCtxSetCurrent) CtxSetCurrent = nullptr;
   decltype(&::cuCtxSynchronize) CtxSynchronize = nullptr;
+  // A caller's context and stream (CudaDevice::wrap_stream).
+  decltype(&::cuCtxGetCurrent) CtxGetCurrent = nullptr;
+  decltype(&::cuCtxGetDevice) CtxGetDevice = nullptr;
+  decltype(&::cuStreamGetCtx) StreamGetCtx = nullptr;
   // Modules and launches.
   decltype(&::cuModuleLoadData) ModuleLoadData = nullptr;
   decltype(&::cuModuleUnload) ModuleUnload = nullptr;

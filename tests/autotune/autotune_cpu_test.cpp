@@ -65,6 +65,11 @@ TunableKernel scale_kernel(std::vector<std::int64_t> modes) {
   return k;
 }
 
+// The `release` flag is the caller's memory, shared with a spinning config
+// on purpose: a raw pointer of unknown extent, so these calls benchmark in
+// threads, asked for (processes refuse such a pointer).
+constexpr Isolation kThreads = Isolation::kThread;
+
 struct ScaleCall {
   std::vector<float> x, y;
   int release = 0;
@@ -86,7 +91,7 @@ const Measurement* find(const TuneResult& r, std::int64_t unroll, std::int64_t m
 }
 
 TEST(AutotuneCpu, FailuresAreRecordedAndTheWinnerIsHealthy) {
-  Session session("failures");
+  Session session("failures", kThreads);
   auto [dir, artifacts, tunings, device, tuner] = session.parts();
 
   ScaleCall call(4096);
@@ -147,7 +152,7 @@ TEST(AutotuneCpu, WarmStartServesFromDiskWithoutCompiling) {
     ArtifactCache artifacts(opts);
     TuningCache tunings(opts);
     auto device = cpu::open_device(1);
-    Autotuner tuner(cpu_backend(), &artifacts, &tunings);
+    Autotuner tuner(cpu_backend(kThreads), &artifacts, &tunings);
     auto r = tuner.tune(kernel, call.args, **device);
     ASSERT_TRUE(r.ok()) << r.error().describe();
     EXPECT_EQ(r->source, ResultSource::kTuned);
@@ -174,7 +179,7 @@ TEST(AutotuneCpu, WarmStartServesFromDiskWithoutCompiling) {
   ArtifactCache artifacts(opts);
   TuningCache tunings(opts);
   auto device = cpu::open_device(1);
-  Autotuner tuner(cpu_backend(), &artifacts, &tunings);
+  Autotuner tuner(cpu_backend(kThreads), &artifacts, &tunings);
   auto r = tuner.tune(kernel, call.args, **device);
   ASSERT_TRUE(r.ok()) << r.error().describe();
   EXPECT_EQ(r->source, ResultSource::kDisk);
@@ -202,7 +207,7 @@ TEST(AutotuneCpu, RetuneMeasuresAgainAndReplacesTheRecord) {
   ArtifactCache artifacts(opts);
   TuningCache tunings(opts);
   auto device = cpu::open_device(1);
-  Autotuner tuner(cpu_backend(), &artifacts, &tunings);
+  Autotuner tuner(cpu_backend(kThreads), &artifacts, &tunings);
   auto first = tuner.tune(kernel, call.args, **device);
   ASSERT_TRUE(first.ok()) << first.error().describe();
   TuneOptions retune;
@@ -230,7 +235,7 @@ TEST(AutotuneCpu, RetuneMeasuresAgainAndReplacesTheRecord) {
 }
 
 TEST(AutotuneCpu, PipelineOffMeasuresTheSameConfigs) {
-  Session session("nopipe");
+  Session session("nopipe", kThreads);
   auto [dir, artifacts, tunings, device, tuner] = session.parts();
   ScaleCall call(2048);
   TuneOptions to;
@@ -246,7 +251,7 @@ TEST(AutotuneCpu, PipelineOffMeasuresTheSameConfigs) {
 }
 
 TEST(AutotuneCpu, TuningOffUsesTheDefaultWithOneCompile) {
-  Session session("off");
+  Session session("off", kThreads);
   auto [dir, artifacts, tunings, device, tuner] = session.parts();
   ScaleCall call(512);
   TuneOptions to;
@@ -263,7 +268,7 @@ TEST(AutotuneCpu, TuningOffUsesTheDefaultWithOneCompile) {
 // Tuning that ran but found nothing correct is not "tuning off": the
 // default is served as a fallback, and says so.
 TEST(AutotuneCpu, NothingCorrectServesTheDefaultAsAFallback) {
-  Session session("fallback");
+  Session session("fallback", kThreads);
   auto [dir, artifacts, tunings, device, tuner] = session.parts();
   ScaleCall call(512);
   TuneOptions to;
@@ -372,7 +377,7 @@ TEST(AutotuneCpu, ResetToZeroZeroesOnEveryRunAndTheRealCall) {
   src.replace(src.find("y[i] = a"), 8, "y[i] += a");
   k.tmpl.source = src;
   k.reset_to_zero = {"y"};
-  Session session("reset");
+  Session session("reset", kThreads);
   auto [dir, artifacts, tunings, device, tuner] = session.parts();
   ScaleCall call(1024);
   std::fill(call.y.begin(), call.y.end(), 123.0f);
@@ -383,7 +388,7 @@ TEST(AutotuneCpu, ResetToZeroZeroesOnEveryRunAndTheRealCall) {
 }
 
 TEST(AutotuneCpu, BudgetCancelsWhatIsLeft) {
-  Session session("budget");
+  Session session("budget", kThreads);
   auto [dir, artifacts, tunings, device, tuner] = session.parts();
   ScaleCall call(512);
   TuneOptions to;

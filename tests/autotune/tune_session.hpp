@@ -33,8 +33,9 @@ inline Options options_for(const std::filesystem::path& dir) {
   return o;
 }
 
-inline Backend cpu_backend() {
+inline Backend cpu_backend(Isolation isolation = Isolation::kAuto) {
   Backend b;
+  b.bench.isolation = isolation;
   b.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
   b.toolchain = current_toolchain(DeviceKind::kCpu);
   b.arch = "host";
@@ -52,13 +53,13 @@ struct Session {
   Result<std::unique_ptr<Device>> device;
   Autotuner tuner;
 
-  explicit Session(const std::string& name)
+  explicit Session(const std::string& name, Isolation isolation = Isolation::kAuto)
       : dir(fresh_dir(name)),
         opts(options_for(dir)),
         artifacts(opts),
         tunings(opts),
         device(cpu::open_device(1)),
-        tuner(cpu_backend(), &artifacts, &tunings) {
+        tuner(cpu_backend(isolation), &artifacts, &tunings) {
     std::filesystem::create_directories(dir);
   }
   ~Session() { std::filesystem::remove_all(dir); }

@@ -185,20 +185,7 @@ TEST(ProcessIsolation, EveryFaultIsRecordedAndTuningGoesOn) {
   s.expect_caches_clean(1);
 }
 
-TEST(ProcessIsolation, RawPointerArgumentsAreMisuseForProcesses) {
-  Scratch s("rawptr");
-  Autotuner tuner(cpu_backend(Isolation::kProcess), &s.artifacts, &s.tunings);
-  AxCall call(64);
-  int flag = 0;
-  call.args.push_back(Arg::of_scalar("flag", &flag));
-  TunableKernel k = faulty_kernel(s.dir);
-  try {
-    (void)tuner.tune(k, call.args, *s.device);
-    FAIL() << "a raw pointer cannot travel to a worker process";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'flag'"), std::string::npos) << e.what();
-  }
-}
+// Raw pointer arguments: raw_pointer_test.cpp.
 
 // The error of a tuning run that cannot start its benchmark workers,
 // whether tune() throws it or returns it.

@@ -7,6 +7,7 @@
 
 #include "cpu_test_util.hpp"
 #include "kiln/runtime/cpu.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln {
 namespace {
@@ -133,6 +134,29 @@ TEST_F(CpuDeviceTest, LaunchErrorsNameKernelConfigGridBlockAndSharedMemory) {
   auto too_much = device_->launch(kernel_, c, KernelArgs::of(1.0f, y.data(), y.data(), 64L));
   ASSERT_FALSE(too_much.ok());
   EXPECT_NE(too_much.error().message.find("shared memory"), std::string::npos);
+}
+
+// A caller's stream (a framework's CUDA stream handle on a CPU tensor's
+// call) is accepted and ignored: CPU work is synchronous and in order. The
+// tuned kernel's launch with resets runs on it.
+TEST_F(CpuDeviceTest, ACallersStreamIsAcceptedAndIgnored) {
+  auto stream = device_->wrap_stream(0x1234);
+  ASSERT_TRUE(stream.ok()) << stream.error().describe();
+  const long n = 200;
+  auto x = test::ramp(n, 0.1f, 1.0f);
+  std::vector<float> y(n, 5.0f);
+  TunableKernel tunable;
+  tunable.reset_to_zero = {"y"};
+  ArgList args = {Arg::of_scalar("a", 0.5f, false),
+                  Arg::of_tensor("x", x.data(), TensorArg::contiguous(DType::kF32, {n})),
+                  Arg::of_tensor("y", y.data(), TensorArg::contiguous(DType::kF32, {n})),
+                  Arg::of_scalar("n", n)};
+  LaunchConfig c = config_for(n);
+  LaunchGeometry g{c.grid, c.block, c.shared_bytes};
+  Status st = launch_with_resets(*device_, kernel_, tunable, g, args, &*stream);
+  ASSERT_TRUE(st.ok()) << st.error().describe();
+  for (long i = 0; i < n; ++i) ASSERT_FLOAT_EQ(y[i], 0.5f * x[i]) << i;
+  EXPECT_TRUE(device_->synchronize(&*stream).ok());
 }
 
 TEST_F(CpuDeviceTest, MemoryCopiesAndFills) {

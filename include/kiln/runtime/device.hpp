@@ -287,6 +287,19 @@ class Device {
 
   // Streams, events, synchronisation.
   virtual Result<Stream> create_stream() = 0;
+  // A stream the caller owns, borrowed, so that Kiln's launches, copies and
+  // fills on it are ordered with the caller's own work there (a framework's
+  // current stream). On CUDA `native` is a CUstream (0: the legacy default
+  // stream, 2: the per-thread one), and work on it runs in the stream's
+  // context: the caller's, which need not be the primary context (kernels
+  // are loaded into it on first use); for the default streams, the
+  // caller's current context, else the device's primary context. A stream
+  // of another device is an error (kInvalidArgument, naming both). The
+  // handle never destroys the stream: the caller keeps it alive while the
+  // handle is used. The CPU runs all work in order, synchronously, and
+  // ignores `native`. Devices that cannot borrow a stream say so (the
+  // default).
+  virtual Result<Stream> wrap_stream(std::uintptr_t native);
   virtual Result<Event> create_event() = 0;
   virtual Status record(Event& event, Stream* stream = nullptr) = 0;
   // Milliseconds between two recorded events (waits for `stop`).

@@ -118,24 +118,34 @@ struct TuneResult {
   double speedup_over_default() const;  // 1 when unknown
 
   // Zeroes reset_to_zero args, then launches (kernel needed for its lists).
-  Status launch(Device& device, const TunableKernel& kernel, const ArgList& args) const;
+  // `stream`: a stream of `device`, such as a caller's own CUDA stream
+  // (Device::wrap_stream), on which the zeroing and the launch are queued
+  // (asynchronous on CUDA); null: the device's default stream.
+  Status launch(Device& device, const TunableKernel& kernel, const ArgList& args,
+                Stream* stream = nullptr) const;
 };
 
 // Zeroes `tunable`'s reset_to_zero arguments, then launches `loaded` with
-// `geometry`: how every caller runs a tuned kernel (TuneResult::launch, the
-// framework's KernelRunner), so a real call sees what the benchmark saw.
+// `geometry`, both on `stream` (null: the default stream): how every caller
+// runs a tuned kernel (TuneResult::launch, the framework's KernelRunner), so
+// a real call sees what the benchmark saw.
 [[nodiscard]] Status launch_with_resets(Device& device, const LoadedKernel& loaded,
                                         const TunableKernel& tunable,
-                                        const LaunchGeometry& geometry, const ArgList& args);
+                                        const LaunchGeometry& geometry, const ArgList& args,
+                                        Stream* stream = nullptr);
 
 // Where benchmarks run (docs/reliability.md).
 enum class Isolation {
-  // Worker processes where they can run (the worker executable is found and
-  // no argument is a raw pointer), else threads; the choice is logged.
+  // Worker processes where the worker executable is found, else threads;
+  // the choice is logged. A raw pointer argument of unknown extent is the
+  // call's error, as for kProcess: never a silent fall back to threads.
   kAuto,
   // One kiln-bench-worker process per device (kiln/bench_worker.hpp): a
   // config that segfaults, poisons its CUDA context or hangs costs only its
-  // worker, which is replaced. Raw pointer arguments are misuse here.
+  // worker, which is replaced. Each worker measures on its own copy of the
+  // arguments (tensors, and raw pointers with their extent: Arg::of_pointer),
+  // so the caller's memory is never touched while tuning; a raw pointer of
+  // unknown extent is the call's error (kInvalidArgument, naming it).
   kProcess,
   // Worker threads in this process: a crash ends the process, a hung
   // config strands its thread (abandoned at its deadline).
