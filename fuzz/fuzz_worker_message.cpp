@@ -1,5 +1,5 @@
-// The worker protocol's readers (lib/core/worker_protocol.hpp and the
-// compile operations' messages): a worker reads what its parent sends and a
+// The worker protocol's readers (lib/core/worker_protocol.hpp, the
+// compile operations' messages and the benchmark call's): a worker reads what its parent sends and a
 // parent reads what a worker (or a program that is not one) answers.
 // Promises: any bytes give a value or an error naming the problem, never an
 // exception or a crash; a request that decodes re-encodes to one that
@@ -13,6 +13,7 @@
 #include "compile/compile_worker.hpp"
 #include "core/worker_protocol.hpp"
 #include "fuzz_check.hpp"
+#include "tuner/bench_call.hpp"
 
 namespace {
 
@@ -34,6 +35,12 @@ void decode_typed(kiln::worker::Op op, const kiln::worker::Payload& payload,
     if (request.ok()) reasoned(kiln::decode_program(payload, request->unit));
   } else if (op == Op::kBlame) {
     reasoned(kiln::BlameRequest::decode(payload));
+  } else if (op == Op::kCall) {
+    // No descriptor comes with fuzzed bytes: a call that names its shared
+    // memory is refused by name, one without any decodes.
+    reasoned(kiln::internal::BenchCall::decode(payload));
+  } else if (op == Op::kMeasure) {
+    reasoned(kiln::internal::MeasureRequest::decode(payload));
   }
 }
 
