@@ -141,8 +141,8 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend,
     auto written = trace->write(opt.pipeline.trace_path);
     if (!written.ok()) KILN_LOG(kWarn) << written.error().describe();
   }
-  // The caller's tensors end as they began: tuning ran on them.
-  Status restored = state->prepare(call.device, nullptr, /*fresh_outputs=*/true);
+  // The caller's tensors end as they began: tuning may have run on them.
+  Status restored = state->restore(call.device);
   if (restored.ok()) restored = call.device.synchronize();
   if (!restored.ok()) return restored.error();
 

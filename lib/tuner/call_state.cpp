@@ -81,6 +81,18 @@ Status CallState::prepare(Device& device, Stream* stream, bool fresh_outputs) co
   return reset(device, stream);
 }
 
+Status CallState::restore(Device& device) const {
+  for (const auto* saved : {&output_snapshots_, &snapshots_}) {
+    for (const auto& [name, bytes] : *saved) {
+      if (bytes.empty()) continue;
+      Status st = device.copy_to_device(find_arg(*args_, name).address(), bytes.data(),
+                                        bytes.size(), nullptr);
+      if (!st.ok()) return st;
+    }
+  }
+  return ok_status();
+}
+
 Status CallState::reset(Device& device, Stream* stream) const {
   for (const auto& name : reset_) {
     const Arg& a = find_arg(*args_, name);

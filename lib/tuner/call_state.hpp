@@ -27,6 +27,10 @@ class CallState {
   // Before a run: restore snapshots, zero reset_to_zero arguments; with
   // `fresh_outputs` (a checked run) the outputs get their first contents too.
   Status prepare(Device& device, Stream* stream = nullptr, bool fresh_outputs = false) const;
+  // After tuning: restore snapshots and the outputs' first contents, but
+  // leave reset_to_zero arguments as the caller has them (the real call
+  // zeroes them itself), so tuning leaves no trace in the caller's memory.
+  Status restore(Device& device) const;
   // Zeroes reset_to_zero arguments only (the real call).
   Status reset(Device& device, Stream* stream = nullptr) const;
   // The outputs, widened to double, by name.

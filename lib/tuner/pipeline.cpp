@@ -76,9 +76,26 @@ Status prepare_calls(PipelineInputs& in, PlannedWorkers& workers) {
   workers.thread_call() = call;
   const BenchPlan& plan = workers.plan();
   if (!plan.replicate) return ok_status();
+  // The replicas start as the first run sees them, but the caller's own
+  // reset_to_zero arguments keep their contents until the real call (which
+  // zeroes them itself): tuning leaves no trace in the caller's memory.
+  std::vector<std::pair<const Arg*, std::string>> kept;
+  for (const auto& name : in.kernel.reset_to_zero) {
+    const Arg& a = find_arg(in.args, name);
+    std::string bytes(a.storage_bytes(), '\0');
+    if (bytes.empty()) continue;
+    Status copied = in.home->copy_to_host(bytes.data(), a.address(), bytes.size());
+    if (!copied.ok()) return copied;
+    kept.emplace_back(&a, std::move(bytes));
+  }
   Status st = call->state->prepare(*in.home);
   if (!st.ok()) return st;
   auto host = HostArgs::capture(*in.home, in.args);
+  for (const auto& [arg, bytes] : kept) {
+    Status back = in.home->copy_to_device(arg->address(), bytes.data(), bytes.size());
+    if (back.ok()) back = in.home->synchronize();
+    if (!back.ok()) return back;
+  }
   if (!host.ok()) return host.error();
   call->host = std::move(*host);
   if (!plan.process) return ok_status();
