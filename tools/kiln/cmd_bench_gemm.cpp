@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sample_stats.hpp"
 #include "commands.hpp"
 #include "kiln/kernels/tune_request.hpp"
 #include "kiln/tuner/search.hpp"
@@ -55,11 +56,6 @@ Result<std::vector<int>> parse_sizes(const std::string& text) {
   }
   if (out.empty()) return make_error(ErrorCode::kInvalidArgument, "--sizes is empty");
   return out;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // The median seconds of one run of `body` over a round of >= 0.2 s (the

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <thread>
 
+#include "sample_stats.hpp"
 #include "bench_tune_run.hpp"
 #include "commands.hpp"
 #include "core/worker_process.hpp"
@@ -25,13 +26,6 @@ namespace kiln::tool {
 namespace {
 
 constexpr std::size_t kCalibrationConfigs = 6;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double load_average() {
   std::ifstream in("/proc/loadavg");
