@@ -35,6 +35,7 @@ def autotune(
     warmup: int | None = None,
     rep: float | None = None,
     outputs: Sequence[str] | None = None,
+    deadline_s: float | None = None,
 ):
     """Decorates a ``kiln.Kernel`` into a tuned callable (``Autotuned``).
 
@@ -58,6 +59,8 @@ def autotune(
     search, max_configs, budget_s  the search strategy and its budget
     warmup, rep    warm-up runs per config; milliseconds of timed runs
     outputs        the arguments compared (default: every tensor)
+    deadline_s     seconds a config's benchmark may take before it is
+                   abandoned as hung (default 10)
     """
     if configs is None and space is None:
         raise ConfigError(
@@ -106,6 +109,7 @@ def autotune(
             warmup=warmup,
             rep=rep,
             outputs=outputs,
+            deadline_s=deadline_s,
         )
 
     return decorate
@@ -138,7 +142,7 @@ class Autotuned(_kiln._Autotuned):
 
     def __init__(self, kernel: Kernel, *, configs, space, constraints, key, default, prune,
                  reset_to_zero, restore_value, check, rtol, atol, reference, search,
-                 max_configs, budget_s, warmup, rep, outputs):
+                 max_configs, budget_s, warmup, rep, outputs, deadline_s):
         listed = None
         if configs is not None:
             listed = [_as_dict(c, "a config") for c in configs]
@@ -224,6 +228,7 @@ class Autotuned(_kiln._Autotuned):
             "budget_s": budget_s,
             "warmup": warmup,
             "rep": rep,
+            "deadline_s": deadline_s,
             "check": bool(check),
             "rtol": rtol,
             "atol": atol,

@@ -333,6 +333,9 @@ class Autotuned {
     o.search.strategy = nb::cast<std::string>(spec["search"]);
     if (!spec["max_configs"].is_none()) o.search.max_configs = nb::cast<std::size_t>(spec["max_configs"]);
     if (!spec["budget_s"].is_none()) o.pipeline.budget_seconds = nb::cast<double>(spec["budget_s"]);
+    if (!spec["deadline_s"].is_none()) {
+      o.pipeline.bench_deadline_seconds = nb::cast<double>(spec["deadline_s"]);
+    }
     if (!spec["warmup"].is_none()) o.measure.warmup = nb::cast<int>(spec["warmup"]);
     if (!spec["rep"].is_none()) o.measure.target_seconds = nb::cast<double>(spec["rep"]) / 1000.0;
     o.check.enabled = nb::cast<bool>(spec["check"]);
