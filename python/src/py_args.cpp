@@ -2,6 +2,7 @@
 #include "py_args.hpp"
 
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
 
 #include <cstring>
 #include <limits>
@@ -19,8 +20,8 @@ struct ScalarName {
   ArgType type;
 };
 constexpr ScalarName kScalars[] = {
-    {"f32", ArgType::kF32}, {"f64", ArgType::kF64}, {"i32", ArgType::kI32},
-    {"i64", ArgType::kI64}, {"u32", ArgType::kU32}, {"u64", ArgType::kU64},
+    {"f32", ArgType::kF32},   {"f64", ArgType::kF64}, {"i32", ArgType::kI32},
+    {"i64", ArgType::kI64},   {"u32", ArgType::kU32}, {"u64", ArgType::kU64},
     {"bool", ArgType::kBool},
 };
 constexpr const char* kKnownTypes =
@@ -156,9 +157,9 @@ std::vector<Param> parse_signature(const std::vector<std::string>& entries) {
   for (const auto& entry : entries) {
     const auto colon = entry.find(':');
     if (colon == std::string::npos) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  "signature entry '" + entry + "' has no type: write \"name: type\" (" +
-                      kKnownTypes + ")");
+      throw Error(ErrorCode::kInvalidArgument, "signature entry '" + entry +
+                                                   "' has no type: write \"name: type\" (" +
+                                                   kKnownTypes + ")");
     }
     Param p;
     p.name = trim(entry.substr(0, colon));
@@ -195,9 +196,8 @@ std::vector<Param> parse_signature(const std::vector<std::string>& entries) {
         }
       }
       if (!found) {
-        throw Error(ErrorCode::kInvalidArgument, "signature entry '" + entry +
-                                                     "': unknown type '" + type + "' (known: " +
-                                                     kKnownTypes + ")");
+        throw Error(ErrorCode::kInvalidArgument, "signature entry '" + entry + "': unknown type '" +
+                                                     type + "' (known: " + kKnownTypes + ")");
       }
     }
     out.push_back(std::move(p));
@@ -224,9 +224,10 @@ CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>&
       case Param::Kind::kTensor: {
         auto t = as_tensor(obj);
         if (!t) {
-          bad_arg(kernel, p, std::string("expected a tensor (an object with __dlpack__ or the "
-                                         "buffer protocol), got ") +
-                                 nb::inst_name(obj).c_str());
+          bad_arg(kernel, p,
+                  std::string("expected a tensor (an object with __dlpack__ or the "
+                              "buffer protocol), got ") +
+                      nb::inst_name(obj).c_str());
         }
         if (!t->dtype || *t->dtype != p.dtype) {
           bad_arg(kernel, p,
@@ -256,11 +257,10 @@ CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>&
           out.args.push_back(
               Arg::of_pointer(p.name, reinterpret_cast<const void*>(sized->first), sized->second));
         } else if (nb::isinstance<nb::int_>(obj)) {
-          out.args.push_back(Arg::of_scalar(
-              p.name, reinterpret_cast<void*>(nb::cast<std::uintptr_t>(obj))));
+          out.args.push_back(
+              Arg::of_scalar(p.name, reinterpret_cast<void*>(nb::cast<std::uintptr_t>(obj))));
         } else if (auto t = as_tensor(obj)) {
-          const std::size_t bytes =
-              static_cast<std::size_t>(t->info.storage_bytes(p.name)) ;
+          const std::size_t bytes = static_cast<std::size_t>(t->info.storage_bytes(p.name));
           out.args.push_back(Arg::of_pointer(p.name, t->data, bytes));
         } else {
           bad_arg(kernel, p,
@@ -323,13 +323,20 @@ KernelArgs infer_and_pack(nb::handle args, const char* kernel) {
       // its own width, checked before the Python types.
       const std::string dt = nb::cast<std::string>(nb::str(obj.attr("dtype")));
       nb::object v = obj.attr("item")();
-      if (dt == "float32") out.add(nb::cast<float>(v));
-      else if (dt == "float64") out.add(nb::cast<double>(v));
-      else if (dt == "int32") out.add(nb::cast<std::int32_t>(v));
-      else if (dt == "int64") out.add(nb::cast<std::int64_t>(v));
-      else if (dt == "uint32") out.add(nb::cast<std::uint32_t>(v));
-      else if (dt == "uint64") out.add(nb::cast<std::uint64_t>(v));
-      else if (dt == "bool") out.add(nb::cast<bool>(v));
+      if (dt == "float32")
+        out.add(nb::cast<float>(v));
+      else if (dt == "float64")
+        out.add(nb::cast<double>(v));
+      else if (dt == "int32")
+        out.add(nb::cast<std::int32_t>(v));
+      else if (dt == "int64")
+        out.add(nb::cast<std::int64_t>(v));
+      else if (dt == "uint32")
+        out.add(nb::cast<std::uint32_t>(v));
+      else if (dt == "uint64")
+        out.add(nb::cast<std::uint64_t>(v));
+      else if (dt == "bool")
+        out.add(nb::cast<bool>(v));
       else {
         throw Error(ErrorCode::kInvalidArgument,
                     std::string(kernel) + ": argument " + std::to_string(i) + " is a " + dt +
@@ -373,7 +380,8 @@ std::optional<std::uintptr_t> stream_handle(nb::handle stream) {
     if (nb::isinstance<nb::tuple>(s)) return nb::cast<std::uintptr_t>(s[1]);
     return nb::cast<std::uintptr_t>(s);
   }
-  if (nb::hasattr(stream, "cuda_stream")) return nb::cast<std::uintptr_t>(stream.attr("cuda_stream"));
+  if (nb::hasattr(stream, "cuda_stream"))
+    return nb::cast<std::uintptr_t>(stream.attr("cuda_stream"));
   throw Error(ErrorCode::kInvalidArgument,
               std::string("stream=") + nb::inst_name(stream).c_str() +
                   " is not a stream: pass an int handle or an object with cuda_stream or "

@@ -21,9 +21,9 @@ struct Param {
   enum class Kind { kTensor, kScalar, kPointer };
   std::string name;
   Kind kind = Kind::kScalar;
-  DType dtype = DType::kF32;           // kTensor: element type
-  ArgType scalar = ArgType::kI32;      // kScalar: the C type
-  std::string type_text;               // as written: "f32*", "i32"
+  DType dtype = DType::kF32;       // kTensor: element type
+  ArgType scalar = ArgType::kI32;  // kScalar: the C type
+  std::string type_text;           // as written: "f32*", "i32"
 };
 
 // Parses ["a: f32", "x: f32*", "n: i32", "ws: void*"]; throws kiln::Error

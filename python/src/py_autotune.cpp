@@ -27,9 +27,9 @@ Value to_value(nb::handle v, const std::string& name) {
   if (nb::isinstance<nb::bool_>(v)) return Value{v.ptr() == Py_True};
   if (nb::isinstance<nb::int_>(v)) return Value{nb::cast<std::int64_t>(v)};
   if (nb::isinstance<nb::str>(v)) return Value{nb::cast<std::string>(v)};
-  throw Error(ErrorCode::kInvalidArgument,
-              "config parameter " + name + " has the value " +
-                  nb::cast<std::string>(nb::repr(v)) + ": a value is an int, a bool or a str");
+  throw Error(ErrorCode::kInvalidArgument, "config parameter " + name + " has the value " +
+                                               nb::cast<std::string>(nb::repr(v)) +
+                                               ": a value is an int, a bool or a str");
 }
 
 nb::object from_value(const Value& v) {
@@ -165,7 +165,7 @@ class Autotuned {
     last_config_ = e.config;
     const LaunchGeometry g = hooks_.geometry(e.result.config, named);
     std::optional<Stream> s = to_stream(rt_->device(), stream);
-    Status st;
+    Status st = ok_status();
     {
       nb::gil_scoped_release release;
       st = launch_with_resets(rt_->device(), e.result.kernel, kernel_, g, ca.args,
@@ -178,8 +178,7 @@ class Autotuned {
   nb::object best_config() const { return last_config_; }
 
   nb::dict stats() const {
-    KernelStats s;
-    if (rt_) s = rt_->tuner->statistics().kernel(name_);
+    const KernelStats& s = stats_;
     nb::dict d;
     d["hits"] = s.cache_hits + fast_hits_;
     d["misses"] = s.cache_misses;
@@ -241,9 +240,8 @@ class Autotuned {
     if (!spec["listed"].is_none()) {
       auto listed = std::make_shared<std::set<std::string>>();
       for (auto c : spec["listed"]) listed->insert(to_config(c).to_string());
-      space.constraint("listed", [listed](const Config& c) {
-        return listed->count(c.to_string()) > 0;
-      });
+      space.constraint("listed",
+                       [listed](const Config& c) { return listed->count(c.to_string()) > 0; });
     }
     hooks_.config_cls = spec["config_cls"];
     for (auto item : nb::borrow<nb::list>(spec["constraints"])) {
@@ -316,10 +314,10 @@ class Autotuned {
         return nb::cast<double>(r);
       };
       const double top_k = nb::cast<double>(spec["top_k"]);
-      kernel_.top_k = top_k < 1 ? static_cast<std::size_t>(std::ceil(
-                                      top_k * static_cast<double>(std::max<std::uint64_t>(
-                                                  space.size(), 1))))
-                                : static_cast<std::size_t>(top_k);
+      kernel_.top_k =
+          top_k < 1 ? static_cast<std::size_t>(std::ceil(
+                          top_k * static_cast<double>(std::max<std::uint64_t>(space.size(), 1))))
+                    : static_cast<std::size_t>(top_k);
     }
     if (!hooks_.early_config_prune.is_none()) {
       kernel_.early_prune = [h](const Config& c, const ProblemKey&) {
@@ -331,7 +329,8 @@ class Autotuned {
     // Options.
     TuneOptions& o = options_;
     o.search.strategy = nb::cast<std::string>(spec["search"]);
-    if (!spec["max_configs"].is_none()) o.search.max_configs = nb::cast<std::size_t>(spec["max_configs"]);
+    if (!spec["max_configs"].is_none())
+      o.search.max_configs = nb::cast<std::size_t>(spec["max_configs"]);
     if (!spec["budget_s"].is_none()) o.pipeline.budget_seconds = nb::cast<double>(spec["budget_s"]);
     if (!spec["deadline_s"].is_none()) {
       o.pipeline.bench_deadline_seconds = nb::cast<double>(spec["deadline_s"]);
@@ -354,7 +353,8 @@ class Autotuned {
           for (const Arg& a : args) views.append(view_of(a));
           h->reference(*nb::tuple(views));
         } catch (nb::python_error& e) {
-          return make_error(ErrorCode::kInvalidArgument, std::string("reference raised ") + e.what());
+          return make_error(ErrorCode::kInvalidArgument,
+                            std::string("reference raised ") + e.what());
         } catch (const Error& e) {
           return e.info();
         }
@@ -374,24 +374,48 @@ class Autotuned {
       std::vector<std::int64_t> strides = a.tensor.strides;
       nb::dlpack::dtype dt;
       switch (a.tensor.dtype) {
-        case DType::kF16: dt = nb::dtype<std::uint16_t>(); dt.code = (uint8_t)nb::dlpack::dtype_code::Float; break;
-        case DType::kBF16: dt = nb::dtype<std::uint16_t>(); dt.code = (uint8_t)nb::dlpack::dtype_code::Bfloat; break;
-        case DType::kF32: dt = nb::dtype<float>(); break;
-        case DType::kF64: dt = nb::dtype<double>(); break;
-        case DType::kI8: dt = nb::dtype<std::int8_t>(); break;
-        case DType::kU8: dt = nb::dtype<std::uint8_t>(); break;
-        case DType::kI16: dt = nb::dtype<std::int16_t>(); break;
-        case DType::kI32: dt = nb::dtype<std::int32_t>(); break;
-        case DType::kI64: dt = nb::dtype<std::int64_t>(); break;
-        case DType::kBool: dt = nb::dtype<bool>(); break;
+        case DType::kF16:
+          dt = nb::dtype<std::uint16_t>();
+          dt.code = (uint8_t)nb::dlpack::dtype_code::Float;
+          break;
+        case DType::kBF16:
+          dt = nb::dtype<std::uint16_t>();
+          dt.code = (uint8_t)nb::dlpack::dtype_code::Bfloat;
+          break;
+        case DType::kF32:
+          dt = nb::dtype<float>();
+          break;
+        case DType::kF64:
+          dt = nb::dtype<double>();
+          break;
+        case DType::kI8:
+          dt = nb::dtype<std::int8_t>();
+          break;
+        case DType::kU8:
+          dt = nb::dtype<std::uint8_t>();
+          break;
+        case DType::kI16:
+          dt = nb::dtype<std::int16_t>();
+          break;
+        case DType::kI32:
+          dt = nb::dtype<std::int32_t>();
+          break;
+        case DType::kI64:
+          dt = nb::dtype<std::int64_t>();
+          break;
+        case DType::kBool:
+          dt = nb::dtype<bool>();
+          break;
       }
       if (a.tensor.device.kind == DeviceKind::kCpu) {
         return nb::cast(nb::ndarray<nb::numpy>(a.data, shape.size(), shape.data(), nb::handle(),
-                                               strides.data(), dt, nb::device::cpu::value));
+                                               strides.data(), dt, nb::device::cpu::value),
+                        nb::rv_policy::reference);
       }
-      return nb::cast(nb::ndarray<>(a.data, shape.size(), shape.data(), nb::handle(),
-                                    strides.data(), dt, nb::device::cuda::value,
-                                    a.tensor.device.index));
+      return nb::cast(
+          nb::ndarray<>(a.data, shape.size(), shape.data(), nb::handle(), strides.data(), dt,
+                        nb::device::cuda::value, a.tensor.device.index),
+          nb::rv_policy::reference);
     }
     return std::visit(
         [](auto v) -> nb::object {
@@ -410,8 +434,9 @@ class Autotuned {
     }
     std::string names;
     for (const auto& p : params_) names += (names.empty() ? "" : ", ") + p.name;
-    throw Error(ErrorCode::kInvalidArgument, std::string(field) + " names '" + n + "', which is not a parameter of " +
-                                                 name_ + " (its signature has " + names + ")");
+    throw Error(ErrorCode::kInvalidArgument, std::string(field) + " names '" + n +
+                                                 "', which is not a parameter of " + name_ +
+                                                 " (its signature has " + names + ")");
   }
 
   BackendKind kind_from(const CallArgs& ca) const {
@@ -479,12 +504,14 @@ class Autotuned {
       r = rt_->tuner->tune(kernel_, ca.args, rt_->device(), options_);
     }
     if (!r.ok()) raise(r.error());
+    stats_.merge(r->stats);
     auto e = std::make_shared<Entry>();
     e->result = std::move(*r);
     e->config = hooks_.py_config(e->result.config);
     const nb::tuple key = key_tuple(ca);
     nb::list ms;
-    for (const Measurement& m : e->result.measurements) ms.append(timing_dict(m, hooks_.py_config(m.config)));
+    for (const Measurement& m : e->result.measurements)
+      ms.append(timing_dict(m, hooks_.py_config(m.config)));
     if (e->result.source == ResultSource::kTuned || !measured_.contains(key)) measured_[key] = ms;
     sources_[key] = source_name(e->result.source);
     if (e->result.source == ResultSource::kFallback || e->result.source == ResultSource::kFailed) {
@@ -499,7 +526,8 @@ class Autotuned {
     for (const Measurement& m : r.measurements) {
       if (m.ok()) continue;
       std::string reason = m.reason();
-      failures.push_back({m.config.to_string(), std::string(outcome_name(m.outcome)) + ": " + reason});
+      failures.push_back(
+          {m.config.to_string(), std::string(outcome_name(m.outcome)) + ": " + reason});
       if (reason.size() > 200) reason = reason.substr(0, 200) + "...";
       lines += "\n  " + m.config.to_string() + ": " + outcome_name(m.outcome) + ": " + reason;
     }
@@ -526,6 +554,7 @@ class Autotuned {
   std::mutex tune_mutex_;
   std::uint64_t generation_ = fork_generation();
   std::uint64_t fast_hits_ = 0;
+  KernelStats stats_;  // this object's tunings and lookups (TuneResult::stats, merged)
   nb::object last_config_ = nb::none();
   nb::dict measured_, sources_;
 };

@@ -7,6 +7,7 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include "kiln/core/options.hpp"
@@ -78,7 +79,7 @@ class CompiledKernel {
     }
     std::optional<Stream> s = to_stream(rt_->device(), stream);
     lc.stream = s ? &*s : nullptr;
-    Status st;
+    Status st = ok_status();
     {
       nb::gil_scoped_release release;
       st = rt_->device().launch(loaded_, lc, packed);

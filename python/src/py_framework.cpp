@@ -29,16 +29,26 @@ namespace {
 
 nb::dlpack::dtype dlpack_of(DType t) {
   switch (t) {
-    case DType::kF16: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
-    case DType::kBF16: return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
-    case DType::kF32: return nb::dtype<float>();
-    case DType::kF64: return nb::dtype<double>();
-    case DType::kI8: return nb::dtype<std::int8_t>();
-    case DType::kU8: return nb::dtype<std::uint8_t>();
-    case DType::kI16: return nb::dtype<std::int16_t>();
-    case DType::kI32: return nb::dtype<std::int32_t>();
-    case DType::kI64: return nb::dtype<std::int64_t>();
-    case DType::kBool: return nb::dtype<bool>();
+    case DType::kF16:
+      return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
+    case DType::kBF16:
+      return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
+    case DType::kF32:
+      return nb::dtype<float>();
+    case DType::kF64:
+      return nb::dtype<double>();
+    case DType::kI8:
+      return nb::dtype<std::int8_t>();
+    case DType::kU8:
+      return nb::dtype<std::uint8_t>();
+    case DType::kI16:
+      return nb::dtype<std::int16_t>();
+    case DType::kI32:
+      return nb::dtype<std::int32_t>();
+    case DType::kI64:
+      return nb::dtype<std::int64_t>();
+    case DType::kBool:
+      return nb::dtype<bool>();
   }
   return nb::dtype<float>();
 }
@@ -52,7 +62,8 @@ nb::list views(const ArgList& args) {
       std::vector<std::size_t> shape(a.tensor.shape.begin(), a.tensor.shape.end());
       std::vector<std::int64_t> strides = a.tensor.strides;
       out.append(nb::cast(nb::ndarray<nb::numpy>(a.data, shape.size(), shape.data(), nb::handle(),
-                                                 strides.data(), dlpack_of(a.tensor.dtype))));
+                                                 strides.data(), dlpack_of(a.tensor.dtype)),
+                          nb::rv_policy::reference));
     } else {
       out.append(std::visit(
           [](auto v) -> nb::object {
@@ -100,7 +111,7 @@ class PyRunner final : public TunableRunner {
       for (auto t : r) out.push_back(nb::cast<int>(t));
       return out;
     } catch (nb::python_error& e) {
-      log_once(LogLevel::kWarning, "py-tactics-" + id().text(),
+      log_once(LogLevel::kWarn, "py-tactics-" + id().text(),
                id().text() + ".get_valid_tactics raised " + e.what() + ": only the fallback runs");
       return {};
     }
@@ -193,14 +204,13 @@ class Spec {
       nb::object fn = nb::borrow(t[2]);
       keep_.push_back(fn);
       PyObject* f = fn.ptr();
-      spec_.constraints.push_back(
-          {nb::cast<std::size_t>(t[0]), nb::cast<std::size_t>(t[1]),
-           [f](std::span<const std::int64_t> profile) {
-             nb::gil_scoped_acquire gil;
-             nb::list p;
-             for (auto v : profile) p.append(v);
-             return nb::cast<std::int64_t>(nb::handle(f)(nb::tuple(p)));
-           }});
+      spec_.constraints.push_back({nb::cast<std::size_t>(t[0]), nb::cast<std::size_t>(t[1]),
+                                   [f](std::span<const std::int64_t> profile) {
+                                     nb::gil_scoped_acquire gil;
+                                     nb::list p;
+                                     for (auto v : profile) p.append(v);
+                                     return nb::cast<std::int64_t>(nb::handle(f)(nb::tuple(p)));
+                                   }});
     }
     spec_.max_bucket = max_bucket;
     spec_.finalize();
@@ -239,9 +249,9 @@ ArgList framework_inputs(nb::handle inputs) {
       p.kind = Param::Kind::kTensor;
       nb::ndarray<nb::ro> arr;
       if (!nb::try_cast(obj, arr, false)) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    "choose_one: input " + std::to_string(i) + " is a " +
-                        nb::inst_name(obj).c_str() + ": pass tensors (DLPack) and numbers");
+        throw Error(ErrorCode::kInvalidArgument, "choose_one: input " + std::to_string(i) +
+                                                     " is a " + nb::inst_name(obj).c_str() +
+                                                     ": pass tensors (DLPack) and numbers");
       }
       // The signature's dtype is the tensor's own.
       using C = nb::dlpack::dtype_code;
@@ -295,11 +305,12 @@ class Scope {
 
 void register_framework(nb::module_& m) {
   nb::class_<Spec>(m, "_Spec", nb::dynamic_attr())
-      .def(nb::init<nb::list, nb::list, std::int64_t>(), nb::arg("dynamic"),
-           nb::arg("constraints"), nb::arg("max_bucket"));
+      .def(nb::init<nb::list, nb::list, std::int64_t>(), nb::arg("dynamic"), nb::arg("constraints"),
+           nb::arg("max_bucket"));
 
   nb::class_<Scope>(m, "_Scope")
-      .def(nb::init<bool, std::vector<std::string>, std::optional<std::string>, std::optional<int>>(),
+      .def(nb::init<bool, std::vector<std::string>, std::optional<std::string>,
+                    std::optional<int>>(),
            nb::arg("tune"), nb::arg("skip"), nb::arg("cache").none(), nb::arg("rank").none())
       .def("close", &Scope::close)
       .def_prop_ro("file", &Scope::file);

@@ -1,6 +1,8 @@
 // See py_launch.hpp.
 #include "py_launch.hpp"
 
+#include <nanobind/stl/string.h>
+
 #include <limits>
 #include <string>
 
@@ -17,9 +19,9 @@ std::uint32_t extent(nb::handle v, const char* what) {
   long long x = 0;
   if (nb::isinstance<nb::bool_>(v) || !nb::try_cast(v, x, false) || x < 1 ||
       x > std::numeric_limits<std::uint32_t>::max()) {
-    throw Error(ErrorCode::kInvalidArgument,
-                std::string(what) + " has " + nb::cast<std::string>(nb::repr(v)) +
-                    ": each extent is an integer from 1 to 2^32-1");
+    throw Error(ErrorCode::kInvalidArgument, std::string(what) + " has " +
+                                                 nb::cast<std::string>(nb::repr(v)) +
+                                                 ": each extent is an integer from 1 to 2^32-1");
   }
   return static_cast<std::uint32_t>(x);
 }
@@ -39,9 +41,9 @@ Dim3 to_dim3(nb::handle value, const char* what) {
   }
   const std::size_t n = nb::len(value);
   if (n < 1 || n > 3) {
-    throw Error(ErrorCode::kInvalidArgument,
-                std::string(what) + "=" + nb::cast<std::string>(nb::repr(value)) + " has " +
-                    std::to_string(n) + " extents: give 1 to 3");
+    throw Error(ErrorCode::kInvalidArgument, std::string(what) + "=" +
+                                                 nb::cast<std::string>(nb::repr(value)) + " has " +
+                                                 std::to_string(n) + " extents: give 1 to 3");
   }
   std::uint32_t* dims[3] = {&d.x, &d.y, &d.z};
   for (std::size_t i = 0; i < n; ++i) *dims[i] = extent(value[i], what);

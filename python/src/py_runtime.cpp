@@ -42,7 +42,9 @@ std::map<BackendKind, std::shared_ptr<Runtime>>& runtimes() {
 
 }  // namespace
 
-std::uint64_t fork_generation() { return g_generation.load(std::memory_order_relaxed); }
+std::uint64_t fork_generation() {
+  return g_generation.load(std::memory_order_relaxed);
+}
 
 BackendKind parse_backend(const std::string& name) {
   if (name == "auto") {
@@ -63,7 +65,8 @@ std::shared_ptr<Runtime> runtime(BackendKind kind) {
   rt->target = std::move(*target);
   rt->artifacts = std::make_unique<ArtifactCache>(Options::global());
   rt->tunings = std::make_unique<TuningCache>(Options::global());
-  rt->tuner = std::make_unique<Autotuner>(rt->target.backend, rt->artifacts.get(), rt->tunings.get());
+  rt->tuner =
+      std::make_unique<Autotuner>(rt->target.backend, rt->artifacts.get(), rt->tunings.get());
   map.emplace(kind, rt);
   return rt;
 }
@@ -91,8 +94,9 @@ void register_runtime(nb::module_& m) {
       set_error(e.info());
     }
   });
-  m.def("_cpu_backend_loaded", [] { return internal::cpu_plugin_loaded(); },
-        "Whether the CPU backend (and with it LLVM) is loaded in this process.");
+  m.def(
+      "_cpu_backend_loaded", [] { return internal::cpu_plugin_loaded(); },
+      "Whether the CPU backend (and with it LLVM) is loaded in this process.");
   m.def(
       "_backend_available",
       [](const std::string& name) {

@@ -127,6 +127,8 @@ const DeviceBackend& cpu_plugin_backend() {
   return proxy;
 }
 
-bool cpu_plugin_loaded() { return g_loaded.load(); }
+bool cpu_plugin_loaded() {
+  return g_loaded.load();
+}
 
 }  // namespace kiln::internal
