@@ -6,8 +6,7 @@ is tuned again (its content is in the key)."""
 
 from __future__ import annotations
 
-import hashlib
-from typing import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping
 
 from . import _kiln
 from .config import Config
@@ -123,6 +122,8 @@ def _code_of(obj) -> str:
     code = getattr(obj, "__code__", None)
     if code is None:
         return repr(obj) if not callable(obj) else getattr(obj, "__qualname__", repr(type(obj)))
+    import hashlib  # here: importing it at `import kiln` loads OpenSSL
+
     parts = [code.co_code, repr(code.co_consts).encode(), repr(code.co_names).encode()]
     return hashlib.sha256(b"|".join(parts)).hexdigest()[:16]
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
 from . import _kiln
 
@@ -39,19 +37,21 @@ class Runner:
         raise NotImplementedError(f"{type(self).__name__}.forward")
 
 
-@dataclass(frozen=True)
 class DynamicDim:
     """Dimension ``dim`` of input ``input`` varies between calls; it is tuned
     for each of ``buckets``, and a call's size maps to the smallest bucket
     at least as large (or ``map(size)``, snapped to the nearest bucket)."""
 
-    input: int
-    dim: int
-    buckets: tuple
-    map: Callable | None = field(default=None, compare=False)
+    __slots__ = ("input", "dim", "buckets", "map")
 
-    def __post_init__(self):
-        object.__setattr__(self, "buckets", tuple(int(b) for b in self.buckets))
+    def __init__(self, input: int, dim: int, buckets, map=None):
+        self.input = int(input)
+        self.dim = int(dim)
+        self.buckets = tuple(int(b) for b in buckets)
+        self.map = map
+
+    def __repr__(self) -> str:
+        return f"kiln.DynamicDim(input={self.input}, dim={self.dim}, buckets={self.buckets})"
 
 
 def power_of_two_buckets(lo: int, hi: int) -> tuple:

@@ -4,8 +4,6 @@ launch rule, for ``kiln.autotune``)."""
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
-
 from . import _kiln
 
 CompiledKernel = _kiln.CompiledKernel

@@ -161,10 +161,13 @@ class Autotuned {
     } else {
       ++fast_hits_;
     }
-    const Entry& e = *it->second;
+    // A reference of our own: another thread may clear the table (retune)
+    // while this one launches without the GIL.
+    const std::shared_ptr<Entry> held = it->second;
+    const Entry& e = *held;
     last_config_ = e.config;
     const LaunchGeometry g = hooks_.geometry(e.result.config, named);
-    std::optional<Stream> s = to_stream(rt_->device(), stream);
+    std::optional<Stream> s = to_stream(rt_->device(), stream, args);
     Status st = ok_status();
     {
       nb::gil_scoped_release release;

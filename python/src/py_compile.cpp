@@ -77,7 +77,7 @@ class CompiledKernel {
     } else {
       packed = infer_and_pack(args, kernel_.tmpl.name.c_str());
     }
-    std::optional<Stream> s = to_stream(rt_->device(), stream);
+    std::optional<Stream> s = to_stream(rt_->device(), stream, args);
     lc.stream = s ? &*s : nullptr;
     Status st = ok_status();
     {

@@ -50,8 +50,29 @@ Dim3 to_dim3(nb::handle value, const char* what) {
   return d;
 }
 
-std::optional<Stream> to_stream(Device& device, nb::handle stream) {
-  auto handle = stream_handle(stream);
+namespace {
+
+// PyTorch's current stream on the device of the first torch tensor among
+// `args`, or nullopt (no torch tensor, or torch not imported).
+std::optional<std::uintptr_t> torch_current_stream(nb::handle args) {
+  if (!args.is_valid()) return std::nullopt;
+  for (nb::handle a : args) {
+    if (std::string(Py_TYPE(a.ptr())->tp_name) != "Tensor" || !nb::hasattr(a, "is_cuda")) continue;
+    if (!nb::cast<bool>(a.attr("is_cuda"))) continue;
+    nb::object torch = nb::module_::import_("torch");
+    nb::object s = torch.attr("cuda").attr("current_stream")(a.attr("device"));
+    return nb::cast<std::uintptr_t>(s.attr("cuda_stream"));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Stream> to_stream(Device& device, nb::handle stream, nb::handle args) {
+  std::optional<std::uintptr_t> handle = stream_handle(stream);
+  if (!handle && device.properties().ref.kind == DeviceKind::kCuda) {
+    handle = torch_current_stream(args);
+  }
   if (!handle) return std::nullopt;
   if (device.properties().ref.kind == DeviceKind::kCpu && *handle == 0) return std::nullopt;
   auto s = device.wrap_stream(*handle);

@@ -14,7 +14,10 @@ namespace kiln::py {
 // the error.
 Dim3 to_dim3(nanobind::handle value, const char* what);
 // `stream=` as a Stream of `device` (nullopt: the default stream); an error
-// for a stream on a device that takes none.
-std::optional<Stream> to_stream(Device& device, nanobind::handle stream);
+// for a stream on a device that takes none. Without one, on CUDA, when an
+// argument in `args` is a PyTorch tensor: PyTorch's current stream, as a
+// PyTorch user expects.
+std::optional<Stream> to_stream(Device& device, nanobind::handle stream,
+                                nanobind::handle args = nanobind::handle());
 
 }  // namespace kiln::py

@@ -254,3 +254,33 @@ def test_trace_is_written(tmp_path):
     y = np.zeros(700, dtype=np.float32)
     tuned(1.0, x, y, 700)
     assert path.exists() and "traceEvents" in path.read_text()
+
+
+def test_raw_pointer_with_its_extent_is_isolated_like_a_tensor():
+    src = r"""
+#include "kiln/cpu_kernel.h"
+template <int MODE>
+void with_ws(const kiln::cpu::BlockContext&, void* ws, float* y, int n) {
+  float* w = (float*)ws;
+  for (int i = 0; i < n; ++i) w[i] = 1.0f;           // scribbles on the workspace
+  if (MODE == 1) { volatile int* p = nullptr; *p = 1; }
+  for (int i = 0; i < n; ++i) y[i] = w[i] * 3.0f;
+}
+"""
+    k = kiln.Kernel(src, entry="with_ws<{MODE}>", backend="cpu", name="with_ws_ptr",
+                    signature=["ws: void*", "y: f32*", "n: i32"], grid=(1,))
+    tuned = kiln.autotune(configs=[kiln.Config(MODE=0), kiln.Config(MODE=1)], key=["n"])(k)
+    ws = np.zeros(64, dtype=np.float32)
+    y = np.zeros(64, dtype=np.float32)
+    tuned((ws.ctypes.data, ws.nbytes), y, 64)  # (address, bytes): copied to each worker
+    assert tuned.best_config == kiln.Config(MODE=0)
+    assert (y == 3.0).all() and (ws == 1.0).all()  # one clean run's effect
+    status = {m["config"]["MODE"]: m["status"] for m in tuned.measurements()}
+    assert status[1] == "crashed"
+    # An address without its extent cannot be copied to a worker: refused,
+    # naming the argument, never a silent fallback to threads.
+    other = kiln.autotune(configs=[kiln.Config(MODE=0)], key=["n"])(
+        kiln.Kernel(src, entry="with_ws<{MODE}>", backend="cpu", name="with_ws_bare",
+                    signature=["ws: void*", "y: f32*", "n: i32"], grid=(1,)))
+    with pytest.raises(kiln.KilnError, match="ws"):
+        other(ws.ctypes.data, y, 64)
