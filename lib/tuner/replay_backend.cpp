@@ -15,7 +15,9 @@ using Station = VirtualClock::Station;
 // failure string ("RuntimeFailedConfig", "InvalidConfig") fails its launch.
 constexpr const char* kCompileFailure = "CompilationFailedConfig";
 
-bool compile_fails(const RecordedConfig* r) { return !r || r->failure == kCompileFailure; }
+bool compile_fails(const RecordedConfig* r) {
+  return !r || r->failure == kCompileFailure;
+}
 
 // The record of the config whose Config::to_string is `text`.
 const RecordedConfig* find_by_text(const RecordedSpace& recorded, const std::string& text) {
@@ -69,8 +71,9 @@ class ReplayCompiler final : public Compiler {
     for (const auto& spec : unit.specializations) {
       const RecordedConfig* r = book_->recorded().find(spec.config);
       if (!compile_fails(r)) continue;
-      log += "error: {" + spec.config.to_string() + "}: " +
-             (r ? "recorded as " + r->failure : std::string("not in the recorded file")) + "\n";
+      log += "error: {" + spec.config.to_string() +
+             "}: " + (r ? "recorded as " + r->failure : std::string("not in the recorded file")) +
+             "\n";
     }
     if (!log.empty()) {
       return make_error(ErrorCode::kCompileFailed, "recorded compile failure",
@@ -205,7 +208,9 @@ ReplayBook::ReplayBook(const RecordedSpace& recorded, VirtualClock& clock, doubl
       budget_(budget_seconds),
       zero_(TraceRecorder::Clock::now()) {}
 
-bool ReplayBook::budget_spent() const { return budget_left() <= 0; }
+bool ReplayBook::budget_spent() const {
+  return budget_left() <= 0;
+}
 
 double ReplayBook::budget_left() const {
   if (budget_ <= 0) return std::numeric_limits<double>::max();

@@ -44,8 +44,8 @@ class ReplayBook {
   double charge_compile(const CompileUnit& unit, bool* fresh);
 
   // A simulated span of work, for the run's statistics.
-  void span(const std::string& track, const std::string& what, const char* category,
-            double start, double end);
+  void span(const std::string& track, const std::string& what, const char* category, double start,
+            double end);
   // Union of compile spans, of benchmark spans, and their overlap (simulated s).
   double busy_seconds(const char* category) const { return spans_.busy_seconds(category); }
   double overlap_seconds() const { return spans_.overlap_seconds("compile", "benchmark"); }

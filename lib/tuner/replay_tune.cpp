@@ -44,7 +44,8 @@ TuneOptions replay_options(const TuneOptions& asked) {
   TuneOptions o;
   o.search = asked.search;
   o.pipeline.overlap = asked.pipeline.overlap;
-  o.pipeline.compile_threads = asked.pipeline.compile_threads > 0 ? asked.pipeline.compile_threads : 1;
+  o.pipeline.compile_threads =
+      asked.pipeline.compile_threads > 0 ? asked.pipeline.compile_threads : 1;
   o.pipeline.group_size = asked.pipeline.group_size > 0 ? asked.pipeline.group_size : 1;
   o.pipeline.compile_deadline_seconds = 1e7;
   o.pipeline.bench_deadline_seconds = 1e7;
