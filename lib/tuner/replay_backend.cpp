@@ -104,7 +104,7 @@ class ReplayCompiler final : public Compiler {
 
 // Host memory for what the measurement allocates (the device probe).
 struct HostBlock final : detail::HandleState {
-  explicit HostBlock(std::size_t bytes) : bytes(new unsigned char[bytes ? bytes : 1]) {}
+  explicit HostBlock(std::size_t n) : bytes(new unsigned char[n ? n : 1]) {}
   std::unique_ptr<unsigned char[]> bytes;
 };
 struct Nothing final : detail::HandleState {};
@@ -217,11 +217,18 @@ double ReplayBook::budget_left() const {
   return budget_ - clock_.now();
 }
 
+namespace {
+constexpr const char* kBudgetSpent = " simulated s) was spent before this config ran";
+}
+
 ErrorInfo ReplayBook::budget_error(const Config& config) const {
   return make_error(ErrorCode::kCancelled,
-                    "the tuning budget (" + std::to_string(budget_) +
-                        " simulated s) was spent before this config ran",
+                    "the tuning budget (" + std::to_string(budget_) + kBudgetSpent,
                     {{"config", config.to_string()}});
+}
+
+bool ReplayBook::stopped_by_budget(const ErrorInfo& error) {
+  return error.message.find(kBudgetSpent) != std::string::npos;
 }
 
 double ReplayBook::charge_compile(const CompileUnit& unit, bool* fresh) {

@@ -35,8 +35,11 @@ class ReplayBook {
   bool budget_spent() const;
   // Simulated seconds left before the budget is spent (huge when none).
   double budget_left() const;
-  // The error of a config the budget stopped (code kCancelled).
+  // The error of a config the budget stopped (code kCancelled), and whether
+  // a measurement's error is one (the pipeline may have rewrapped it: a
+  // cancelled compile reads as a timeout, a cancelled load as a load failure).
   ErrorInfo budget_error(const Config& config) const;
+  static bool stopped_by_budget(const ErrorInfo& error);
 
   // The recorded compile seconds of the unit's configs not compiled before
   // in this run; `fresh` says whether any was new (the first program of a

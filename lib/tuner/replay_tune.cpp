@@ -126,11 +126,12 @@ Result<ReplayTuneResult> replay_tune(const RecordedSpace& recorded, const TuneOp
   }
 
   // (3) What the budget stopped is cancelled, as in a real run (the device
-  // can only fail a load; the error says why).
+  // can only fail a load, a compile stopped early reads as a timeout).
   for (Measurement& m : out.measurements) {
-    if (!m.ok() && m.error.code == ErrorCode::kCancelled) {
+    if (!m.ok() && internal::ReplayBook::stopped_by_budget(m.error)) {
       m.outcome = Outcome::kCancelled;
-      if (m.error.message.find("budget") != std::string::npos) ++out.budget_cancelled;
+      m.error = book->budget_error(m.config);
+      ++out.budget_cancelled;
     }
   }
   SelectionPolicy policy;

@@ -21,10 +21,13 @@ namespace kiln {
 
 namespace {
 
-// A busy thread: the station it took work at, and whether it sleeps in spend().
+// A busy thread: the station it took work at, whether it sleeps in
+// spend(), and what wakes it (its own, so an event wakes one thread only).
 struct Lane {
+  explicit Lane(VirtualClock::Station s) : station(s) {}
   VirtualClock::Station station;
   bool asleep = false;
+  std::condition_variable wake;
 };
 
 struct Sleeper {
@@ -48,7 +51,6 @@ struct StationState {
 
 struct VirtualClock::State {
   mutable std::mutex mutex;
-  std::condition_variable changed;
   double now = 0;
   std::array<StationState, 2> stations;
   std::map<std::thread::id, Lane> lanes;  // busy threads only
@@ -75,10 +77,11 @@ struct VirtualClock::State {
     if (sleepers.empty() || (!force && !settled())) return;
     auto first = sleepers.begin();
     now = std::max(now, first->end);
-    lanes.at(first->who).asleep = false;
+    Lane& lane = lanes.at(first->who);
+    lane.asleep = false;
     ++awake;
     sleepers.erase(first);
-    changed.notify_all();
+    lane.wake.notify_one();
   }
 
   void release(std::map<std::thread::id, Lane>::iterator lane) {
@@ -120,7 +123,7 @@ void VirtualClock::take(Station station) {
   State& s = *state_;
   // A thread that never said done() for its last item is done with it now.
   if (auto old = s.lanes.find(std::this_thread::get_id()); old != s.lanes.end()) s.release(old);
-  s.lanes.emplace(std::this_thread::get_id(), Lane{station, false});
+  s.lanes.try_emplace(std::this_thread::get_id(), station);
   --s.at(station).waiting;
   ++s.at(station).busy;
   ++s.awake;
@@ -144,7 +147,7 @@ void VirtualClock::spend(double seconds, std::string_view order) {
   std::uint64_t seen = s.version;
   const auto patience = std::chrono::duration<double>(kStallSeconds);
   while (lane.asleep) {
-    const bool quiet = s.changed.wait_for(lock, patience) == std::cv_status::timeout;
+    const bool quiet = lane.wake.wait_for(lock, patience) == std::cv_status::timeout;
     if (quiet && lane.asleep && s.version == seen) {
       // NOTES: nobody took the waiting work or settled for this long: a
       // hand-off the clock was not told of. Moving on keeps the run alive;

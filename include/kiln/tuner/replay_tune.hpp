@@ -30,7 +30,10 @@
 namespace kiln {
 
 struct ReplayTuneResult {
-  // Every config the search tried, as the tuner returns them; their times
+  // Every config the search tried, as the tuner returns them (a one-shot
+  // round in completion order: the simulated times and outcomes are the
+  // same in every run, the order of results landing at one moment may
+  // differ); their times
   // are the recorded run times, their compile_seconds the simulated compile
   // time of their program.
   std::vector<Measurement> measurements;
