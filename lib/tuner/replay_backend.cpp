@@ -67,17 +67,16 @@ class ReplayCompiler final : public Compiler {
     book_->span("compile", unit.describe(), "compile", start, clock.now());
     // (3) The recorded outcome: the whole program fails when one config
     // did not compile (as a real compiler does); blame() names them.
-    std::string log;
+    std::string why;
     for (const auto& spec : unit.specializations) {
       const RecordedConfig* r = book_->recorded().find(spec.config);
       if (!compile_fails(r)) continue;
-      log += "error: {" + spec.config.to_string() +
-             "}: " + (r ? "recorded as " + r->failure : std::string("not in the recorded file")) +
-             "\n";
+      why += (why.empty() ? "" : "; ") + ("{" + spec.config.to_string() + "} ") +
+             (r ? "recorded as " + r->failure : std::string("is not in the recorded file"));
     }
-    if (!log.empty()) {
-      return make_error(ErrorCode::kCompileFailed, "recorded compile failure",
-                        {{"log", log}, {"options", ""}});
+    if (!why.empty()) {
+      return make_error(ErrorCode::kCompileFailed, why,
+                        {{"log", "error: " + why + "\n"}, {"options", ""}});
     }
     CompiledProgram program;
     program.format = unit.format;

@@ -95,7 +95,7 @@ int run_tune_recorded(const RecordedTuneArgs& args) {
                   run->measurements.size());
     }
     std::printf(
-        "simulated wall time: %.1f s on %d compile worker(s), %s%s (times above are "
+        "simulated wall time: %.4g s on %d compile worker(s), %s%s (times above are "
         "simulated)\n",
         run->simulated_seconds, args.threads > 0 ? args.threads : 1,
         args.no_pipeline ? "compile then benchmark" : "pipelined",
