@@ -19,7 +19,9 @@
 
 namespace kiln {
 
-namespace {
+// Named, not anonymous: VirtualClock::State (a class with linkage) holds
+// them, which GCC refuses for anonymous types in a unity build.
+namespace virtual_clock_detail {
 
 // A busy thread: the station it took work at, whether it sleeps in
 // spend(), and what wakes it (its own, so an event wakes one thread only).
@@ -47,7 +49,11 @@ struct StationState {
                      // worker takes an item before its offer is counted)
 };
 
-}  // namespace
+}  // namespace virtual_clock_detail
+
+using virtual_clock_detail::Lane;
+using virtual_clock_detail::Sleeper;
+using virtual_clock_detail::StationState;
 
 struct VirtualClock::State {
   mutable std::mutex mutex;
