@@ -148,7 +148,7 @@ TEST_F(TuneRecordedCli, BenchSearchReportsBestSoFarAgainstSimulatedTime) {
                 {{0.2, 0.25}, {0.5, 1.0}, {1.0, 1.0}});
   std::ifstream svg(plot);
   const std::string text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("by simulated time"), std::string::npos);
+  EXPECT_NE(text.find("hand on Hand GPU, by time"), std::string::npos);
   EXPECT_NE(text.find("simulated seconds, P=2"), std::string::npos);
 
   // The table says it in words. Seeds replayed side by side finish in any

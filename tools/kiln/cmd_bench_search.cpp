@@ -104,7 +104,8 @@ std::string plot_svg(const std::vector<FileResult>& files) {
     }
     PlotPanel below = p;
     below.y0 += rows * panel_h;
-    file.time.svg_panel(s, below, title + ", by simulated time", colors);
+    file.time.svg_panel(s, below, file.space.kernel + " on " + file.space.device + ", by time",
+                        colors);
   }
   s << "</svg>\n";
   return s.str();
