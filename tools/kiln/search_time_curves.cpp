@@ -41,7 +41,7 @@ TimeCurves::Run run_of(const RecordedSpace& space, const ReplayTuneResult& r) {
 }
 
 // Every config compiled and (when it compiled) benchmarked, one after another.
-double serial_seconds(const RecordedSpace& space) {
+double exhaustive_serial_seconds(const RecordedSpace& space) {
   double total = 0;
   for (const RecordedConfig& c : space.configs) {
     total += c.compile_ms / 1e3;
@@ -170,7 +170,7 @@ Result<TimeCurves> search_time_curves(const RecordedSpace& space,
   TimeCurves out;
   out.threads = threads;
   out.budget = budget;
-  out.serial_exhaustive_s = serial_seconds(space);
+  out.serial_exhaustive_s = exhaustive_serial_seconds(space);
   // (1) Every (strategy, seed) run side by side; each owns its slot.
   const std::size_t per = static_cast<std::size_t>(seeds);
   std::vector<TimeCurves::Run> runs(strategies.size() * per);
