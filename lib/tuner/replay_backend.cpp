@@ -75,6 +75,8 @@ class ReplayCompiler final : public Compiler {
              (r ? "recorded as " + r->failure : std::string("is not in the recorded file"));
     }
     if (!why.empty()) {
+      for (const auto& spec : unit.specializations)
+        if (compile_fails(book_->recorded().find(spec.config))) book_->landed(spec.config);
       return make_error(ErrorCode::kCompileFailed, why,
                         {{"log", "error: " + why + "\n"}, {"options", ""}});
     }
@@ -134,6 +136,7 @@ class ReplayDevice final : public Device {
     const double start = clock.now();
     clock.spend(r ? r->benchmark_ms / 1e3 : 0, key);
     book_->span("benchmark", key, "benchmark", start, clock.now());
+    book_->landed(artifact.config);
     clock.done();
     auto state = std::make_unique<Nothing>();
     state->owner = this;
@@ -240,6 +243,19 @@ double ReplayBook::charge_compile(const CompileUnit& unit, bool* fresh) {
     if (const RecordedConfig* r = recorded_.find(spec.config)) cost += r->compile_ms / 1e3;
   }
   return cost;
+}
+
+void ReplayBook::landed(const Config& config) {
+  const double now = clock_.now();
+  std::lock_guard<std::mutex> lock(mutex_);
+  landed_.emplace(config.to_string(), now);
+}
+
+std::optional<double> ReplayBook::landed_at(const Config& config) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = landed_.find(config.to_string());
+  if (it == landed_.end()) return std::nullopt;
+  return it->second;
 }
 
 void ReplayBook::span(const std::string& track, const std::string& what, const char* category,

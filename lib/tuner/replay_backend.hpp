@@ -8,8 +8,10 @@
 // benchmark worker and its grouping decide when each cost is paid.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -46,6 +48,12 @@ class ReplayBook {
   // unit, not the failure isolation's retries of its parts).
   double charge_compile(const CompileUnit& unit, bool* fresh);
 
+  // The config's outcome is known now (its benchmark ended, or its compile
+  // failed): the moment a best-so-far curve against simulated time steps.
+  // The first moment counts for a config that lands twice.
+  void landed(const Config& config);
+  std::optional<double> landed_at(const Config& config) const;
+
   // A simulated span of work, for the run's statistics.
   void span(const std::string& track, const std::string& what, const char* category, double start,
             double end);
@@ -57,8 +65,9 @@ class ReplayBook {
   const RecordedSpace& recorded_;
   VirtualClock& clock_;
   double budget_;
-  std::mutex mutex_;
-  std::set<std::string> compiled_;  // configs charged, by Config::to_string
+  mutable std::mutex mutex_;
+  std::set<std::string> compiled_;        // configs charged, by Config::to_string
+  std::map<std::string, double> landed_;  // by Config::to_string
   TraceRecorder spans_;
   TraceRecorder::Clock::time_point zero_;
 };

@@ -147,6 +147,8 @@ Result<ReplayTuneResult> replay_tune(const RecordedSpace& recorded, const TuneOp
   }
   out.fraction = out.best ? recorded.optimum_ms / out.best_ms : 0;
   out.simulated_seconds = clock.now();
+  for (const Measurement& m : out.measurements)
+    out.landed_seconds.push_back(book->landed_at(m.config).value_or(out.simulated_seconds));
   out.stats = replay_stats(out.measurements, *book, out.simulated_seconds);
   out.stalls = clock.stalls();
   return out;

@@ -5,7 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_runner.hpp"
 
@@ -101,6 +104,64 @@ TEST_F(TuneRecordedCli, ReplaysASharedKernelTunerFileDeterministically) {
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_EQ(b.json().at("simulated_wall_s"), j.at("simulated_wall_s"));
   EXPECT_EQ(b.json().at("winner"), j.at("winner"));
+}
+
+// `kiln bench search` against simulated time. The exhaustive search on one
+// compile worker has A's result at 1.5 s (0.25 of the optimum), B's at 3.5
+// s (0.5), C's at 5 s (1.0) and ends at 7.75 s. Compiling and benchmarking
+// every config one after another takes 9.75 s, so the reported points, from
+// the first result to the first point after the end, are 20% (1.95 s),
+// 50% (4.875 s) and 100% (9.75 s).
+// On two workers the results land at A 1.5, B 2.5, C 3.5 and the run ends
+// at 5 s: 50% (4.875 s) already sees the optimum, 100% is after the end.
+TEST_F(TuneRecordedCli, BenchSearchReportsBestSoFarAgainstSimulatedTime) {
+  const std::string args = "bench search --recorded " + hand().string() +
+                           " --strategy exhaustive --seeds 2 --max-configs 5";
+  CliRun run = kiln(args + " --threads 1 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json file = run.json().at(0);
+  ASSERT_TRUE(file.at("strategies").contains("exhaustive")) << "the configs curves stay";
+  const nlohmann::json t = file.at("time_curves");
+  EXPECT_EQ(t.at("threads"), 1);
+  EXPECT_DOUBLE_EQ(t.at("serial_exhaustive_s").get<double>(), 9.75);
+  const nlohmann::json& ex = t.at("strategies").at("exhaustive");
+  EXPECT_DOUBLE_EQ(ex.at("finished_s").at("median").get<double>(), 7.75);
+  auto expect_points = [](const nlohmann::json& points,
+                          const std::vector<std::pair<double, double>>& want) {
+    ASSERT_EQ(points.size(), want.size()) << points.dump();
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_DOUBLE_EQ(points[i].at("share_of_serial").get<double>(), want[i].first);
+      EXPECT_DOUBLE_EQ(points[i].at("seconds").get<double>(), want[i].first * 9.75);
+      for (const char* q : {"median", "q1", "q3"})
+        EXPECT_DOUBLE_EQ(points[i].at(q).get<double>(), want[i].second) << i << " " << q;
+    }
+  };
+  expect_points(ex.at("points"), {{0.2, 0.25}, {0.5, 0.5}, {1.0, 1.0}});
+
+  const fs::path plot = dir_ / "curves.svg";
+  CliRun two = kiln(args + " --threads 2 --json --plot " + plot.string());
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  const nlohmann::json t2 = two.json().at(0).at("time_curves");
+  EXPECT_DOUBLE_EQ(t2.at("strategies").at("exhaustive").at("finished_s").at("median").get<double>(),
+                   5.0);
+  expect_points(t2.at("strategies").at("exhaustive").at("points"),
+                {{0.2, 0.25}, {0.5, 1.0}, {1.0, 1.0}});
+  std::ifstream svg(plot);
+  const std::string text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("hand on Hand GPU, by time"), std::string::npos);
+  EXPECT_NE(text.find("simulated seconds, P=2"), std::string::npos);
+
+  // The table says it in words. Seeds replayed side by side finish in any
+  // order; the numbers are the same in every run.
+  CliRun table = kiln(args + " --threads 1");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("best-so-far against simulated time"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("50% = 4.9 s"), std::string::npos) << table.out;
+  const std::string random = "bench search --recorded " + hand().string() +
+                             " --strategy random --seeds 6 --max-configs 3 --json";
+  CliRun r1 = kiln(random), r2 = kiln(random);
+  ASSERT_EQ(r1.exit_code, 0) << r1.err;
+  EXPECT_EQ(r1.json().at(0).at("time_curves"), r2.json().at(0).at("time_curves"));
 }
 
 TEST_F(TuneRecordedCli, ABadFileIsAnErrorNamingTheFileAndTheProblem) {

@@ -220,6 +220,29 @@ TEST_F(ReplayTuneTest, PipelinedWallTimeWithOneCompileWorker) {
   EXPECT_NEAR(r.stats.overlap_seconds, 2.0, 1e-6);  // A, B and C's benchmarks
 }
 
+// Each outcome is known when its benchmark ends (A 1.5, B 3.5, C 5, E
+// 7.75) or its compile fails (D 7): where a best-so-far curve against
+// simulated time steps.
+TEST_F(ReplayTuneTest, EachMeasurementLandsWhenItsOutcomeIsKnown) {
+  ReplayTuneResult r = tune(1, true);
+  ASSERT_EQ(r.landed_seconds.size(), r.measurements.size());
+  std::map<std::string, double> at;
+  for (std::size_t i = 0; i < r.measurements.size(); ++i)
+    at[r.measurements[i].config.to_string()] = r.landed_seconds[i];
+  EXPECT_DOUBLE_EQ(at.at(xy(1, 1).to_string()), 1.5);
+  EXPECT_DOUBLE_EQ(at.at(xy(1, 2).to_string()), 3.5);
+  EXPECT_DOUBLE_EQ(at.at(xy(2, 1).to_string()), 5.0);
+  EXPECT_DOUBLE_EQ(at.at(xy(2, 2).to_string()), 7.0);
+  EXPECT_DOUBLE_EQ(at.at(xy(2, 3).to_string()), 7.75);
+  // What a budget of 3.2 s stopped lands at the run's end, 3.5 s.
+  ReplayTuneResult cut = tune(1, true, 0, 3.2);
+  for (std::size_t i = 0; i < cut.measurements.size(); ++i) {
+    if (cut.measurements[i].outcome == Outcome::kCancelled) {
+      EXPECT_DOUBLE_EQ(cut.landed_seconds[i], 3.5) << cut.measurements[i].config.to_string();
+    }
+  }
+}
+
 // Not pipelined, one worker: every compile (7.5 s), then every benchmark
 // (2.25 s): 9.75 s, the serial sum.
 TEST_F(ReplayTuneTest, CompileThenBenchmarkWithOneCompileWorker) {

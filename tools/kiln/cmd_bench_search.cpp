@@ -1,8 +1,9 @@
 // kiln bench search --recorded FILE... [--strategy S]... [--seeds N]
-//   [--budget-fraction F | --max-configs N] [--json] [--plot FILE.svg]
+//   [--budget-fraction F | --max-configs N] [--threads P] [--json] [--plot FILE.svg]
 // Replays each search strategy on recorded spaces (Kernel Tuner cache files
 // of real GPU measurements, kiln/tuner/search_replay.hpp): the best-so-far
-// fraction of the file's optimum against the share of the space measured,
+// fraction of the file's optimum against the share of the space measured
+// and against simulated time through the pipeline (search_time_curves.hpp),
 // median and quartiles over seeds, as a table, JSON and an SVG plot; and the
 // simulated wall time of one tuning done three ways (search_wall_times.hpp).
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,7 +22,11 @@
 #include "commands.hpp"
 #include "kiln/tuner/search.hpp"
 #include "kiln/tuner/search_replay.hpp"
+#include "parallel_runs.hpp"
+#include "sample_stats.hpp"
+#include "search_time_curves.hpp"
 #include "search_wall_times.hpp"
+#include "svg_curves.hpp"
 
 namespace kiln::tool {
 namespace {
@@ -31,21 +37,13 @@ struct SearchBenchArgs {
   int seeds = 25;
   double budget_fraction = 0.10;
   std::size_t max_configs = 0;
+  int threads = 2;  // simulated compile workers of the time curves
   bool json = false;
   std::string plot;
 };
 
 // The budgets the table reports, as shares of the space.
 const std::vector<double> kShares = {0.005, 0.01, 0.02, 0.05, 0.10};
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double at = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(at));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
-}
 
 struct StrategyResult {
   std::string name;
@@ -57,65 +55,57 @@ struct FileResult {
   RecordedSpace space;
   std::size_t budget = 0;
   std::vector<StrategyResult> strategies;
-  WallTimes wall;  // serial, batch, pipeline for P = 1, 2, 16
+  TimeCurves time;  // best-so-far against simulated seconds
+  WallTimes wall;   // serial, batch, pipeline for P = 1, 2, 16
 };
 
-// An SVG of every file's median curves (quartile bands), log x axis.
+// An SVG of every file's median curves (quartile bands), log x axis: a row
+// against configs measured, and below it a row against simulated seconds.
 std::string plot_svg(const std::vector<FileResult>& files) {
   const int panel_w = 460, panel_h = 300, margin = 55;
   const int width = panel_w * static_cast<int>(std::min<std::size_t>(files.size(), 3));
   const int rows = static_cast<int>((files.size() + 2) / 3);
   std::ostringstream s;
-  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << rows * panel_h
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='"
+    << 2 * rows * panel_h
     << "' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' "
        "fill='white'/>\n";
   const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
   for (std::size_t f = 0; f < files.size(); ++f) {
     const FileResult& file = files[f];
-    const double x0 = static_cast<double>((f % 3) * panel_w + margin);
-    const double y0 = static_cast<double>((f / 3) * panel_h + 30);
-    const double w = panel_w - margin - 15, h = panel_h - 80;
+    PlotPanel p;
+    p.x0 = static_cast<double>((f % 3) * panel_w + margin);
+    p.y0 = static_cast<double>((f / 3) * panel_h + 30);
+    p.w = panel_w - margin - 15, p.h = panel_h - 80;
     const double n = static_cast<double>(file.space.configs.size());
     const double lo = std::log10(1.0 / n), hi = std::log10(static_cast<double>(file.budget) / n);
-    auto px = [&](std::size_t k) { return x0 + w * (std::log10(k / n) - lo) / (hi - lo); };
-    auto py = [&](double frac) { return y0 + h * (1 - std::clamp((frac - 0.5) / 0.5, 0.0, 1.0)); };
-    s << "<text x='" << x0 << "' y='" << y0 - 10 << "' font-weight='bold'>" << file.space.kernel
-      << " on " << file.space.device << " (" << file.space.configs.size() << " configs)</text>\n";
-    s << "<rect x='" << x0 << "' y='" << y0 << "' width='" << w << "' height='" << h
-      << "' fill='none' stroke='#999'/>\n";
-    for (double frac : {0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0}) {
-      s << "<line x1='" << x0 << "' x2='" << x0 + w << "' y1='" << py(frac) << "' y2='" << py(frac)
-        << "' stroke='#eee'/><text x='" << x0 - 30 << "' y='" << py(frac) + 4 << "'>" << frac
-        << "</text>\n";
-    }
+    auto px = [&](double k) { return p.x0 + p.w * (std::log10(k / n) - lo) / (hi - lo); };
+    const std::string title = file.space.kernel + " on " + file.space.device + " (" +
+                              std::to_string(file.space.configs.size()) + " configs)";
+    svg_panel_frame(s, p, title);
     for (double share : {0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0}) {
       const double k = share * n;
       if (k < 1 || k > static_cast<double>(file.budget)) continue;
-      const double x = px(static_cast<std::size_t>(k));
-      s << "<line x1='" << x << "' x2='" << x << "' y1='" << y0 << "' y2='" << y0 + h
-        << "' stroke='#eee'/><text x='" << x - 12 << "' y='" << y0 + h + 14 << "'>" << share * 100
-        << "%</text>\n";
+      std::ostringstream label;
+      label << share * 100 << "%";
+      svg_x_tick(s, p, px(std::floor(k)), label.str());
     }
-    s << "<text x='" << x0 + w / 2 - 80 << "' y='" << y0 + h + 30
+    s << "<text x='" << p.x0 + p.w / 2 - 80 << "' y='" << p.y0 + p.h + 30
       << "'>share of the space measured (log)</text>\n";
-    s << "<text x='" << x0 - 45 << "' y='" << y0 - 2 << "'>of best</text>\n";
     for (std::size_t i = 0; i < file.strategies.size(); ++i) {
       const StrategyResult& st = file.strategies[i];
-      const char* color = colors[i % 6];
-      std::string median, band_top, band_bottom;
+      std::vector<BandPoint> points;
       for (std::size_t k = 1; k <= st.by_point.size(); ++k) {
         const auto& v = st.by_point[k - 1];
-        const std::string x = std::to_string(px(k));
-        median += (k == 1 ? "M" : "L") + x + "," + std::to_string(py(quantile(v, 0.5)));
-        band_top += (k == 1 ? "M" : "L") + x + "," + std::to_string(py(quantile(v, 0.75)));
-        band_bottom = "L" + x + "," + std::to_string(py(quantile(v, 0.25))) + band_bottom;
+        points.push_back(
+            {px(static_cast<double>(k)), quantile(v, 0.25), quantile(v, 0.5), quantile(v, 0.75)});
       }
-      s << "<path d='" << band_top << band_bottom << "Z' fill='" << color
-        << "' fill-opacity='0.15' stroke='none'/>\n<path d='" << median << "' fill='none' stroke='"
-        << color << "' stroke-width='2'/>\n";
-      s << "<text x='" << x0 + w - 110 << "' y='" << y0 + h - 10 - 14 * static_cast<double>(i)
-        << "' fill='" << color << "'>" << st.name << "</text>\n";
+      svg_band(s, p, points, colors[i % 6], st.name, i);
     }
+    PlotPanel below = p;
+    below.y0 += rows * panel_h;
+    file.time.svg_panel(s, below, file.space.kernel + " on " + file.space.device + ", by time",
+                        colors);
   }
   s << "</svg>\n";
   return s.str();
@@ -149,18 +139,26 @@ int run_bench_search(const SearchBenchArgs& args) {
       StrategyResult st;
       st.name = name;
       st.by_point.assign(file.budget, {});
-      for (int seed = 0; seed < args.seeds; ++seed) {
-        Result<ReplayCurve> curve =
-            replay_search(file.space, name, file.budget, static_cast<std::uint64_t>(seed) + 1);
-        if (!curve) {
-          std::fprintf(stderr, "kiln bench search: %s\n", curve.error().message.c_str());
+      std::vector<std::optional<Result<ReplayCurve>>> curves(static_cast<std::size_t>(args.seeds));
+      run_parallel(curves.size(), [&](std::size_t seed) {
+        curves[seed] = replay_search(file.space, name, file.budget, seed + 1);
+      });
+      for (const auto& curve : curves) {
+        if (!*curve) {
+          std::fprintf(stderr, "kiln bench search: %s\n", curve->error().message.c_str());
           return 1;
         }
         for (std::size_t k = 1; k <= file.budget; ++k)
-          st.by_point[k - 1].push_back(fraction_after(*curve, k));
+          st.by_point[k - 1].push_back(fraction_after(**curve, k));
       }
       file.strategies.push_back(std::move(st));
     }
+    auto time = search_time_curves(file.space, strategies, file.budget, args.seeds, args.threads);
+    if (!time) {
+      std::fprintf(stderr, "kiln bench search: %s\n", time.error().message.c_str());
+      return 1;
+    }
+    file.time = std::move(*time);
     auto wall = search_wall_times(file.space, file.budget, 1, {1, 2, 16});
     if (!wall) {
       std::fprintf(stderr, "kiln bench search: %s\n", wall.error().message.c_str());
@@ -209,7 +207,9 @@ int run_bench_search(const SearchBenchArgs& args) {
       if (!args.json) std::printf("\n");
       jf["strategies"][st.name] = points;
     }
+    jf["time_curves"] = file.time.to_json();
     jf["wall_times"] = file.wall.to_json();
+    if (!args.json) file.time.print(stdout);
     if (!args.json) file.wall.print(stdout);
     out.push_back(jf);
   }
@@ -227,7 +227,8 @@ void add_bench_search_command(CLI::App& bench, int& exit_code) {
   auto a = std::make_shared<SearchBenchArgs>();
   CLI::App* cmd = bench.add_subcommand(
       "search",
-      "Search strategies replayed on recorded GPU spaces: best-so-far vs configs measured");
+      "Search strategies replayed on recorded GPU spaces: best-so-far vs configs measured "
+      "and vs simulated time");
   cmd->add_option("--recorded", a->files, "Kernel Tuner cache files (.json, .json.gz)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -238,6 +239,9 @@ void add_bench_search_command(CLI::App& bench, int& exit_code) {
                        ->check(CLI::Range(0.0001, 1.0));
   cmd->add_option("--max-configs", a->max_configs, "Budget in configs (instead of a share)")
       ->excludes(fraction);
+  cmd->add_option("--threads", a->threads,
+                  "Simulated compile workers of the curves against time (default 2)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_flag("--json", a->json, "Print one JSON document");
   cmd->add_option("--plot", a->plot, "Write an SVG of the curves to FILE");
   cmd->callback([a, &exit_code] { exit_code = run_bench_search(*a); });

@@ -37,6 +37,11 @@ struct ReplayTuneResult {
   // are the recorded run times, their compile_seconds the simulated compile
   // time of their program.
   std::vector<Measurement> measurements;
+  // Per measurement (same order): the simulated second its outcome was
+  // known: its benchmark's end, its failed compile's end, or the run's end
+  // for a config the budget stopped. A best-so-far curve against simulated
+  // time steps at these moments.
+  std::vector<double> landed_seconds;
   std::optional<Measurement> winner;  // the tuner's pick (kiln/tuner/selection.hpp)
   Config default_config;              // the space's default, measured first
   // The fastest config measured, its recorded time, and the file's optimum
