@@ -49,12 +49,19 @@ struct PipelineInputs {
   // The fastest median earlier rounds of this search measured (0: none):
   // early stop compares each config with it and with this round's best.
   double best_seconds = 0;
+  // Artifacts already built, by Config::to_string: configs found here are
+  // benchmarked without compiling or asking the artifact cache (finalists
+  // measured again, finalists.hpp).
+  std::map<std::string, Artifact> ready;
 };
 
 struct PipelineOutput {
   std::vector<Measurement> measurements;      // one per config, in completion order
   std::map<std::string, Artifact> artifacts;  // by Config::to_string, for configs that compiled
   KernelStats stats;
+  // The configs re-measured at the end (finalists.hpp); the winner is among
+  // them when any is ok. Empty: finalists off.
+  std::vector<Config> finalists;
 };
 
 PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs inputs);

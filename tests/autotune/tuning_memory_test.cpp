@@ -1,0 +1,252 @@
+// How a tuning behaves across tunings, end to end on the CPU backend (real
+// Clang compiles, real kernels, real timings): a config that failed once is
+// not compiled again when the problem is tuned again with a larger budget;
+// finalists are measured again and a lucky early measurement does not win;
+// the winner of a neighbouring shape is measured first. Kernels sleep
+// rather than spin (a sleep's length hardly depends on the machine's load),
+// and the times differ by 25% or more, so assertions are on behaviour.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "tune_session.hpp"
+
+namespace kiln {
+namespace {
+
+using testing::Session;
+
+// V = 3 does not compile: the failure a rerun must not pay for again.
+constexpr const char* kBrokenSource = R"(
+#include "kiln/cpu_kernel.h"
+namespace t {
+template <int V>
+void scale(const kiln::cpu::BlockContext&, const float* x, float* y, int n) {
+  static_assert(V != 3, "V = 3 is broken");
+  for (int i = 0; i < n; ++i) y[i] = x[i] * 2.0f;
+}
+}  // namespace t
+)";
+
+TunableKernel broken_kernel() {
+  TunableKernel k;
+  k.tmpl.name = "tuning_memory_broken";
+  k.tmpl.source = kBrokenSource;
+  k.tmpl.entry = "t::scale<{V}>";
+  k.tmpl.space.param("V", {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{4}});
+  k.tmpl.space.default_config(Config{{"V", std::int64_t{1}}});
+  k.launch = [](const Config&, const ArgList&) { return LaunchGeometry{}; };
+  k.outputs = {"y"};
+  return k;
+}
+
+struct Call {
+  std::vector<float> x, y;
+  ArgList args;
+  explicit Call(int n, int unit_us = 0) : x(n, 1.5f), y(n, 0.0f) {
+    args = {Arg::of_tensor("x", x.data(), TensorArg::contiguous(DType::kF32, {n})),
+            Arg::of_tensor("y", y.data(), TensorArg::contiguous(DType::kF32, {n})),
+            Arg::of_scalar("n", n)};
+    if (unit_us > 0) args.push_back(Arg::of_scalar("unit", unit_us, false));
+  }
+};
+
+const Measurement* find(const TuneResult& r, const std::string& name, std::int64_t v) {
+  for (const auto& m : r.measurements)
+    if (m.config.get_int(name) == v) return &m;
+  return nullptr;
+}
+
+TuneOptions exhaustive(std::size_t max_configs) {
+  TuneOptions o;
+  o.search.max_configs = max_configs;
+  o.measure.target_seconds = 0.001;
+  o.measure.max_reps = 5;
+  return o;
+}
+
+TEST(TuningMemory, ARerunWithALargerBudgetSkipsWhatFailedBefore) {
+  Session s("memory_failures");
+  ASSERT_TRUE(s.device.ok());
+  Call call(256);
+  // (1) Three configs: the default, V = 2 and the broken V = 3.
+  auto first = s.tuner.tune(broken_kernel(), call.args, **s.device, exhaustive(3));
+  ASSERT_TRUE(first.ok()) << first.error().describe();
+  const Measurement* broken = find(*first, "V", 3);
+  ASSERT_NE(broken, nullptr);
+  EXPECT_EQ(broken->outcome, Outcome::kCompileFailed);
+  EXPECT_EQ(first->stats.skipped_failed_before, 0u);
+  // (2) Again with the whole space (a retune, so the cached winner does not
+  // answer): V = 3 is neither compiled nor measured, and the stats say so.
+  TuneOptions all = exhaustive(0);
+  all.cache.retune = true;
+  auto second = s.tuner.tune(broken_kernel(), call.args, **s.device, all);
+  ASSERT_TRUE(second.ok()) << second.error().describe();
+  EXPECT_EQ(find(*second, "V", 3), nullptr) << "compiled again";
+  EXPECT_NE(find(*second, "V", 4), nullptr) << "the larger budget measures what is new";
+  EXPECT_EQ(second->stats.skipped_failed_before, 1u);
+  EXPECT_EQ(second->stats.failed, 0u);
+  EXPECT_EQ(second->measurements.size(), 3u);
+  // (3) A changed kernel source is a new definition: its V = 3 is tried.
+  TunableKernel edited = broken_kernel();
+  edited.tmpl.source += "\n// edited\n";
+  auto third = s.tuner.tune(edited, call.args, **s.device, all);
+  ASSERT_TRUE(third.ok()) << third.error().describe();
+  ASSERT_NE(find(*third, "V", 3), nullptr);
+  EXPECT_EQ(third->stats.skipped_failed_before, 0u);
+}
+
+// LUCKY = 1 is fast (1.6 units) for its first 14 calls in the whole test,
+// then slow (3 units); every other config takes 2 units. The call count
+// lives in a file, so it survives loading the kernel again. The search
+// measures LUCKY in about 10 calls: only a second measurement finds out.
+std::string lucky_source(const std::filesystem::path& counter) {
+  return R"(
+#include "kiln/cpu_kernel.h"
+extern "C" int usleep(unsigned int);
+extern "C" void* fopen(const char*, const char*);
+extern "C" int fclose(void*);
+extern "C" int fscanf(void*, const char*, ...);
+extern "C" int fprintf(void*, const char*, ...);
+namespace t {
+template <int LUCKY, int PAD>
+void lucky(const kiln::cpu::BlockContext&, const float* x, float* y, int n, int unit_us) {
+  int tenths = 20;
+  if (LUCKY) {
+    int calls = 0;
+    if (void* f = fopen(")" +
+         counter.string() + R"(", "r")) { fscanf(f, "%d", &calls); fclose(f); }
+    if (void* f = fopen(")" +
+         counter.string() + R"(", "w")) { fprintf(f, "%d", calls + 1); fclose(f); }
+    tenths = calls < 14 ? 16 : 30;
+  }
+  usleep(static_cast<unsigned>(tenths * unit_us / 10));
+  for (int i = 0; i < n; ++i) y[i] = 2.0f * x[i];
+}
+}  // namespace t
+)";
+}
+
+TunableKernel lucky_kernel(const std::filesystem::path& counter) {
+  TunableKernel k;
+  k.tmpl.name = "tuning_memory_lucky";
+  k.tmpl.source = lucky_source(counter);
+  k.tmpl.entry = "t::lucky<{LUCKY},{PAD}>";
+  k.tmpl.space.param("LUCKY", {std::int64_t{0}, std::int64_t{1}})
+      .param("PAD", {std::int64_t{0}, std::int64_t{1}});
+  k.tmpl.space.constraint("LUCKY == 0 || PAD == 0");  // three configs, one lucky
+  k.tmpl.space.default_config(Config{{"LUCKY", std::int64_t{0}}, {"PAD", std::int64_t{0}}});
+  k.launch = [](const Config&, const ArgList&) { return LaunchGeometry{}; };
+  k.outputs = {"y"};
+  return k;
+}
+
+// Eight timed repetitions each: the search calls LUCKY 10 times (a checked
+// run, a warm-up, 8 timed), under its lucky 14.
+TuneOptions fixed_reps(std::size_t finalists) {
+  TuneOptions o;
+  o.search.finalists = finalists;
+  o.measure.min_reps = 8;
+  o.measure.max_reps = 8;
+  o.measure.warmup = 1;
+  o.cache.save = false;
+  return o;
+}
+
+Result<TuneResult> tune_lucky(Session& s, std::size_t finalists) {
+  if (!s.device.ok()) return s.device.error();
+  Call call(64, 2000);
+  return s.tuner.tune(lucky_kernel(s.dir / "calls.txt"), call.args, **s.device,
+                      fixed_reps(finalists));
+}
+
+TEST(TuningMemory, WithoutFinalistsALuckyFirstMeasurementWins) {
+  Session s("memory_no_finalists");
+  auto r = tune_lucky(s, 0);
+  ASSERT_TRUE(r.ok()) << r.error().describe();
+  EXPECT_EQ(r->config.get_int("LUCKY"), 1) << "the premise of the next test";
+  EXPECT_EQ(r->stats.finalists, 0u);
+}
+
+TEST(TuningMemory, FinalistsAreMeasuredAgainInFullAndTheLuckyOneLoses) {
+  Session s("memory_finalists");
+  auto r = tune_lucky(s, 3);
+  ASSERT_TRUE(r.ok()) << r.error().describe();
+  EXPECT_EQ(r->stats.finalists, 3u);
+  EXPECT_GT(r->stats.finalist_seconds, 0.0);
+  EXPECT_EQ(r->config.get_int("LUCKY"), 0) << "chosen from the re-measurement";
+  const Measurement* lucky = find(*r, "LUCKY", 1);
+  ASSERT_NE(lucky, nullptr);
+  ASSERT_TRUE(lucky->ok());
+  EXPECT_GT(lucky->stats.median, r->best->stats.median);
+  for (const auto& m : r->measurements) EXPECT_EQ(m.stats.reps, 8u) << m.config.to_string();
+  ASSERT_TRUE(r->record.has_value());
+  EXPECT_DOUBLE_EQ(r->record->best_time_ms, r->best->stats.median * 1e3);
+}
+
+// The default W = 8 is first in the space's order and the best W = 1 last:
+// without a warm start it is measured last, with one second.
+TunableKernel sleep_kernel() {
+  TunableKernel k;
+  k.tmpl.name = "tuning_memory_warm";
+  k.tmpl.source = R"(
+#include "kiln/cpu_kernel.h"
+extern "C" int usleep(unsigned int);
+namespace t {
+template <int W>
+void nap(const kiln::cpu::BlockContext&, const float* x, float* y, int n, int unit_us) {
+  usleep(static_cast<unsigned>(W * unit_us));
+  for (int i = 0; i < n; ++i) y[i] = 2.0f * x[i];
+}
+}  // namespace t
+)";
+  k.tmpl.entry = "t::nap<{W}>";
+  k.tmpl.space.param("W", {std::int64_t{8}, std::int64_t{4}, std::int64_t{2}, std::int64_t{1}});
+  k.tmpl.space.default_config(Config{{"W", std::int64_t{8}}});
+  k.launch = [](const Config&, const ArgList&) { return LaunchGeometry{}; };
+  k.outputs = {"y"};
+  return k;
+}
+
+// One compile thread, one config a unit, one benchmark worker: configs are
+// measured in the order the search gives them.
+TuneOptions in_order(std::size_t warm_start) {
+  TuneOptions o;
+  o.search.warm_start = warm_start;
+  o.pipeline.compile_threads = 1;
+  o.pipeline.group_size = 1;
+  o.measure.target_seconds = 0.001;
+  o.measure.max_reps = 4;
+  return o;
+}
+
+TEST(TuningMemory, WarmStartMeasuresTheNeighboursWinnerFirst) {
+  Session s("memory_warm");
+  ASSERT_TRUE(s.device.ok());
+  Call small(64, 500);
+  auto neighbour = s.tuner.tune(sleep_kernel(), small.args, **s.device, in_order(0));
+  ASSERT_TRUE(neighbour.ok()) << neighbour.error().describe();
+  ASSERT_EQ(neighbour->config.get_int("W"), 1);
+  ASSERT_TRUE(neighbour->saved) << neighbour->not_saved_reason;
+  EXPECT_EQ(neighbour->measurements.back().config.get_int("W"), 1) << "measured last, cold";
+  EXPECT_EQ(neighbour->stats.warm_started, 0u);
+
+  Call larger(128, 500);  // another problem of the same kernel
+  auto warm = s.tuner.tune(sleep_kernel(), larger.args, **s.device, in_order(3));
+  ASSERT_TRUE(warm.ok()) << warm.error().describe();
+  ASSERT_EQ(warm->measurements.size(), 4u);
+  EXPECT_EQ(warm->measurements[0].config.get_int("W"), 8) << "the default is still first";
+  EXPECT_EQ(warm->measurements[1].config.get_int("W"), 1) << "the neighbour's winner next";
+  EXPECT_EQ(warm->stats.warm_started, 1u);
+  EXPECT_EQ(warm->config.get_int("W"), 1);
+
+  Call other(256, 500);
+  auto cold = s.tuner.tune(sleep_kernel(), other.args, **s.device, in_order(0));
+  ASSERT_TRUE(cold.ok()) << cold.error().describe();
+  EXPECT_EQ(cold->measurements[1].config.get_int("W"), 4) << "warm start off: the space's order";
+}
+
+}  // namespace
+}  // namespace kiln
