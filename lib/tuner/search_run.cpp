@@ -54,6 +54,9 @@ class RoundDriver {
     const bool first = !asked_;
     asked_ = true;
     const std::size_t want = first ? std::max(round_size_, search_->first_round()) : round_size_;
+    // Warm start: neighbours' winners, taken first so that a proposal equal
+    // to one is dropped below, not measured twice.
+    std::vector<Config> seeds = first ? memory_.take_seeds() : std::vector<Config>();
     // (1) Proposals the early prune keeps; one it rejects is reported as
     // failed and still counts against the strategy's budget.
     std::vector<Config> kept;
@@ -85,10 +88,7 @@ class RoundDriver {
       std::erase(kept, def_);
       if (first) round.push_back(def_);
     }
-    // Warm start: neighbours' winners right after the default.
-    if (first) {
-      for (auto& seed : memory_.take_seeds()) round.push_back(std::move(seed));
-    }
+    for (auto& seed : seeds) round.push_back(std::move(seed));  // right after the default
     round.insert(round.end(), std::make_move_iterator(kept.begin()),
                  std::make_move_iterator(kept.end()));
     if (limit_ > 0 && measured_ + round.size() > limit_) round.resize(limit_ - measured_);

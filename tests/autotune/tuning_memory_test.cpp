@@ -30,16 +30,24 @@ void scale(const kiln::cpu::BlockContext&, const float* x, float* y, int n) {
 }  // namespace t
 )";
 
-TunableKernel broken_kernel() {
+// One parameter `param` over `values`, the first the default; one block,
+// output y. `source` may add parameters (then set the space after).
+TunableKernel one_block(std::string name, std::string source, std::string entry,
+                        const std::string& param, std::vector<std::int64_t> values) {
   TunableKernel k;
-  k.tmpl.name = "tuning_memory_broken";
-  k.tmpl.source = kBrokenSource;
-  k.tmpl.entry = "t::scale<{V}>";
-  k.tmpl.space.param("V", {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{4}});
-  k.tmpl.space.default_config(Config{{"V", std::int64_t{1}}});
+  k.tmpl.name = std::move(name);
+  k.tmpl.source = std::move(source);
+  k.tmpl.entry = std::move(entry);
+  std::vector<Value> v(values.begin(), values.end());
+  k.tmpl.space.param(param, v);
+  k.tmpl.space.default_config(Config{{param, values.front()}});
   k.launch = [](const Config&, const ArgList&) { return LaunchGeometry{}; };
   k.outputs = {"y"};
   return k;
+}
+
+TunableKernel broken_kernel() {
+  return one_block("tuning_memory_broken", kBrokenSource, "t::scale<{V}>", "V", {1, 2, 3, 4});
 }
 
 struct Call {
@@ -59,11 +67,17 @@ const Measurement* find(const TuneResult& r, const std::string& name, std::int64
   return nullptr;
 }
 
-TuneOptions exhaustive(std::size_t max_configs) {
+// Short timings: a millisecond of kernel time, `max_reps` at most.
+TuneOptions quick(int max_reps) {
   TuneOptions o;
-  o.search.max_configs = max_configs;
   o.measure.target_seconds = 0.001;
-  o.measure.max_reps = 5;
+  o.measure.max_reps = max_reps;
+  return o;
+}
+
+TuneOptions exhaustive(std::size_t max_configs) {
+  TuneOptions o = quick(5);
+  o.search.max_configs = max_configs;
   return o;
 }
 
@@ -130,27 +144,22 @@ void lucky(const kiln::cpu::BlockContext&, const float* x, float* y, int n, int 
 }
 
 TunableKernel lucky_kernel(const std::filesystem::path& counter) {
-  TunableKernel k;
-  k.tmpl.name = "tuning_memory_lucky";
-  k.tmpl.source = lucky_source(counter);
-  k.tmpl.entry = "t::lucky<{LUCKY},{PAD}>";
-  k.tmpl.space.param("LUCKY", {std::int64_t{0}, std::int64_t{1}})
-      .param("PAD", {std::int64_t{0}, std::int64_t{1}});
-  k.tmpl.space.constraint("LUCKY == 0 || PAD == 0");  // three configs, one lucky
+  TunableKernel k = one_block("tuning_memory_lucky", lucky_source(counter),
+                              "t::lucky<{LUCKY},{PAD}>", "LUCKY", {0, 1});
+  k.tmpl.space.param("PAD", {std::int64_t{0}, std::int64_t{1}});
+  k.tmpl.space.constraint("three configs, one lucky", [](const Config& c) {
+    return c.get_int("LUCKY") == 0 || c.get_int("PAD") == 0;
+  });
   k.tmpl.space.default_config(Config{{"LUCKY", std::int64_t{0}}, {"PAD", std::int64_t{0}}});
-  k.launch = [](const Config&, const ArgList&) { return LaunchGeometry{}; };
-  k.outputs = {"y"};
   return k;
 }
 
 // Eight timed repetitions each: the search calls LUCKY 10 times (a checked
 // run, a warm-up, 8 timed), under its lucky 14.
 TuneOptions fixed_reps(std::size_t finalists) {
-  TuneOptions o;
-  o.search.finalists = finalists;
+  TuneOptions o = quick(8);
   o.measure.min_reps = 8;
-  o.measure.max_reps = 8;
-  o.measure.warmup = 1;
+  o.search.finalists = finalists;
   o.cache.save = false;
   return o;
 }
@@ -188,10 +197,7 @@ TEST(TuningMemory, FinalistsAreMeasuredAgainInFullAndTheLuckyOneLoses) {
 
 // The default W = 8 is first in the space's order and the best W = 1 last:
 // without a warm start it is measured last, with one second.
-TunableKernel sleep_kernel() {
-  TunableKernel k;
-  k.tmpl.name = "tuning_memory_warm";
-  k.tmpl.source = R"(
+constexpr const char* kNapSource = R"(
 #include "kiln/cpu_kernel.h"
 extern "C" int usleep(unsigned int);
 namespace t {
@@ -202,23 +208,18 @@ void nap(const kiln::cpu::BlockContext&, const float* x, float* y, int n, int un
 }
 }  // namespace t
 )";
-  k.tmpl.entry = "t::nap<{W}>";
-  k.tmpl.space.param("W", {std::int64_t{8}, std::int64_t{4}, std::int64_t{2}, std::int64_t{1}});
-  k.tmpl.space.default_config(Config{{"W", std::int64_t{8}}});
-  k.launch = [](const Config&, const ArgList&) { return LaunchGeometry{}; };
-  k.outputs = {"y"};
-  return k;
+
+TunableKernel sleep_kernel() {
+  return one_block("tuning_memory_warm", kNapSource, "t::nap<{W}>", "W", {8, 4, 2, 1});
 }
 
 // One compile thread, one config a unit, one benchmark worker: configs are
 // measured in the order the search gives them.
 TuneOptions in_order(std::size_t warm_start) {
-  TuneOptions o;
+  TuneOptions o = quick(4);
   o.search.warm_start = warm_start;
   o.pipeline.compile_threads = 1;
   o.pipeline.group_size = 1;
-  o.measure.target_seconds = 0.001;
-  o.measure.max_reps = 4;
   return o;
 }
 

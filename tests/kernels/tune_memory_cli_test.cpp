@@ -9,22 +9,19 @@
 namespace kiln {
 namespace {
 
-namespace fs = std::filesystem;
 using testing::CliRun;
-using testing::count_status;
-using testing::read_file;
 using TuneMemoryCli = testing::CliTest;
 
 const std::string kExample = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
 
 // The example's transpose, but TILE = 32 staged does not compile.
-std::string broken_transpose(const fs::path& dir) {
-  std::string source = read_file(kExample + "transpose.cpp");
+std::string broken_transpose(const std::filesystem::path& dir) {
+  std::string source = testing::read_file(kExample + "transpose.cpp");
   const std::string body = "  if (STAGED) {";
   const auto at = source.find(body);
   if (at == std::string::npos) return "";
   source.insert(at, "  static_assert(!(TILE == 32 && STAGED), \"TILE 32 staged is broken\");\n");
-  const fs::path file = dir / "transpose.cpp";
+  const std::filesystem::path file = dir / "transpose.cpp";
   std::ofstream(file) << source;
   return file.string();
 }
@@ -40,7 +37,7 @@ TEST_F(TuneMemoryCli, ARetuneSkipsWhatFailedAndTheFlagsReachTheRun) {
   const nlohmann::json r = first.json();
   EXPECT_EQ(r["settings"]["finalists"], 2);
   EXPECT_EQ(r["settings"]["warm_start"], 0);
-  EXPECT_EQ(count_status(r, "compile_failed"), 1u) << r.dump(2);
+  EXPECT_EQ(testing::count_status(r, "compile_failed"), 1u) << r.dump(2);
   EXPECT_LE(r["stats"]["finalists"].get<int>(), 2);
   EXPECT_EQ(r["stats"]["skipped_failed_before"], 0);
   const std::size_t configs = r["configs"].size();
@@ -53,7 +50,7 @@ TEST_F(TuneMemoryCli, ARetuneSkipsWhatFailedAndTheFlagsReachTheRun) {
   EXPECT_EQ(s["settings"]["warm_start"], 3) << "the default";
   EXPECT_EQ(s["stats"]["skipped_failed_before"], 1);
   EXPECT_EQ(s["stats"]["finalists"], 0);
-  EXPECT_EQ(count_status(s, "compile_failed"), 0u) << s.dump(2);
+  EXPECT_EQ(testing::count_status(s, "compile_failed"), 0u) << s.dump(2);
   EXPECT_EQ(s["configs"].size(), configs - 1);
 
   // The table says so too.
