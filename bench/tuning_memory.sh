@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# What finalists cost and what warm start gains, on the shipped CPU GEMM
+# What finalists cost and what warm start gains, on the shipped tiled CPU
+# GEMM (gemm_f32_tiled: 60 configs, so TARGET can be tuned exhaustively)
 # (docs/benchmarks.md, "Finalists and warm start"), side by side in one run.
 #
 # Finalists: the same budgeted random search of TARGET, from the same warm
@@ -21,7 +22,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 target="M=384,N=384,K=384"
 near="M=256,N=256,K=256"
-tune="$kiln tune --kernel gemm_f32 --backend cpu --json"
+tune="$kiln tune --kernel gemm_f32_tiled --backend cpu --json"
 
 # The reference: TARGET's exhaustive best, in a cache of its own (this also
 # fills the artifact cache every later run starts from, so no run below
@@ -80,7 +81,7 @@ for r in range(1, rounds + 1):
         rows[mode].append((fin["stats"]["wall_seconds"], fin["stats"]["finalist_seconds"],
                            config_text(fin["winner"]["config"]), configs_to_reach(run)))
 
-print(f"gemm_f32 target 384^3, exhaustive best {best*1e3:.3f} ms; "
+print(f"gemm_f32_tiled target 384^3, exhaustive best {best*1e3:.3f} ms; "
       f"neighbour 256^3 winner {config_text(near)}")
 print(f"random search, {budget} configs, {rounds} interleaved rounds (seeds 1..{rounds}):")
 for mode, label in (("off", "--finalists 0"), ("on", "--finalists 3")):

@@ -141,12 +141,16 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
       call.problem,
       TuningIdentity{call.definition, call.identity, backend.toolchain, call.context.env},
       in.plan.cpu_threads};
-  FailedConfigs failures = tunings ? FailedConfigs::beside(*tunings) : FailedConfigs();
+  // NOTES: ranks that share a search (shard_count > 1) must propose the
+  // same rounds to split them; their caches may differ, so they start
+  // without memory.
+  const bool sharded = opt.search.shard_count > 1;
+  FailedConfigs failures = tunings && !sharded ? FailedConfigs::beside(*tunings) : FailedConfigs();
   SearchRun run;
-  run.out =
-      internal::run_search(call.problem, std::move(in), &progress,
-                           internal::recall_memory(tunings, failures, failure_key,
-                                                   call.kernel.tmpl.space, opt.search.warm_start));
+  run.out = internal::run_search(
+      call.problem, std::move(in), &progress,
+      internal::recall_memory(sharded ? nullptr : tunings, failures, failure_key,
+                              call.kernel.tmpl.space, opt.search.warm_start));
   progress.finish();
   if (!opt.pipeline.trace_path.empty()) {
     auto written = trace->write(opt.pipeline.trace_path);

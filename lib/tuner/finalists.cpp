@@ -71,18 +71,19 @@ void remeasure_finalists(PipelineOutput& out, const PipelineInputs& in, std::siz
   std::vector<Config> order;
   for (std::size_t i : chosen) order.push_back(out.measurements[i].config);
 
+  // Every round in one pipeline run, round k starting at finalist k: each
+  // finalist takes every place in the order, so none is always measured
+  // first (colder) or last (after the others heated the machine), and the
+  // benchmark workers start once, not once a round.
+  std::vector<Config> rounds_order;
+  for (std::size_t round = 0; round < rounds; ++round) {
+    for (std::size_t j = 0; j < order.size(); ++j)
+      rounds_order.push_back(order[(round + j) % order.size()]);
+  }
   std::map<std::string, std::vector<Measurement>> timed;  // ok re-measurements by config
   std::map<std::string, Measurement> broke;               // a failure of its own this time
-  for (std::size_t round = 0; round < rounds; ++round) {
-    if (std::chrono::steady_clock::now() >= in.deadline) break;
-    // Round k starts at finalist k: each takes every place in the order,
-    // so none is always measured first (colder) or last (after the others
-    // heated the machine).
-    std::vector<Config> this_round = order;
-    std::rotate(this_round.begin(),
-                this_round.begin() + static_cast<std::ptrdiff_t>(round % this_round.size()),
-                this_round.end());
-    PipelineOutput o = run_pipeline(this_round, r);
+  if (std::chrono::steady_clock::now() < in.deadline) {
+    PipelineOutput o = run_pipeline(rounds_order, r);
     for (auto& m : o.measurements) {
       const std::string text = m.config.to_string();
       if (m.ok())

@@ -26,14 +26,15 @@ inline constexpr double kFinalistBand = 1.5;
 
 // The `count` fastest ok measurements of `out` (ties by config text) within
 // kFinalistBand of the fastest, each
-// benchmarked again `rounds` times through run_pipeline on the artifacts
-// the search built (nothing is compiled), interleaved, in full (early stop
+// benchmarked again `rounds` times in one run_pipeline on the artifacts the
+// search built (nothing is compiled), interleaved, in full (early stop
 // off), unchecked (their outputs were checked when first measured). Each
 // finalist's measurement is replaced by its re-measurement of median time
 // over the rounds; one that fails now is replaced by that failure (flaky:
 // it must not win). Sets out.finalists and the stats' finalist counters.
 // Nothing to do when count < 2 or fewer than two configs ran correctly.
-// Stops between rounds at in.deadline; rounds already done still count.
+// The budget (in.deadline) still holds: what it cancels keeps its search
+// measurement, or counts with the rounds it had.
 void remeasure_finalists(PipelineOutput& out, const PipelineInputs& in, std::size_t count,
                          std::size_t rounds = kFinalistRounds);
 

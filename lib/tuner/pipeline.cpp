@@ -259,8 +259,10 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
       to_plan.push_back(c);
       continue;
     }
+    // A copy: a config may come more than once (finalists' rounds).
+    Artifact artifact = built->second;
     landing.artifacts.emplace(built->first, built->second);
-    queue->push(built->second);
+    queue->push(artifact);
   }
   UnitPlan units =
       plan_units(in.kernel, to_plan, in.backend, in.context, in.artifacts, opt.pipeline.group_size);
