@@ -32,9 +32,12 @@ std::vector<std::size_t> pick(const PipelineOutput& out, std::size_t count) {
 // The inputs of a re-measurement round: the search's, on its artifacts,
 // timed in full and not checked again.
 PipelineInputs round_inputs(const PipelineInputs& in, const PipelineOutput& out,
-                            const std::vector<std::size_t>& chosen) {
+                            const std::vector<std::size_t>& chosen, std::size_t rounds) {
   PipelineInputs r = in;
   r.options.measure.early_stop = 0;  // finalists get the full measurement
+  // Split over the rounds: together they cost each finalist one more
+  // measurement of target_seconds, and interleaving is what they buy.
+  r.options.measure.target_seconds /= static_cast<double>(rounds);
   r.best_seconds = 0;
   r.judge = nullptr;
   r.reference = std::nullopt;
@@ -67,7 +70,7 @@ void remeasure_finalists(PipelineOutput& out, const PipelineInputs& in, std::siz
   const std::vector<std::size_t> chosen = pick(out, count);
   if (chosen.size() < 2) return;  // nothing to choose between
   const auto started = std::chrono::steady_clock::now();
-  PipelineInputs r = round_inputs(in, out, chosen);
+  PipelineInputs r = round_inputs(in, out, chosen, rounds);
   std::vector<Config> order;
   for (std::size_t i : chosen) order.push_back(out.measurements[i].config);
 

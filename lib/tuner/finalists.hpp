@@ -28,7 +28,9 @@ inline constexpr double kFinalistBand = 1.5;
 // kFinalistBand of the fastest, each
 // benchmarked again `rounds` times in one run_pipeline on the artifacts the
 // search built (nothing is compiled), interleaved, in full (early stop
-// off), unchecked (their outputs were checked when first measured). Each
+// off; each round times target_seconds / rounds, so the rounds together
+// cost one more measurement), unchecked (their outputs were checked when
+// first measured). Each
 // finalist's measurement is replaced by its re-measurement of median time
 // over the rounds; one that fails now is replaced by that failure (flaky:
 // it must not win). Sets out.finalists and the stats' finalist counters.
