@@ -219,5 +219,22 @@ TEST_F(FailureTable, ReadOnlyWritesNothingAndADamagedFileIsIgnored) {
   EXPECT_TRUE(FailedConfigs().recall(key()).empty());
 }
 
+TEST_F(FailureTable, LivesBesideTheTuningCacheAndGoesWithItsClear) {
+  Options o = Options::global();
+  o.cache_dir = dir_;
+  TuningCache cache(o);
+  FailedConfigs table = FailedConfigs::beside(cache);
+  ASSERT_TRUE(table.enabled());
+  ASSERT_TRUE(table.remember(key(), {{bm(32), "crashed", ""}}).ok());
+  EXPECT_EQ(table.recall(key()).size(), 1u);
+  ASSERT_TRUE(cache.clear().ok());
+  EXPECT_TRUE(table.recall(key()).empty()) << "a cleared cache tries every config again";
+  o.cache_read_only = true;
+  TuningCache read_only(o);
+  ASSERT_TRUE(FailedConfigs::beside(read_only).remember(key(), {{bm(32), "crashed", ""}}).ok());
+  EXPECT_TRUE(table.recall(key()).empty()) << "a read-only cache writes nothing";
+  EXPECT_FALSE(FailedConfigs::beside(TuningCache::open_file(dir_ / "t.json", true)).enabled());
+}
+
 }  // namespace
 }  // namespace kiln::internal
