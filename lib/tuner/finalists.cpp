@@ -10,7 +10,7 @@ namespace {
 
 // Indices of the `count` fastest ok measurements within kFinalistBand of
 // the fastest whose artifact is at hand.
-std::vector<std::size_t> pick(const PipelineOutput& out, std::size_t count) {
+std::vector<std::size_t> pick_finalists(const PipelineOutput& out, std::size_t count) {
   std::vector<std::size_t> ok;
   for (std::size_t i = 0; i < out.measurements.size(); ++i) {
     const Measurement& m = out.measurements[i];
@@ -67,7 +67,7 @@ Measurement median_round(std::vector<Measurement> runs) {
 void remeasure_finalists(PipelineOutput& out, const PipelineInputs& in, std::size_t count,
                          std::size_t rounds) {
   if (count < 2 || rounds == 0) return;
-  const std::vector<std::size_t> chosen = pick(out, count);
+  const std::vector<std::size_t> chosen = pick_finalists(out, count);
   if (chosen.size() < 2) return;  // nothing to choose between
   const auto started = std::chrono::steady_clock::now();
   PipelineInputs r = round_inputs(in, out, chosen, rounds);
