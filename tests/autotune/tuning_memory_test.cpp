@@ -103,6 +103,8 @@ TEST(TuningMemory, ARerunWithALargerBudgetSkipsWhatFailedBefore) {
   EXPECT_EQ(second->stats.skipped_failed_before, 1u);
   EXPECT_EQ(second->stats.failed, 0u);
   EXPECT_EQ(second->measurements.size(), 3u);
+  EXPECT_EQ(second->stats.compiled + second->stats.artifact_hits, 3u)
+      << "V = 1, 2 from the artifact cache, V = 4 compiled, V = 3 neither";
   // (3) A changed kernel source is a new definition: its V = 3 is tried.
   TunableKernel edited = broken_kernel();
   edited.tmpl.source += "\n// edited\n";
