@@ -34,7 +34,8 @@ inline constexpr double kFinalistBand = 1.5;
 // finalist's measurement is replaced by its re-measurement of median time
 // over the rounds; one that fails now is replaced by that failure (flaky:
 // it must not win). Sets out.finalists and the stats' finalist counters.
-// Nothing to do when count < 2 or fewer than two configs ran correctly.
+// Nothing to do when count < 2, fewer than two configs ran correctly, or
+// the run replays recorded times (in.clock).
 // The budget (in.deadline) still holds: what it cancels keeps its search
 // measurement, or counts with the rounds it had.
 void remeasure_finalists(PipelineOutput& out, const PipelineInputs& in, std::size_t count,
