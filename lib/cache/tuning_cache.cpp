@@ -355,6 +355,10 @@ Result<std::size_t> TuningCache::clear() {
       if (failed++ == 0) first_failure = cache::errno_text("remove", p);
     }
   }
+  // The failures remembered beside the records (failed_configs.hpp) go
+  // too: a cleared cache tries every config again.
+  std::error_code ignored;
+  if (!dir_.empty()) std::filesystem::remove_all(dir_ / "failed", ignored);
   records_.clear();
   pending_.clear();
   replacing_.clear();

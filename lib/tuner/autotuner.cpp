@@ -4,7 +4,9 @@
 
 #include "artifact_source.hpp"
 #include "check_plan.hpp"
+#include "finalists.hpp"
 #include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/failed_configs.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/keys.hpp"
@@ -101,9 +103,10 @@ struct SearchRun {
 };
 
 // The search through the pipeline, its outputs judged, and the caller's
-// tensors restored.
-Result<SearchRun> run_search(const TuneCall& call, const Backend& backend,
-                             ArtifactCache* artifacts) {
+// tensors restored; what earlier tunings remember seeds and filters it,
+// and its failures are remembered in turn (search_memory.hpp).
+Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, ArtifactCache* artifacts,
+                             TuningCache* tunings) {
   const TuneOptions& opt = call.options;
   auto started = std::chrono::steady_clock::now();
   // Where benchmarks run, before anything runs: arguments that cannot go
@@ -134,8 +137,20 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend,
   }
   ProgressBar progress(call.kernel.tmpl.name, 0, stderr, opt.pipeline.progress);
   auto trace = in.trace;
+  const FailureKey failure_key{
+      call.problem,
+      TuningIdentity{call.definition, call.identity, backend.toolchain, call.context.env},
+      in.plan.cpu_threads};
+  // NOTES: ranks that share a search (shard_count > 1) must propose the
+  // same rounds to split them; their caches may differ, so they start
+  // without memory.
+  const bool sharded = opt.search.shard_count > 1;
+  FailedConfigs failures = tunings && !sharded ? FailedConfigs::beside(*tunings) : FailedConfigs();
   SearchRun run;
-  run.out = internal::run_search(call.problem, std::move(in), &progress);
+  run.out = internal::run_search(
+      call.problem, std::move(in), &progress,
+      internal::recall_memory(sharded ? nullptr : tunings, failures, failure_key,
+                              call.kernel.tmpl.space, opt.search.warm_start));
   progress.finish();
   if (!opt.pipeline.trace_path.empty()) {
     auto written = trace->write(opt.pipeline.trace_path);
@@ -153,6 +168,13 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend,
     internal::apply_verdicts(checking.judge->wrong(), run.out.measurements, run.out.stats);
   } else {
     run.reference = checking.report;
+  }
+  if (opt.cache.save) {
+    Status kept =
+        failures.remember(failure_key, internal::failures_to_remember(run.out.measurements));
+    if (!kept.ok())
+      KILN_LOG(kWarn) << call.kernel.tmpl.name
+                      << ": failed configs not remembered: " << kept.error().describe();
   }
   return run;
 }
@@ -228,7 +250,7 @@ std::optional<std::pair<TuningRecord, ResultSource>> Autotuner::decided_before(
 
 Result<TuneResult> Autotuner::tune_now(const TuneCall& call, TuneResult result) {
   const TuneOptions& opt = call.options;
-  auto ran = run_search(call, backend_, artifacts_);
+  auto ran = run_search(call, backend_, artifacts_, tunings_);
   if (!ran.ok()) return ran.error();
   internal::PipelineOutput& out = ran->out;
   result.reference = ran->reference;
@@ -240,7 +262,7 @@ Result<TuneResult> Autotuner::tune_now(const TuneCall& call, TuneResult result) 
   }
   SelectionPolicy policy;
   policy.prefer = def;
-  auto chosen = select_winner(out.measurements, policy);
+  auto chosen = internal::select_with_finalists(out.measurements, out.finalists, policy);
   if (!chosen) return serve_fallback(call, std::move(result));
 
   result.best = out.measurements[chosen->winner];

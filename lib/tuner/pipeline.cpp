@@ -258,12 +258,27 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   auto ledger = std::make_shared<ResultLedger>(in.judge, in.progress);
   ledger->set_prior_best(in.best_seconds);
 
-  // (1) Artifacts the cache holds are ready at once; the rest is grouped.
-  UnitPlan units =
-      plan_units(in.kernel, configs, in.backend, in.context, in.artifacts, opt.pipeline.group_size);
+  // (1) Artifacts built before or held by the cache are ready at once; the
+  // rest is grouped.
   Landing landing{&in, queue, ledger, {}, {}, {}};
+  std::vector<Config> to_plan;
+  for (const auto& c : configs) {
+    auto built = in.ready.find(c.to_string());
+    if (built == in.ready.end()) {
+      to_plan.push_back(c);
+      continue;
+    }
+    // A copy: a config may come more than once (finalists' rounds).
+    Artifact artifact = built->second;
+    landing.artifacts.emplace(built->first, built->second);
+    queue->push(artifact);
+  }
+  UnitPlan units =
+      plan_units(in.kernel, to_plan, in.backend, in.context, in.artifacts, opt.pipeline.group_size);
   const std::size_t hits = units.cached.size();
-  if (in.clock) in.clock->offer(VirtualClock::Station::kBenchmark, units.cached.size());
+  if (in.clock)
+    in.clock->offer(VirtualClock::Station::kBenchmark,
+                    units.cached.size() + (configs.size() - to_plan.size()));
   for (auto& a : units.cached) {
     if (in.progress) in.progress->compiled();
     landing.artifacts.emplace(a.config.to_string(), a);
@@ -317,7 +332,8 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   }
   out.artifacts = landing.artifacts;
   // Compiled in this run; artifacts the cache held are counted apart.
-  const std::size_t compiled = out.artifacts.size() - std::min(out.artifacts.size(), hits);
+  const std::size_t built = hits + (configs.size() - to_plan.size());
+  const std::size_t compiled = out.artifacts.size() - std::min(out.artifacts.size(), built);
   out.stats = run_stats(configs, out.measurements, compiled, hits, *in.trace);
   out.stats.wall_seconds = std::chrono::duration<double>(WatchClock::now() - start).count();
   return out;

@@ -55,12 +55,19 @@ struct PipelineInputs {
   // (units queued, artifacts pushed, workers started) so that simulated
   // time never passes while a config is on its way between threads.
   VirtualClock* clock = nullptr;
+  // Artifacts already built, by Config::to_string: configs found here are
+  // benchmarked without compiling or asking the artifact cache (finalists
+  // measured again, finalists.hpp).
+  std::map<std::string, Artifact> ready;
 };
 
 struct PipelineOutput {
   std::vector<Measurement> measurements;      // one per config, in completion order
   std::map<std::string, Artifact> artifacts;  // by Config::to_string, for configs that compiled
   KernelStats stats;
+  // The configs re-measured at the end (finalists.hpp); the winner is among
+  // them when any is ok. Empty: finalists off.
+  std::vector<Config> finalists;
 };
 
 PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs inputs);

@@ -4,9 +4,11 @@
 #include <limits>
 #include <map>
 
+#include "finalists.hpp"
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/tuner/search.hpp"
+#include "search_memory.hpp"
 
 namespace kiln::internal {
 
@@ -20,8 +22,12 @@ constexpr std::size_t kDefaultRound = 4;  // steered proposals per round
 // been measured so far.
 class RoundDriver {
  public:
-  RoundDriver(const ProblemKey& problem, PipelineInputs& in, const SearchStrategyInfo& info)
-      : problem_(problem), in_(in), def_(in.kernel.tmpl.space.default_config()) {
+  RoundDriver(const ProblemKey& problem, PipelineInputs& in, const SearchStrategyInfo& info,
+              SearchMemory memory)
+      : problem_(problem),
+        in_(in),
+        def_(in.kernel.tmpl.space.default_config()),
+        memory_(std::move(memory), in.kernel, problem, def_) {
     const SearchOptions& opt = in.options.search;
     limit_ = opt.max_configs ? opt.max_configs : info.default_budget;
     measure_default_ = prune_keeps(in.kernel, problem, def_);
@@ -41,12 +47,16 @@ class RoundDriver {
   bool steered() const { return search_->steered(); }
   std::size_t limit() const { return limit_; }
   std::size_t round_size() const { return round_size_; }
+  const MemoryRules& memory() const { return memory_; }
 
   // The next round to measure; empty with `over` set when the search is over.
   std::vector<Config> next_round(bool& over) {
     const bool first = !asked_;
     asked_ = true;
     const std::size_t want = first ? std::max(round_size_, search_->first_round()) : round_size_;
+    // Warm start: neighbours' winners, taken first so that a proposal equal
+    // to one is dropped below, not measured twice.
+    std::vector<Config> seeds = first ? memory_.take_seeds() : std::vector<Config>();
     // (1) Proposals the early prune keeps; one it rejects is reported as
     // failed and still counts against the strategy's budget.
     std::vector<Config> kept;
@@ -56,6 +66,7 @@ class RoundDriver {
       if (next.empty()) break;
       proposed += next.size();
       for (auto& c : next) {
+        if (memory_.drop(c, *search_)) continue;  // failed before, or a seed
         if (prune_keeps(in_.kernel, problem_, c))
           kept.push_back(std::move(c));
         else
@@ -77,6 +88,7 @@ class RoundDriver {
       std::erase(kept, def_);
       if (first) round.push_back(def_);
     }
+    for (auto& seed : seeds) round.push_back(std::move(seed));  // right after the default
     round.insert(round.end(), std::make_move_iterator(kept.begin()),
                  std::make_move_iterator(kept.end()));
     if (limit_ > 0 && measured_ + round.size() > limit_) round.resize(limit_ - measured_);
@@ -113,7 +125,9 @@ class RoundDriver {
         continue;
       }
       const Measurement& m = *it->second;
-      search_->report(c, m.ok() ? std::optional<double>(m.stats.median) : std::nullopt);
+      const auto seconds = m.ok() ? std::optional<double>(m.stats.median) : std::nullopt;
+      search_->report(c, seconds);
+      memory_.measured(c, seconds);
       ordered.push_back(m);
     }
     return ordered;
@@ -123,6 +137,7 @@ class RoundDriver {
   const ProblemKey& problem_;
   PipelineInputs& in_;
   const Config def_;
+  MemoryRules memory_;
   std::unique_ptr<SearchStrategy> search_;
   std::size_t limit_ = 0;
   std::size_t round_size_ = 0;
@@ -156,9 +171,10 @@ const SearchStrategyInfo& strategy_for(const TuneOptions& options) {
   return *info;
 }
 
-PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, ProgressBar* progress) {
+PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, ProgressBar* progress,
+                          SearchMemory memory) {
   const auto started = Clock::now();
-  RoundDriver driver(problem, in, strategy_for(in.options));
+  RoundDriver driver(problem, in, strategy_for(in.options), std::move(memory));
   if (driver.steered()) {
     // NOTES: a round is small, and a benchmark can start only when its unit
     // has compiled: by default a round's configs are spread over the compile
@@ -206,6 +222,9 @@ PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, Progress
     }
     if (over || Clock::now() >= in.deadline) break;
   }
+  total.stats.skipped_failed_before = driver.memory().skipped();
+  total.stats.warm_started = driver.memory().seeds_measured();
+  remeasure_finalists(total, in, in.options.search.finalists);
   // Times of the whole search: the rounds share one trace.
   total.stats.compile_seconds = trace->busy_seconds("compile");
   total.stats.benchmark_seconds = trace->busy_seconds("benchmark");

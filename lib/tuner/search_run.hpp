@@ -13,6 +13,7 @@
 
 #include "kiln/tuner/tuner.hpp"
 #include "pipeline.hpp"
+#include "search_memory.hpp"
 #include "tuner/progress.hpp"
 
 namespace kiln::internal {
@@ -30,9 +31,12 @@ Config heuristic_config(const TunableKernel& kernel, const ProblemKey& problem);
 // kiln::Error (kInvalidArgument) naming the valid ones when there is none.
 const SearchStrategyInfo& strategy_for(const TuneOptions& options);
 
-// Runs the search of `inputs.options` through run_pipeline. `progress` may
-// be null. The output's measurements are one per config measured; its
-// times are those of the whole search (all rounds).
-PipelineOutput run_search(const ProblemKey& problem, PipelineInputs inputs, ProgressBar* progress);
+// Runs the search of `inputs.options` through run_pipeline, seeded and
+// filtered by `memory` (search_memory.hpp), then re-measures the finalists
+// (finalists.hpp). `progress` may be null. The output's measurements are
+// one per config measured; its times are those of the whole search (all
+// rounds and the finalists).
+PipelineOutput run_search(const ProblemKey& problem, PipelineInputs inputs, ProgressBar* progress,
+                          SearchMemory memory = {});
 
 }  // namespace kiln::internal

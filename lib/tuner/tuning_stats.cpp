@@ -13,6 +13,10 @@ void KernelStats::merge(const KernelStats& o) {
   benchmarked += o.benchmarked;
   failed += o.failed;
   for (const auto& [reason, n] : o.failed_by_reason) failed_by_reason[reason] += n;
+  skipped_failed_before += o.skipped_failed_before;
+  warm_started += o.warm_started;
+  finalists += o.finalists;
+  finalist_seconds += o.finalist_seconds;
   compile_seconds += o.compile_seconds;
   benchmark_seconds += o.benchmark_seconds;
   overlap_seconds += o.overlap_seconds;
@@ -28,6 +32,10 @@ nlohmann::json KernelStats::to_json() const {
           {"benchmarked", benchmarked},
           {"failed", failed},
           {"failed_by_reason", failed_by_reason},
+          {"skipped_failed_before", skipped_failed_before},
+          {"warm_started", warm_started},
+          {"finalists", finalists},
+          {"finalist_seconds", finalist_seconds},
           {"compile_seconds", compile_seconds},
           {"benchmark_seconds", benchmark_seconds},
           {"overlap_seconds", overlap_seconds},

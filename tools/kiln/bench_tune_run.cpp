@@ -87,6 +87,9 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   to.pipeline.group_size = setup.group_size;
   to.pipeline.compile_threads = setup.compile_threads;
   to.search.max_configs = max_configs;
+  // The pipeline alone, as its ideal counts it (compile and benchmark
+  // stages): finalists' re-measurement is measured by bench/tuning_memory.sh.
+  to.search.finalists = 0;
   to.measure.target_seconds = target_seconds;
   to.measure.max_reps = 100000;  // the kernel time per config is set by target_seconds alone
   to.pipeline.progress = false;

@@ -1,7 +1,7 @@
 // kiln tune --kernel NAME --shape M=..,N=..,K=.. [--dtype D] [--backend auto|cuda|cpu]
 //           [--devices LIST] [--no-pipeline] [--group-size G] [--threads N]
 //           [--budget-s S] [--max-configs N] [--search NAME|list] [--isolation process|thread|auto]
-//           [--trace FILE] [--json] ...
+//           [--warm-start N] [--finalists N] [--trace FILE] [--json] ...
 // kiln tune --template FILE --space FILE.json [--entry EXPR] --shape ...
 // kiln tune --recorded FILE.json[.gz] [--search S] ... (tune_recorded.hpp)
 // Tunes a shipped kernel, or the user's own, on a realistic call of that
@@ -57,6 +57,8 @@ struct TuneArgs {
   std::size_t max_configs = 0;
   std::string search = "exhaustive";
   std::uint64_t seed = 0;
+  std::size_t warm_start = SearchOptions{}.warm_start;
+  std::size_t finalists = SearchOptions{}.finalists;
   bool no_check = false;
   bool retune = false;
   bool cold_l2 = false, graphs = false;  // timing: TuneOptions::measure
@@ -82,6 +84,8 @@ TuneOptions tune_options(const TuneArgs& a) {
   o.search.strategy = a.search;
   o.search.max_configs = a.max_configs;
   o.search.seed = a.seed;
+  o.search.warm_start = a.warm_start;
+  o.search.finalists = a.finalists;
   o.pipeline.budget_seconds = a.budget_s;
   o.pipeline.trace_path = a.trace;
   o.check.enabled = !a.no_check;
@@ -99,7 +103,8 @@ nlohmann::json settings_json(const TuneArgs& a, const TuningTarget& target) {
           {"search", a.search},         {"max_configs", a.max_configs}, {"seed", a.seed},
           {"budget_s", a.budget_s},     {"check", !a.no_check},         {"retune", a.retune},
           {"cold_l2", a.cold_l2},       {"graphs", a.graphs},           {"delay_us", a.delay_us},
-          {"early_stop", a.early_stop}, {"devices", target.devices},    {"isolation", a.isolation}};
+          {"early_stop", a.early_stop}, {"devices", target.devices},    {"isolation", a.isolation},
+          {"warm_start", a.warm_start}, {"finalists", a.finalists}};
 }
 
 // The exit code of a failed tune_request(): 2 for bad input, 1 for what is
@@ -236,6 +241,14 @@ void add_tune_command(CLI::App& app, int& exit_code) {
         print_search_strategies(stdout);
         throw CLI::Success();  // like --help: print and exit 0
       });
+  cmd->add_option("--warm-start", a->warm_start,
+                  "Measure first the winners of up to N neighbouring shapes of this kernel in "
+                  "the tuning cache, nearest first (default 3; 0: off)")
+      ->transform(integer_in(0, kMaxConfigs, "0: off"));
+  cmd->add_option("--finalists", a->finalists,
+                  "Benchmark the N fastest again at the end, interleaved and in full, and "
+                  "choose the winner from that (default 3; 0: off)")
+      ->transform(integer_in(0, kMaxConfigs, "0: off"));
   cmd->add_option("--seed", a->seed, "Seed of the random search and of the input data")
       ->transform(integer_in(0, UINT64_MAX));
   cmd->add_option("--reference", a->request.reference,

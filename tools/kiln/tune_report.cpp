@@ -221,6 +221,14 @@ void TuneReport::print(std::FILE* out) const {
       static_cast<unsigned long long>(stats.benchmarked),
       static_cast<unsigned long long>(stats.failed), failed.c_str(), stats.compile_seconds,
       stats.benchmark_seconds, stats.overlap_seconds, stats.wall_seconds);
+  // What earlier tunings changed in this one (search_memory.hpp, finalists.hpp).
+  if (stats.skipped_failed_before + stats.warm_started + stats.finalists > 0)
+    std::fprintf(out,
+                 "memory: %llu skipped (failed before), %llu warm-start config(s) measured "
+                 "first; %llu finalists re-measured in %.2f s\n",
+                 static_cast<unsigned long long>(stats.skipped_failed_before),
+                 static_cast<unsigned long long>(stats.warm_started),
+                 static_cast<unsigned long long>(stats.finalists), stats.finalist_seconds);
   if (!trace_path.empty())
     std::fprintf(out, "trace: %s (open in ui.perfetto.dev)\n", trace_path.c_str());
 }

@@ -45,6 +45,14 @@ struct SearchOptions {
   // rank's reference). 1: all.
   std::uint32_t shard_index = 0;
   std::uint32_t shard_count = 1;
+  // Warm start: the winners of up to this many neighbouring problems of the
+  // same kernel in the tuning cache (other shapes, nearest first) are
+  // measured first, right after the default. 0: off.
+  std::size_t warm_start = 3;
+  // Finalists: the fastest this many are benchmarked again at the end,
+  // interleaved over several rounds and in full, and the winner is chosen
+  // from that re-measurement. 0 (or 1): off.
+  std::size_t finalists = 3;
 };
 
 struct PipelineOptions {

@@ -28,6 +28,13 @@ struct KernelStats {
   double overlap_seconds = 0;    // time both ran at once
   double wall_seconds = 0;       // the whole tuning
 
+  // Configs not compiled because they failed in an earlier tuning of the
+  // same problem here (kiln/cache/failed_configs.hpp).
+  std::uint64_t skipped_failed_before = 0;
+  std::uint64_t warm_started = 0;  // neighbours' winners measured first (warm start)
+  std::uint64_t finalists = 0;     // configs re-measured at the end (SearchOptions::finalists)
+  double finalist_seconds = 0;     // wall time of that re-measurement (part of wall_seconds)
+
   void merge(const KernelStats& other);
   nlohmann::json to_json() const;
 };

@@ -1,0 +1,164 @@
+#include "search_memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "search_run.hpp"
+
+namespace kiln::internal {
+
+namespace {
+
+// What one argument only one problem has (or has in another dtype or
+// rank) costs: more than any plausible difference of sizes, so such a
+// problem ranks after every problem of the same argument layout.
+constexpr double kMismatch = 8;
+
+double log_gap(std::int64_t a, std::int64_t b) {
+  // Extents of 0 or below (an empty tensor, a negative scalar) are compared
+  // as 1: distance is about tiles, and those have none.
+  const double x = static_cast<double>(std::max<std::int64_t>(a, 1));
+  const double y = static_cast<double>(std::max<std::int64_t>(b, 1));
+  return std::abs(std::log2(x) - std::log2(y));
+}
+
+// Adds over the keys both maps have `same(a, b)`, and kMismatch for each key
+// only one has.
+template <class Map, class Same>
+double over_both(const Map& a, const Map& b, Same same) {
+  double d = 0;
+  for (const auto& [name, x] : a) {
+    auto it = b.find(name);
+    d += it == b.end() ? kMismatch : same(x, it->second);
+  }
+  for (const auto& [name, y] : b) {
+    if (a.find(name) == a.end()) d += kMismatch;
+  }
+  return d;
+}
+
+}  // namespace
+
+double problem_distance(const ProblemKey& a, const ProblemKey& b) {
+  double d = over_both(a.tensors(), b.tensors(), [](const ArgSignature& x, const ArgSignature& y) {
+    if (x.dtype != y.dtype || x.shape.size() != y.shape.size()) return kMismatch;
+    double s = 0;
+    for (std::size_t i = 0; i < x.shape.size(); ++i) s += log_gap(x.shape[i], y.shape[i]);
+    return s;
+  });
+  d += over_both(a.scalars(), b.scalars(), [](const Value& x, const Value& y) {
+    if (x.index() != y.index()) return kMismatch;
+    if (const auto* i = std::get_if<std::int64_t>(&x))
+      return log_gap(*i, std::get<std::int64_t>(y));
+    return x == y ? 0.0 : 1.0;  // flags and words: the same or not
+  });
+  return d;
+}
+
+std::vector<Config> neighbour_winners(const std::vector<TuningRecord>& records,
+                                      const ProblemKey& problem, const DeviceIdentity& device,
+                                      const ConfigSpace& space, std::size_t count) {
+  struct Near {
+    double distance;
+    std::string problem;
+    const TuningRecord* record;
+  };
+  std::vector<Near> near;
+  for (const auto& r : records) {
+    if (r.kernel() != problem.kernel()) continue;
+    // Another device's winner says little about this one's caches and cores.
+    if (r.device.arch != device.arch || r.device.name != device.name) continue;
+    if (!space.contains(r.best)) continue;  // a space that changed since
+    near.push_back({problem_distance(problem, r.problem), r.problem.canonical(), &r});
+  }
+  std::sort(near.begin(), near.end(), [](const Near& x, const Near& y) {
+    return x.distance != y.distance ? x.distance < y.distance : x.problem < y.problem;
+  });
+  std::vector<Config> out;
+  for (const auto& n : near) {
+    if (out.size() >= count) break;
+    if (std::find(out.begin(), out.end(), n.record->best) == out.end())
+      out.push_back(n.record->best);
+  }
+  return out;
+}
+
+bool remembered_outcome(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kCompileFailed:
+    case Outcome::kLoadFailed:
+    case Outcome::kLaunchFailed:
+    case Outcome::kWrongResult:
+    case Outcome::kTimeout:
+    case Outcome::kCrashed:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<FailedConfig> failures_to_remember(const std::vector<Measurement>& measurements) {
+  std::vector<FailedConfig> out;
+  for (const auto& m : measurements) {
+    // NOTES: a config the budget cut short is kCancelled, not kTimeout:
+    // only a compile or benchmark past its own deadline is the config's.
+    if (!remembered_outcome(m.outcome)) continue;
+    out.push_back({m.config, outcome_name(m.outcome), m.reason().substr(0, 500)});
+  }
+  return out;
+}
+
+SearchMemory recall_memory(const TuningCache* tunings, const FailedConfigs& failures,
+                           const FailureKey& key, const ConfigSpace& space,
+                           std::size_t warm_start) {
+  SearchMemory memory;
+  if (tunings && warm_start > 0) {
+    memory.seeds =
+        neighbour_winners(tunings->records(), key.problem, key.identity.device, space, warm_start);
+  }
+  for (auto& f : failures.recall(key)) memory.failed_before.insert(f.config.to_string());
+  return memory;
+}
+
+MemoryRules::MemoryRules(SearchMemory memory, const TunableKernel& kernel,
+                         const ProblemKey& problem, const Config& def)
+    : memory_(std::move(memory)) {
+  for (auto& s : memory_.seeds) {
+    const std::string text = s.to_string();
+    if (s == def || memory_.failed_before.count(text) || seed_texts_.count(text)) continue;
+    if (!prune_keeps(kernel, problem, s)) continue;
+    seed_texts_.insert(text);
+    seeds_.push_back(std::move(s));
+  }
+  memory_.seeds.clear();
+  // The default is measured whatever happened to it before: it is the
+  // baseline of the speedup and, by default, the reference.
+  memory_.failed_before.erase(def.to_string());
+}
+
+std::vector<Config> MemoryRules::take_seeds() {
+  if (seeds_taken_) return {};
+  seeds_taken_ = true;
+  return seeds_;
+}
+
+bool MemoryRules::drop(const Config& proposal, SearchStrategy& strategy) {
+  const std::string text = proposal.to_string();
+  if (memory_.failed_before.count(text)) {
+    strategy.report(proposal, std::nullopt);
+    ++skipped_;
+    return true;
+  }
+  if (!seeds_taken_ || !seed_texts_.count(text)) return false;
+  auto known = seed_results_.find(text);
+  if (known != seed_results_.end()) strategy.report(proposal, known->second);
+  return true;
+}
+
+void MemoryRules::measured(const Config& config, std::optional<double> seconds) {
+  const std::string text = config.to_string();
+  if (seed_texts_.count(text)) seed_results_[text] = seconds;
+}
+
+}  // namespace kiln::internal

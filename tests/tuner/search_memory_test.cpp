@@ -1,0 +1,240 @@
+// What earlier tunings tell a new one, without compiling anything: the
+// distance between problems, neighbours' winners nearest first (the warm
+// start's seeds), the driver's rules for seeds and remembered failures,
+// and the failure table on disk.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "search_memory.hpp"
+
+namespace kiln::internal {
+namespace {
+
+ProblemKey gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::string kernel = "gemm") {
+  ProblemKey p(std::move(kernel));
+  p.tensor("a", TensorArg::contiguous(DType::kF32, {m, k}));
+  p.tensor("b", TensorArg::contiguous(DType::kF32, {k, n}));
+  return p;
+}
+
+ConfigSpace tiles() {
+  ConfigSpace s;
+  s.param("BM", {std::int64_t{16}, std::int64_t{32}, std::int64_t{64}, std::int64_t{128}});
+  s.default_config(Config{{"BM", std::int64_t{16}}});
+  return s;
+}
+
+Config bm(std::int64_t v) {
+  return Config{{"BM", v}};
+}
+
+DeviceIdentity host() {
+  return DeviceIdentity{"host", "host CPU test (2 threads)", 0, 0};
+}
+
+TuningRecord winner(ProblemKey problem, Config best, DeviceIdentity device = host()) {
+  TuningRecord r;
+  r.problem = std::move(problem);
+  r.device = std::move(device);
+  r.best = std::move(best);
+  r.best_time_ms = 1;
+  return r;
+}
+
+TEST(ProblemDistance, CountsDoublingsAcrossEveryExtent) {
+  EXPECT_EQ(problem_distance(gemm(512, 512, 512), gemm(512, 512, 512)), 0);
+  // M doubles once in a: 1; K doubles in a and in b: 2 more.
+  EXPECT_DOUBLE_EQ(problem_distance(gemm(512, 512, 512), gemm(1024, 512, 1024)), 3);
+  EXPECT_DOUBLE_EQ(problem_distance(gemm(1024, 512, 1024), gemm(512, 512, 512)), 3);
+  // A halving is as far as a doubling.
+  EXPECT_DOUBLE_EQ(problem_distance(gemm(512, 512, 512), gemm(256, 512, 512)),
+                   problem_distance(gemm(512, 512, 512), gemm(1024, 512, 512)));
+}
+
+TEST(ProblemDistance, AnotherDtypeOrAnExtraArgumentCostsEight) {
+  ProblemKey other("gemm");
+  other.tensor("a", TensorArg::contiguous(DType::kF16, {512, 512}));
+  other.tensor("b", TensorArg::contiguous(DType::kF32, {512, 512}));
+  EXPECT_DOUBLE_EQ(problem_distance(gemm(512, 512, 512), other), 8);
+  ProblemKey with_scalar = gemm(512, 512, 512);
+  with_scalar.scalar("split", std::int64_t{4});
+  EXPECT_DOUBLE_EQ(problem_distance(gemm(512, 512, 512), with_scalar), 8);
+  EXPECT_DOUBLE_EQ(problem_distance(with_scalar, gemm(512, 512, 512)), 8);
+}
+
+TEST(NeighbourWinners, NearestFirstOfThisKernelAndDeviceOnly) {
+  const ConfigSpace space = tiles();
+  std::vector<TuningRecord> records = {
+      winner(gemm(4096, 4096, 4096), bm(128)),                      // far
+      winner(gemm(1024, 1024, 1024), bm(64)),                       // 3 doublings
+      winner(gemm(512, 512, 1024), bm(32)),                         // 2 (K in a and b)
+      winner(gemm(600, 600, 600, "softmax"), bm(16)),               // another kernel
+      winner(gemm(512, 512, 512), bm(128), {"host", "other CPU"}),  // another device
+  };
+  const auto seeds = neighbour_winners(records, gemm(512, 512, 512), host(), space, 3);
+  ASSERT_EQ(seeds.size(), 3u);
+  EXPECT_EQ(seeds[0], bm(32));
+  EXPECT_EQ(seeds[1], bm(64));
+  EXPECT_EQ(seeds[2], bm(128));
+  EXPECT_EQ(neighbour_winners(records, gemm(512, 512, 512), host(), space, 1).size(), 1u);
+  EXPECT_TRUE(neighbour_winners(records, gemm(512, 512, 512), host(), space, 0).empty());
+}
+
+TEST(NeighbourWinners, EachConfigOnceAndOnlyConfigsTheSpaceHolds) {
+  const ConfigSpace space = tiles();
+  std::vector<TuningRecord> records = {
+      winner(gemm(256, 256, 256), bm(64)),
+      winner(gemm(1024, 1024, 1024), bm(64)),   // the same winner again
+      winner(gemm(2048, 2048, 2048), bm(256)),  // not in the space any more
+      winner(gemm(4096, 4096, 4096), bm(32)),
+  };
+  const auto seeds = neighbour_winners(records, gemm(512, 512, 512), host(), space, 5);
+  ASSERT_EQ(seeds.size(), 2u);
+  EXPECT_EQ(seeds[0], bm(64));
+  EXPECT_EQ(seeds[1], bm(32));
+}
+
+// Records every report, as the driver's strategy would hear them.
+class Listener : public SearchStrategy {
+ public:
+  const char* name() const override { return "listener"; }
+  std::vector<Config> next(std::size_t) override { return {}; }
+  void report(const Config& c, std::optional<double> s) override { heard.emplace_back(c, s); }
+  std::vector<std::pair<Config, std::optional<double>>> heard;
+};
+
+TunableKernel kernel_without(std::int64_t pruned) {
+  TunableKernel k;
+  k.tmpl.name = "gemm";
+  k.tmpl.space = tiles();
+  k.early_prune = [pruned](const Config& c, const ProblemKey&) {
+    return c.get_int("BM") != pruned;
+  };
+  return k;
+}
+
+TEST(MemoryRules, SeedsLeaveOutTheDefaultFailuresAndPrunedConfigs) {
+  SearchMemory memory;
+  memory.seeds = {bm(16), bm(128), bm(32), bm(64), bm(32)};
+  memory.failed_before = {bm(32).to_string()};
+  MemoryRules rules(memory, kernel_without(128), gemm(8, 8, 8), bm(16));
+  EXPECT_EQ(rules.take_seeds(), std::vector<Config>{bm(64)});
+  EXPECT_TRUE(rules.take_seeds().empty()) << "seeds go into the first round only";
+}
+
+TEST(MemoryRules, AFailureFromBeforeIsDroppedAndReportedAsFailed) {
+  SearchMemory memory;
+  memory.failed_before = {bm(32).to_string(), bm(16).to_string()};
+  MemoryRules rules(memory, kernel_without(0), gemm(8, 8, 8), bm(16));
+  Listener strategy;
+  EXPECT_TRUE(rules.drop(bm(32), strategy));
+  EXPECT_FALSE(rules.drop(bm(64), strategy));
+  EXPECT_FALSE(rules.drop(bm(16), strategy)) << "the default is measured whatever happened before";
+  ASSERT_EQ(strategy.heard.size(), 1u);
+  EXPECT_EQ(strategy.heard[0].first, bm(32));
+  EXPECT_FALSE(strategy.heard[0].second.has_value());
+  EXPECT_EQ(rules.skipped(), 1u);
+}
+
+TEST(MemoryRules, ASeedProposedLaterIsNotMeasuredTwiceAndItsTimeIsReported) {
+  SearchMemory memory;
+  memory.seeds = {bm(64)};
+  MemoryRules rules(memory, kernel_without(0), gemm(8, 8, 8), bm(16));
+  Listener strategy;
+  EXPECT_FALSE(rules.drop(bm(64), strategy)) << "not a seed in a round yet";
+  ASSERT_EQ(rules.take_seeds().size(), 1u);
+  EXPECT_TRUE(rules.drop(bm(64), strategy));
+  EXPECT_TRUE(strategy.heard.empty()) << "its own round's feed back reports it";
+  rules.measured(bm(64), 0.25);
+  EXPECT_EQ(rules.seeds_measured(), 1u);
+  EXPECT_TRUE(rules.drop(bm(64), strategy));
+  ASSERT_EQ(strategy.heard.size(), 1u);
+  EXPECT_EQ(strategy.heard[0].second, 0.25);
+  EXPECT_EQ(rules.skipped(), 0u) << "a seed is not a failure";
+}
+
+TEST(FailuresToRemember, OnlyTheConfigsOwnFailures) {
+  std::vector<Measurement> ms(4);
+  ms[0].config = bm(16);  // ok
+  ms[1].config = bm(32);
+  ms[1].outcome = Outcome::kCompileFailed;
+  ms[1].error.message = "static assertion failed: BM too large";
+  ms[2].config = bm(64);
+  ms[2].outcome = Outcome::kCancelled;  // the budget, not the config
+  ms[3].config = bm(128);
+  ms[3].outcome = Outcome::kWrongResult;
+  const auto kept = failures_to_remember(ms);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].config, bm(32));
+  EXPECT_EQ(kept[0].outcome, "compile_failed");
+  EXPECT_NE(kept[0].reason.find("BM too large"), std::string::npos);
+  EXPECT_EQ(kept[1].outcome, "wrong_result");
+}
+
+class FailureTable : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("kiln_failed_configs_" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  FailureKey key(int threads = 2) const {
+    return FailureKey{gemm(512, 512, 512), TuningIdentity{hash128("def"), host(), {}, {}}, threads};
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(FailureTable, RemembersPerProblemDefinitionAndThreads) {
+  FailedConfigs table(dir_);
+  ASSERT_TRUE(table.recall(key()).empty());
+  ASSERT_TRUE(table.remember(key(), {{bm(32), "crashed", "SIGSEGV"}}).ok());
+  ASSERT_TRUE(table.remember(key(), {{bm(64), "timeout", "hung"}}).ok());
+  const auto both = table.recall(key());
+  ASSERT_EQ(both.size(), 2u) << "a second tuning adds to the first";
+  EXPECT_EQ(both[0].config, bm(32));
+  EXPECT_EQ(both[0].outcome, "crashed");
+  EXPECT_TRUE(table.recall(key(16)).empty()) << "another thread count";
+  FailureKey changed = key();
+  changed.identity.definition = hash128("edited source");
+  EXPECT_TRUE(table.recall(changed).empty()) << "a changed kernel forgets";
+  FailureKey other = key();
+  other.problem = gemm(1024, 1024, 1024);
+  EXPECT_TRUE(table.recall(other).empty());
+}
+
+TEST_F(FailureTable, ReadOnlyWritesNothingAndADamagedFileIsIgnored) {
+  ASSERT_TRUE(FailedConfigs(dir_, true).remember(key(), {{bm(32), "crashed", ""}}).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_));
+  FailedConfigs table(dir_);
+  ASSERT_TRUE(table.remember(key(), {{bm(32), "crashed", ""}}).ok());
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    if (e.path().extension() == ".json") std::ofstream(e.path()) << "{\"format\": 1";
+  }
+  EXPECT_TRUE(table.recall(key()).empty());
+  EXPECT_TRUE(FailedConfigs().recall(key()).empty());
+}
+
+TEST_F(FailureTable, LivesBesideTheTuningCacheAndGoesWithItsClear) {
+  Options o = Options::global();
+  o.cache_dir = dir_;
+  TuningCache cache(o);
+  FailedConfigs table = FailedConfigs::beside(cache);
+  ASSERT_TRUE(table.enabled());
+  ASSERT_TRUE(table.remember(key(), {{bm(32), "crashed", ""}}).ok());
+  EXPECT_EQ(table.recall(key()).size(), 1u);
+  ASSERT_TRUE(cache.clear().ok());
+  EXPECT_TRUE(table.recall(key()).empty()) << "a cleared cache tries every config again";
+  o.cache_read_only = true;
+  TuningCache read_only(o);
+  ASSERT_TRUE(FailedConfigs::beside(read_only).remember(key(), {{bm(32), "crashed", ""}}).ok());
+  EXPECT_TRUE(table.recall(key()).empty()) << "a read-only cache writes nothing";
+  EXPECT_FALSE(FailedConfigs::beside(TuningCache::open_file(dir_ / "t.json", true)).enabled());
+}
+
+}  // namespace
+}  // namespace kiln::internal
