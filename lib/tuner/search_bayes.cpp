@@ -36,11 +36,11 @@ namespace {
 
 using internal::FeatureRow;
 
-constexpr std::size_t kRandomEvery = 16;        // of the model's proposals, one is random
-constexpr double kLocalShare = 0.25;            // of each round, near the best so far
+constexpr std::size_t kRandomEvery = 16;          // of the model's proposals, one is random
+constexpr double kLocalShare = 0.25;              // of each round, near the best so far
 constexpr std::size_t kSpaceFillCandidates = 20;  // random candidates per space-filling pick
-constexpr std::uint64_t kPoolLimit = 500'000;   // enumerate spaces up to this cartesian size
-constexpr int kSampledCandidates = 4000;        // else: candidates drawn per fit
+constexpr std::uint64_t kPoolLimit = 500'000;     // enumerate spaces up to this cartesian size
+constexpr int kSampledCandidates = 4000;          // else: candidates drawn per fit
 
 // Parameter -> features, fixed for the space.
 class Encoder {
@@ -204,8 +204,8 @@ class BayesSearch final : public SearchStrategy {
   std::vector<Config> from_model(std::size_t n) {
     // Refit once the data grew by a sixteenth (every round while it is
     // small); in between, the next best of the last ranking is as good.
-    if (!fitted_ || seen_seconds_.size() >= fitted_at_ + std::max<std::size_t>(
-                                                             1, seen_seconds_.size() / 16))
+    if (!fitted_ ||
+        seen_seconds_.size() >= fitted_at_ + std::max<std::size_t>(1, seen_seconds_.size() / 16))
       fit();
     std::vector<Config> out;
     // (3) Near the best so far.

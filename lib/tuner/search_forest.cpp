@@ -19,7 +19,7 @@ double RegressionTree::predict(const FeatureRow& row) const {
   std::size_t i = 0;
   while (nodes_[i].feature >= 0)
     i = row[static_cast<std::size_t>(nodes_[i].feature)] <= nodes_[i].threshold ? nodes_[i].left
-                                                                                 : nodes_[i].right;
+                                                                                : nodes_[i].right;
   return nodes_[i].value;
 }
 
