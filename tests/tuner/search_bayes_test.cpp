@@ -120,7 +120,10 @@ TEST(BayesSearch, SpacesWithConstraintsAndOneConfig) {
   for (const Config& c : run(space, kernel_time, 60, 2)) EXPECT_LE(c.get_int("block"), 64);
   ConfigSpace one;
   one.param("x", {1});
-  EXPECT_EQ(run(one, [](const Config&) { return 1.0; }, 10, 1).size(), 1u);
+  EXPECT_EQ(run(
+                one, [](const Config&) { return 1.0; }, 10, 1)
+                .size(),
+            1u);
 }
 
 }  // namespace
