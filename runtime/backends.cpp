@@ -12,6 +12,9 @@
 #if KILN_HAVE_CUDA
 #include "cuda/cuda_backend.hpp"
 #endif
+#if KILN_CPU_PLUGIN
+#include "plugin/cpu_plugin_proxy.hpp"
+#endif
 
 namespace kiln {
 
@@ -33,6 +36,9 @@ const std::vector<const DeviceBackend*>& backends() {
   static const std::vector<const DeviceBackend*> list = {
 #if KILN_HAVE_LLVM
     &cpu::backend(),
+#endif
+#if KILN_CPU_PLUGIN
+    &internal::cpu_plugin_backend(),
 #endif
 #if KILN_HAVE_CUDA
     &cuda::backend(),

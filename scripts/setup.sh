@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency of Kiln from Debian 12's packages.
-# Idempotent: when everything is present it only runs dpkg-query and returns
-# in well under a second. CUDA is not installed here: Kiln finds it at
+# Installs every build and test dependency of Kiln from Debian 12's packages,
+# then the Python package's build and test tools (python/requirements-dev.txt)
+# into .venv/ at the repository root, made with Debian's python3.
+# Idempotent: when everything is present it only runs dpkg-query and
+# compares a stamp, and returns in well under a second. CUDA is not installed here: Kiln finds it at
 # $CUDA_HOME or /usr/local/cuda and builds without it when it is absent.
 set -euo pipefail
 
@@ -16,6 +18,7 @@ packages=(
   openmpi-bin libopenmpi-dev
   zlib1g-dev
   libopenblas-dev libomp-dev
+  python3 python3-dev python3-venv
 )
 
 missing=()
@@ -26,13 +29,25 @@ done
 
 if ((${#missing[@]} == 0)); then
   echo "setup: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "setup: installing ${missing[*]}"
-sudo_cmd=()
-if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The Python venv: Debian's interpreter (its headers are the ones installed
+# above), the pinned tools; redone when the requirements change.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$root/.venv"
+reqs="$root/python/requirements-dev.txt"
+stamp="$venv/.kiln-requirements"
+if [[ ! -x "$venv/bin/python" ]] || ! cmp -s "$reqs" "$stamp"; then
+  echo "setup: Python venv in $venv"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$reqs"
+  cp "$reqs" "$stamp"
+fi
 echo "setup: done"

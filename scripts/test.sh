@@ -7,7 +7,10 @@
 #   3. TSan: the library, tools and tests in build-tsan/, then the unit and
 #      integration tests under it (the pool, the pipeline, the caches and the
 #      worker processes are concurrent);
-#   4. a short run of every fuzz target (scripts/fuzz.sh).
+#   4. a short run of every fuzz target (scripts/fuzz.sh);
+#   5. the Python package: built and installed into .venv (pip install .),
+#      then its pytest suite (python/tests, docs/python.md's snippets,
+#      examples/python).
 # GPU-labelled tests are left out of the sanitizer runs: the driver is not
 # instrumented (run them from a release build on a GPU: docs/gpu.md).
 # Each sanitizer build replaces a release build in CI rather than adding to
@@ -16,18 +19,24 @@
 #   bash scripts/test.sh --quick        # release build with -Werror (build/) and its ctest only
 #   bash scripts/test.sh --no-tsan      # skip stage 3
 #   bash scripts/test.sh --no-fuzz      # skip stage 4
+#   bash scripts/test.sh --no-python    # skip stage 5
+#   bash scripts/test.sh --python-only  # stage 5 alone
 # Other arguments go to every ctest run (e.g. -R Cache).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0
 tsan=1
 fuzz=1
+python=1
+python_only=0
 args=()
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
     --no-tsan) tsan=0 ;;
     --no-fuzz) fuzz=0 ;;
+    --no-python) python=0 ;;
+    --python-only) python_only=1 ;;
     --sanitizers) ;;  # the default now; kept so older command lines still work
     *) args+=("$a") ;;
   esac
@@ -37,12 +46,33 @@ stage() { echo "=== test.sh: $1 ($((SECONDS - start)) s so far)"; }
 
 stage "setup"
 bash scripts/setup.sh
+
+# Stage 5: the Python package, built by pip (release) into .venv, then
+# pytest. Exit code 5 (no tests collected: a filter that selects none) is
+# not a failure.
+python_stage() {
+  stage "Python package: pip install . and pytest"
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation .
+  local rc=0
+  .venv/bin/python -m pytest -q -p no:cacheprovider python/tests || rc=$?
+  if ((rc == 5)); then
+    echo "test.sh: pytest collected no tests"
+  elif ((rc != 0)); then
+    exit "$rc"
+  fi
+}
+if ((python_only)); then
+  python_stage
+  stage "done"
+  exit 0
+fi
 if ((quick)); then
   stage "release build with warnings as errors"
   cmake --preset ci >/dev/null
   cmake --build build
   stage "ctest"
   ctest --preset ci -j "$(nproc)" ${args[@]+"${args[@]}"}
+  if ((python)); then python_stage; fi
   stage "done"
   exit 0
 fi
@@ -57,4 +87,5 @@ if ((fuzz)); then
   stage "fuzzing, ${KILN_FUZZ_SECONDS:-10} s per target"
   bash scripts/fuzz.sh "${KILN_FUZZ_SECONDS:-10}"
 fi
+if ((python)); then python_stage; fi
 stage "done"

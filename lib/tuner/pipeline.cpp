@@ -139,6 +139,7 @@ void on_compiled(Landing& l, CompletedUnit done) {
                     now - std::chrono::duration_cast<WatchClock::duration>(
                               std::chrono::duration<double>(done.result.seconds)),
                     now, {{"programs", done.result.programs}, {"ok", done.result.ok_count()}});
+  std::size_t pushed = 0;
   for (std::size_t i = 0; i < done.result.entries.size(); ++i) {
     const Config& config = done.result.unit.specializations[i].config;
     auto& entry = done.result.entries[i];
@@ -158,7 +159,15 @@ void on_compiled(Landing& l, CompletedUnit done) {
     }
     if (!l.queue->push(*entry)) {
       l.ledger->record(not_run(config, Outcome::kCancelled, l.queue->close_reason()));
+    } else {
+      ++pushed;
     }
+  }
+  // Simulated time: the configs wait for a benchmark worker, and this
+  // compile worker is free again, only now that they are in the queue.
+  if (l.in->clock) {
+    l.in->clock->offer(VirtualClock::Station::kBenchmark, pushed);
+    l.in->clock->done();
   }
 }
 
@@ -254,6 +263,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
       plan_units(in.kernel, configs, in.backend, in.context, in.artifacts, opt.pipeline.group_size);
   Landing landing{&in, queue, ledger, {}, {}, {}};
   const std::size_t hits = units.cached.size();
+  if (in.clock) in.clock->offer(VirtualClock::Station::kBenchmark, units.cached.size());
   for (auto& a : units.cached) {
     if (in.progress) in.progress->compiled();
     landing.artifacts.emplace(a.config.to_string(), a);
@@ -269,6 +279,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   const int slots = calls.ok() ? static_cast<int>(source.plan().devices.size()) : 0;
   if (opt.pipeline.overlap) {
     for (int i = 0; i < slots; ++i) crew.start(i);
+    if (in.clock) in.clock->add_workers(VirtualClock::Station::kBenchmark, slots);
   }
   Watchdog dog(watch_rules(in, source.plan()));
   // The first failure to prepare is why no worker exists.
@@ -281,15 +292,18 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
     po.context = in.context;
     CompilePool pool(deadline_compilers(in), po,
                      [&landing](CompletedUnit done) { on_compiled(landing, std::move(done)); });
+    if (in.clock) in.clock->offer(VirtualClock::Station::kCompile, units.to_compile.size());
     for (auto& unit : units.to_compile) pool.submit(std::move(unit));
     if (!opt.pipeline.overlap) {
       pool.wait_idle();
       for (int i = 0; i < slots; ++i) crew.start(i);
+      if (in.clock) in.clock->add_workers(VirtualClock::Station::kBenchmark, slots);
     }
 
     // (4) Deadlines, replacement, fall back, budget, until all are in.
     watch_run(configs.size(), *ledger, dog, crew, prepare_failure, [&pool] { pool.cancel_all(); });
     crew.finish();
+    if (in.clock) in.clock->remove_workers(VirtualClock::Station::kBenchmark, slots);
   }  // the pool joins its workers here
 
   // (5) The results; nothing the caller lent is used after this.

@@ -15,6 +15,7 @@
 #include "call_state.hpp"
 #include "kiln/compile/compile_engine.hpp"
 #include "kiln/tuner/tuner.hpp"
+#include "kiln/tuner/virtual_clock.hpp"
 #include "measure.hpp"
 #include "output_judge.hpp"
 #include "tuner/progress.hpp"
@@ -49,6 +50,11 @@ struct PipelineInputs {
   // The fastest median earlier rounds of this search measured (0: none):
   // early stop compares each config with it and with this round's best.
   double best_seconds = 0;
+  // Optional (borrowed): simulated time for a backend that replays recorded
+  // costs (replay_backend.hpp). The run tells it where work changes hands
+  // (units queued, artifacts pushed, workers started) so that simulated
+  // time never passes while a config is on its way between threads.
+  VirtualClock* clock = nullptr;
 };
 
 struct PipelineOutput {

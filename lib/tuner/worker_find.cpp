@@ -2,6 +2,7 @@
 // the user named is one (worker_find.hpp, kiln/bench_worker.hpp).
 #include "worker_find.hpp"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <climits>
@@ -28,14 +29,26 @@ bool executable_file(const std::filesystem::path& p) {
 
 // Searched, in order, when the user named no worker.
 std::vector<std::string> usual_places() {
-  std::vector<std::string> places = {KILN_BENCH_WORKER_BUILD_PATH, KILN_BENCH_WORKER_INSTALL_PATH};
-  char self[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
+  std::string exe;
+  char buf[PATH_MAX];
+  if (const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1); n > 0) {
+    exe.assign(buf, static_cast<std::size_t>(n));
+  }
+  std::vector<std::string> places;
+  // Next to the shared library holding the tuner, when it is one (the Python
+  // package ships libkiln.so and its worker side by side): that worker was
+  // built with this library, whatever the build paths hold.
+  Dl_info info{};
+  std::error_code ec;
+  if (::dladdr(reinterpret_cast<void*>(&usual_places), &info) && info.dli_fname &&
+      std::filesystem::weakly_canonical(info.dli_fname, ec).string() != exe) {
     places.push_back(
-        (std::filesystem::path(std::string(self, static_cast<std::size_t>(n))).parent_path() /
-         "kiln-bench-worker")
-            .string());
+        (std::filesystem::path(info.dli_fname).parent_path() / "kiln-bench-worker").string());
+  }
+  places.push_back(KILN_BENCH_WORKER_BUILD_PATH);
+  places.push_back(KILN_BENCH_WORKER_INSTALL_PATH);
+  if (!exe.empty()) {
+    places.push_back((std::filesystem::path(exe).parent_path() / "kiln-bench-worker").string());
   }
   return places;
 }

@@ -3,7 +3,8 @@
 // Replays each search strategy on recorded spaces (Kernel Tuner cache files
 // of real GPU measurements, kiln/tuner/search_replay.hpp): the best-so-far
 // fraction of the file's optimum against the share of the space measured,
-// median and quartiles over seeds, as a table, JSON and an SVG plot.
+// median and quartiles over seeds, as a table, JSON and an SVG plot; and the
+// simulated wall time of one tuning done three ways (search_wall_times.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "commands.hpp"
 #include "kiln/tuner/search.hpp"
 #include "kiln/tuner/search_replay.hpp"
+#include "search_wall_times.hpp"
 
 namespace kiln::tool {
 namespace {
@@ -55,6 +57,7 @@ struct FileResult {
   RecordedSpace space;
   std::size_t budget = 0;
   std::vector<StrategyResult> strategies;
+  WallTimes wall;  // serial, batch, pipeline for P = 1, 2, 16
 };
 
 // An SVG of every file's median curves (quartile bands), log x axis.
@@ -158,6 +161,12 @@ int run_bench_search(const SearchBenchArgs& args) {
       }
       file.strategies.push_back(std::move(st));
     }
+    auto wall = search_wall_times(file.space, file.budget, 1, {1, 2, 16});
+    if (!wall) {
+      std::fprintf(stderr, "kiln bench search: %s\n", wall.error().message.c_str());
+      return 1;
+    }
+    file.wall = std::move(*wall);
     results.push_back(std::move(file));
   }
   nlohmann::json out = nlohmann::json::array();
@@ -200,6 +209,8 @@ int run_bench_search(const SearchBenchArgs& args) {
       if (!args.json) std::printf("\n");
       jf["strategies"][st.name] = points;
     }
+    jf["wall_times"] = file.wall.to_json();
+    if (!args.json) file.wall.print(stdout);
     out.push_back(jf);
   }
   if (args.json) std::cout << out.dump(2) << "\n";

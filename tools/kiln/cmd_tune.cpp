@@ -5,6 +5,7 @@
 //           [--isolation process|thread|auto]
 //           [--trace FILE] [--json] ...
 // kiln tune --template FILE --space FILE.json [--entry EXPR] --shape ...
+// kiln tune --recorded FILE.json[.gz] [--search S] ... (tune_recorded.hpp)
 // Tunes a shipped kernel, or the user's own, on a realistic call of that
 // shape: prints every config's status and times, the winner and its speedup
 // over the default config, and the statistics. The winner is saved, so the
@@ -22,6 +23,7 @@
 #include "kiln/tuner/search_plan.hpp"
 #include "option_checks.hpp"
 #include "tune_distributed.hpp"
+#include "tune_recorded.hpp"
 #include "tune_report.hpp"
 
 namespace kiln::tool {
@@ -70,7 +72,14 @@ struct TuneArgs {
   std::string trace;
   bool json = false;
   std::string distributed;  // a strategy: every rank of an MPI job tunes together
+  std::string recorded;     // a recorded space to replay (tune_recorded.hpp)
 };
+
+// `--recorded FILE`: the same flags, on a replayed space.
+int run_recorded(const TuneArgs& a) {
+  return run_tune_recorded({a.recorded, a.search, a.max_configs, a.budget_s, a.threads, a.seed,
+                            a.no_pipeline, a.group_size, a.json});
+}
 
 TuneOptions tune_options(const TuneArgs& a) {
   TuneOptions o;
@@ -118,6 +127,11 @@ int report_failure(ErrorInfo error) {
 }
 
 int run_tune(TuneArgs args) {
+  if (!args.recorded.empty()) return run_recorded(args);
+  if (args.request.shape.empty()) {
+    std::fprintf(stderr, "kiln tune: --shape is required (or --recorded FILE to replay one)\n");
+    return 2;
+  }
   args.request.seed = args.seed;
   args.request.isolation = args.isolation == "thread" ? Isolation::kThread
                            : args.isolation == "auto" ? Isolation::kAuto
@@ -201,7 +215,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "(docs/user-kernels.md)");
   cmd->add_option("--entry", a->request.entry,
                   "Entry expression with {PARAM} placeholders, e.g. 'ns::kern<{BM},{BN}>'");
-  cmd->add_option("--shape", a->request.shape, "Problem dims, e.g. M=512,N=512,K=512")->required();
+  cmd->add_option("--shape", a->request.shape, "Problem dims, e.g. M=512,N=512,K=512");
   cmd->add_option("--dtype", a->request.dtype, "Input dtype of a shipped kernel (f32, f16, bf16)");
   cmd->add_option("--backend", a->request.backend,
                   "auto (CUDA when a device is present), cuda or cpu")
@@ -278,6 +292,13 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", a->json, "Print one JSON document (and nothing else) on stdout");
   cmd->add_option("--distributed", a->distributed,
                   "Under mpirun: tune with every rank (independent, broadcast, parallel, merge)");
+  cmd->add_option("--recorded", a->recorded,
+                  "Replay a recorded space (a Kernel Tuner cache file, .json or .json.gz, or "
+                  "`kiln cache export --format kernel-tuner` output) on a virtual clock: "
+                  "--budget-s and --threads (default 1) are then simulated")
+      ->excludes("--kernel")
+      ->excludes("--template")
+      ->excludes("--distributed");
   cmd->callback([a, &exit_code] { exit_code = run_tune(*a); });
 }
 

@@ -1,0 +1,44 @@
+"""Kiln: JIT kernel generation with an integrated autotuner.
+
+``kiln.compile`` turns source text into a launchable, cached kernel;
+``kiln.Kernel`` + ``kiln.autotune`` tune a kernel template over its configs
+(Triton's ``@autotune``); ``kiln.Runner``, ``kiln.choose_one`` and
+``kiln.tuning`` are the framework tuning API (FlashInfer's, TensorRT-LLM's).
+Importing kiln loads no compiler and no driver: a backend loads on first use.
+See docs/python.md.
+"""
+
+from .config import Config, cdiv
+from .errors import (
+    ArgumentError,
+    CompileError,
+    ConfigError,
+    KilnError,
+    LaunchError,
+    NoValidConfigError,
+    UnavailableError,
+)
+from .kernel import CompiledKernel, Kernel, compile
+from .autotune import Autotuned, autotune
+from .framework import DynamicDim, Runner, choose_one, tuning
+
+__all__ = [
+    "Config",
+    "cdiv",
+    "KilnError",
+    "CompileError",
+    "LaunchError",
+    "ConfigError",
+    "ArgumentError",
+    "NoValidConfigError",
+    "UnavailableError",
+    "compile",
+    "CompiledKernel",
+    "Kernel",
+    "autotune",
+    "Autotuned",
+    "Runner",
+    "DynamicDim",
+    "choose_one",
+    "tuning",
+]

@@ -1,0 +1,279 @@
+"""``kiln.autotune``: Triton's ``@autotune`` on Kiln's tuner. The first call
+of each key tunes (every config compiled on a thread pool and benchmarked
+in worker processes as it lands); the same key again is served from
+memory, a new process from the tuning cache on disk, and an edited kernel
+is tuned again (its content is in the key)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from . import _kiln
+from .config import Config
+from .errors import ConfigError
+from .kernel import Kernel
+
+
+def autotune(
+    configs: Sequence[Config] | None = None,
+    *,
+    space: Mapping[str, Sequence] | None = None,
+    constraints=None,
+    key: Sequence[str],
+    default=None,
+    prune_configs_by: Mapping | None = None,
+    reset_to_zero: Iterable[str] = (),
+    restore_value: Iterable[str] = (),
+    check: bool = True,
+    rtol: float | None = None,
+    atol: float | None = None,
+    reference: Callable | None = None,
+    search: str = "exhaustive",
+    max_configs: int | None = None,
+    budget_s: float | None = None,
+    warmup: int | None = None,
+    rep: float | None = None,
+    outputs: Sequence[str] | None = None,
+    deadline_s: float | None = None,
+):
+    """Decorates a ``kiln.Kernel`` into a tuned callable (``Autotuned``).
+
+    configs        the configs to try (kiln.Config), or
+    space          a dict name -> values: their product, filtered by
+    constraints    callables (or a dict name -> callable) of a config dict
+                   returning True to keep it
+    key            argument names whose values (scalars) select a tuning
+                   record; tensors always enter with their dtype, shape and
+                   stride pattern
+    default        the config to compare against and fall back to (a
+                   kiln.Config or dict; default: the first config)
+    prune_configs_by  {"perf_model": f(**meta) -> estimated time,
+                   "top_k": int or fraction, "early_config_prune":
+                   f(configs, named_args) -> configs}, with Triton's meaning
+    reset_to_zero / restore_value  argument names zeroed before every run /
+                   restored after every benchmark run
+    check, rtol, atol, reference  output checking: each config's outputs
+                   against the default config's (or ``reference(*args)``,
+                   which writes the expected outputs in place)
+    search, max_configs, budget_s  the search strategy and its budget
+    warmup, rep    warm-up runs per config; milliseconds of timed runs
+    outputs        the arguments compared (default: every tensor)
+    deadline_s     seconds a config's benchmark may take before it is
+                   abandoned as hung (default 10)
+    """
+    if configs is None and space is None:
+        raise ConfigError(
+            "autotune needs configs=[kiln.Config(...), ...] or space={name: [values]}",
+            code="invalid_argument",
+        )
+    if configs is not None and space is not None:
+        raise ConfigError(
+            "autotune got both configs= and space=: give one (a list, or a product)",
+            code="invalid_argument",
+        )
+    if isinstance(key, str):
+        key = [key]
+    prune = dict(prune_configs_by or {})
+    unknown = set(prune) - {"perf_model", "top_k", "early_config_prune"}
+    if unknown:
+        raise ConfigError(
+            f"prune_configs_by has {sorted(unknown)}: it takes perf_model, top_k and "
+            "early_config_prune",
+            code="invalid_argument",
+        )
+
+    def decorate(kernel: Kernel) -> "Autotuned":
+        if not isinstance(kernel, Kernel):
+            raise ConfigError(
+                f"kiln.autotune decorates a kiln.Kernel, got {type(kernel).__name__}",
+                code="invalid_argument",
+            )
+        return Autotuned(
+            kernel,
+            configs=configs,
+            space=space,
+            constraints=constraints,
+            key=list(key),
+            default=default,
+            prune=prune,
+            reset_to_zero=list(reset_to_zero),
+            restore_value=list(restore_value),
+            check=check,
+            rtol=rtol,
+            atol=atol,
+            reference=reference,
+            search=search,
+            max_configs=max_configs,
+            budget_s=budget_s,
+            warmup=warmup,
+            rep=rep,
+            outputs=outputs,
+            deadline_s=deadline_s,
+        )
+
+    return decorate
+
+
+def _code_of(obj) -> str:
+    """What a hook's code is, for the kernel's version: an edited launch rule
+    or prune tunes again."""
+    if obj is None:
+        return ""
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        return repr(obj) if not callable(obj) else getattr(obj, "__qualname__", repr(type(obj)))
+    import hashlib  # here: importing it at `import kiln` loads OpenSSL
+
+    parts = [code.co_code, repr(code.co_consts).encode(), repr(code.co_names).encode()]
+    return hashlib.sha256(b"|".join(parts)).hexdigest()[:16]
+
+
+def _as_dict(config, what: str) -> dict:
+    if isinstance(config, Config):
+        return dict(config.kwargs)
+    if isinstance(config, Mapping):
+        return dict(config)
+    raise ConfigError(f"{what} is a {type(config).__name__}: give a kiln.Config or a dict", code="invalid_argument")
+
+
+class Autotuned(_kiln._Autotuned):
+    """A tuned kernel: call it like the kernel (arguments in signature
+    order, ``stream=`` on CUDA). ``best_config`` is the config of the last
+    call; ``stats()``, ``measurements(key)`` and ``trace(path)`` report."""
+
+    def __init__(self, kernel: Kernel, *, configs, space, constraints, key, default, prune,
+                 reset_to_zero, restore_value, check, rtol, atol, reference, search,
+                 max_configs, budget_s, warmup, rep, outputs, deadline_s):
+        listed = None
+        if configs is not None:
+            listed = [_as_dict(c, "a config") for c in configs]
+            if not listed:
+                raise ConfigError("autotune got configs=[]: list at least one config", code="invalid_argument")
+            names = list(listed[0])
+            values: dict = {n: [] for n in names}
+            for c in listed:
+                if sorted(c) != sorted(names):
+                    raise ConfigError(
+                        f"configs differ in their parameters: {sorted(names)} and {sorted(c)}: "
+                        "give every config the same parameters",
+                        code="invalid_argument",
+                    )
+                for n in names:
+                    if c[n] not in values[n]:
+                        values[n].append(c[n])
+            params = [(n, values[n]) for n in names]
+            if default is None:
+                default = listed[0]
+        else:
+            params = []
+            for n, vals in dict(space).items():
+                vals = list(vals) if not isinstance(vals, (str, bytes)) else [vals]
+                if not vals:
+                    raise ConfigError(f"space[{n!r}] is empty: give it at least one value", code="invalid_argument")
+                params.append((n, vals))
+        cons = []
+        if constraints is not None:
+            items = constraints.items() if isinstance(constraints, Mapping) else (
+                (getattr(f, "__name__", f"constraint{i}"), f) for i, f in enumerate(constraints))
+            for n, f in items:
+                if not callable(f):
+                    raise ConfigError(f"constraint {n!r} is not callable: give a function of a config dict",
+                                      code="invalid_argument")
+                cons.append((n, f))
+            # Unique names: two lambdas are both "<lambda>".
+            seen: dict = {}
+            uniq = []
+            for n, f in cons:
+                seen[n] = seen.get(n, 0) + 1
+                uniq.append((n if seen[n] == 1 else f"{n}_{seen[n]}", f))
+            cons = uniq
+        sig_names = kernel.arg_names
+        if outputs is None:
+            outputs = [s.split(":", 1)[0].strip() for s in kernel.signature
+                       if s.split(":", 1)[1].strip().endswith("*")
+                       and s.split(":", 1)[1].strip() not in ("void*",)]
+        top_k = prune.get("top_k", 0)
+        version = "|".join([
+            kernel.version,
+            _code_of(kernel.grid), _code_of(kernel.block), _code_of(kernel.shared_bytes),
+            _code_of(prune.get("perf_model")), _code_of(prune.get("early_config_prune")),
+            *(_code_of(f) for _, f in cons),
+        ])
+        spec = {
+            "name": kernel.name,
+            "source": kernel.source,
+            "entry": kernel.entry,
+            "options": kernel.options,
+            "headers": kernel.headers,
+            "version": version,
+            "backend": kernel.backend,
+            "signature": kernel.signature,
+            "params": params,
+            "listed": listed,
+            "constraints": cons,
+            "default": _as_dict(default, "default") if default is not None else None,
+            "config_cls": Config,
+            "grid": kernel.grid,
+            "block": kernel.block,
+            "shared_bytes": kernel.shared_bytes,
+            "outputs": list(outputs),
+            "restore_value": list(restore_value),
+            "reset_to_zero": list(reset_to_zero),
+            "key": list(key),
+            "perf_model": prune.get("perf_model"),
+            "top_k": float(top_k or 0),
+            "early_config_prune": prune.get("early_config_prune"),
+            "reference": reference,
+            "search": search,
+            "max_configs": max_configs,
+            "budget_s": budget_s,
+            "warmup": warmup,
+            "rep": rep,
+            "deadline_s": deadline_s,
+            "check": bool(check),
+            "rtol": rtol,
+            "atol": atol,
+        }
+        if prune.get("perf_model") is not None and not top_k:
+            raise ConfigError("prune_configs_by has a perf_model but no top_k: say how many configs to keep",
+                              code="invalid_argument")
+        super().__init__(spec)
+        self.kernel = kernel
+        self.key = list(key)
+        self.arg_names = sig_names
+
+    def stats(self) -> dict:
+        """hits, misses, configs, compiled, artifact_hits, benchmarked,
+        failed, failed_by_reason, compile/benchmark/overlap/wall seconds."""
+        return self._stats()
+
+    def measurements(self, key=None) -> list:
+        """Each config's status, median, min, max, spread (seconds) for the
+        tuning of ``key`` (a tuple of the key arguments' values, a tensor
+        by its shape; default: the last key tuned)."""
+        table = self._measurements()
+        if key is None:
+            return list(table.values())[-1] if table else []
+        if not isinstance(key, tuple):
+            key = (key,)
+        if key not in table:
+            raise KeyError(f"{self._name} has no measurements for the key {key!r} (known: {list(table)})")
+        return table[key]
+
+    def source(self, key=None) -> str:
+        """Where the decision for ``key`` came from: "tuned", "memory", "disk"."""
+        table = self._sources()
+        if key is None:
+            return list(table.values())[-1] if table else ""
+        return table[key if isinstance(key, tuple) else (key,)]
+
+    def trace(self, path: str) -> None:
+        """Writes a Chrome/Perfetto trace of each later tuning run to ``path``."""
+        self._set_trace(str(path))
+
+    def retune(self, on: bool = True) -> None:
+        """Tunes every key again on its next call, even when a record exists."""
+        self._set_retune(on)
+
+    def __repr__(self) -> str:
+        return f"<kiln.Autotuned {self._name}>"

@@ -1,0 +1,129 @@
+"""The framework tuning API, for a FlashInfer or TensorRT-LLM user: runners
+with tactics, ``choose_one`` with dynamic-shape buckets, and the ``tuning``
+scope. Decisions are keyed on the op, each runner's name and version, and
+the call's profile (dtype and bucketed shape of every tensor input)."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+from . import _kiln
+
+
+class Runner:
+    """One implementation of an op. Subclass it:
+
+    ``get_valid_tactics(inputs, profile)`` returns the tactics (ints) that
+    can serve ``inputs`` (``profile``: each input's shape); tactic -1, the
+    fallback, is always valid and must handle every shape.
+    ``forward(inputs, tactic=-1, do_preparation=False)`` runs a tactic
+    (outputs are among the inputs); with ``do_preparation`` it only
+    prepares (compiles, transforms weights) and is never timed.
+
+    ``name`` and ``version`` identify the runner across processes (bump the
+    version when tactics change meaning)."""
+
+    version = "1"
+
+    @property
+    def name(self) -> str:
+        return type(self).__module__ + "." + type(self).__qualname__
+
+    def get_valid_tactics(self, inputs, profile) -> list:
+        return []
+
+    def forward(self, inputs, tactic: int = -1, do_preparation: bool = False):
+        raise NotImplementedError(f"{type(self).__name__}.forward")
+
+
+class DynamicDim:
+    """Dimension ``dim`` of input ``input`` varies between calls; it is tuned
+    for each of ``buckets``, and a call's size maps to the smallest bucket
+    at least as large (or ``map(size)``, snapped to the nearest bucket)."""
+
+    __slots__ = ("input", "dim", "buckets", "map")
+
+    def __init__(self, input: int, dim: int, buckets, map=None):
+        self.input = int(input)
+        self.dim = int(dim)
+        self.buckets = tuple(int(b) for b in buckets)
+        self.map = map
+
+    def __repr__(self) -> str:
+        return f"kiln.DynamicDim(input={self.input}, dim={self.dim}, buckets={self.buckets})"
+
+
+def power_of_two_buckets(lo: int, hi: int) -> tuple:
+    """1, 2, 4, ... from the first power of two >= lo up to hi (and hi)."""
+    out, b = [], 1
+    while b < lo:
+        b *= 2
+    while b < hi:
+        out.append(b)
+        b *= 2
+    out.append(hi)
+    return tuple(out)
+
+
+_specs: dict = {}
+_specs_lock = threading.Lock()
+
+
+def _spec(dynamic: Sequence[DynamicDim], constraints: Sequence, max_bucket: int):
+    key = (
+        tuple((d.input, d.dim, d.buckets, id(d.map)) for d in dynamic),
+        tuple((c[0], c[1], id(c[2])) for c in constraints),
+        max_bucket,
+    )
+    spec = _specs.get(key)
+    if spec is None:
+        with _specs_lock:
+            spec = _specs.get(key)
+            if spec is None:
+                spec = _kiln._Spec(list(dynamic), [tuple(c) for c in constraints], int(max_bucket))
+                # Keep the callables the key names by id alive with the spec.
+                _specs[key] = spec
+                spec._keep = (tuple(dynamic), tuple(constraints))
+    return spec
+
+
+def choose_one(op: str, runners: Sequence[Runner], inputs: Sequence, *,
+               dynamic: Sequence[DynamicDim] = (), constraints: Sequence = (),
+               max_bucket: int = 0):
+    """The best ``(runner, tactic)`` of ``op`` for ``inputs``: from this
+    process's memory, else a tuning cache, else (inside ``kiln.tuning()``)
+    a tuning pass over every profile (the product of the buckets), else the
+    fallback ``(runners[0], -1)``. ``constraints``: ``(input, dim,
+    f(profile) -> size)`` for dims that follow from the dynamic ones."""
+    runner, tactic, _source = _kiln._choose_one(
+        op, list(runners), list(inputs), _spec(dynamic, constraints, max_bucket))
+    return runner, tactic
+
+
+def choose_one_source(op: str, runners: Sequence[Runner], inputs: Sequence, **kw) -> str:
+    """Where choose_one's decision came from: "memory", "disk", "tuned",
+    "fallback" or "skipped"."""
+    return _kiln._choose_one(op, list(runners), list(inputs),
+                             _spec(kw.get("dynamic", ()), kw.get("constraints", ()),
+                                   kw.get("max_bucket", 0)))[2]
+
+
+@contextmanager
+def tuning(tune: bool = True, *, skip_ops: Iterable[str] = (), cache: str | None = None,
+           rank: int | None = None):
+    """Turns tuning on (or off) on this thread for the block. ``skip_ops``
+    take their fallback at once (nested scopes take the union; the outer
+    set returns at exit). ``cache``: a JSON file of decisions, one per rank
+    ("tuning.json" -> "tuning.rank3.json" for rank 3), loaded at entry and
+    saved at exit."""
+    scope = _kiln._Scope(bool(tune), sorted(set(skip_ops)), None if cache is None else str(cache), rank)
+    try:
+        yield scope
+    finally:
+        scope.close()
+
+
+def stats() -> dict:
+    """The framework tuner's counters (disk hits, tuned profiles, ...)."""
+    return _kiln._framework_stats()

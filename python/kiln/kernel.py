@@ -1,0 +1,113 @@
+"""The DSL runtime: ``kiln.compile`` (source text in, a launchable, cached
+kernel out) and ``kiln.Kernel`` (a kernel template with its signature and
+launch rule, for ``kiln.autotune``)."""
+
+from __future__ import annotations
+
+from . import _kiln
+
+CompiledKernel = _kiln.CompiledKernel
+
+
+def compile(
+    source: str,
+    entry: str,
+    *,
+    backend: str = "auto",
+    options: Sequence[str] = (),
+    headers: Mapping[str, str] | None = None,
+    name: str | None = None,
+    signature: Sequence[str] | None = None,
+) -> CompiledKernel:
+    """Compiles ``entry`` (a function or template instance of ``source``)
+    for ``backend`` ("cpu", "cuda" or "auto": CUDA when a device is present)
+    and loads it. Served from the artifact cache when it holds the same
+    source, entry, options, headers and toolchain (``from_cache`` is then
+    True). ``signature`` (``["x: f32*", "n: i32"]``) types the arguments;
+    without it they are inferred at each launch (tensors, bool, int as i32
+    or i64, float as f32, numpy scalars by their dtype).
+
+    Launch: ``kernel(*args, grid=, block=, shared_bytes=, stream=)``.
+    Raises kiln.CompileError with the compiler's log on a bad program."""
+    return _kiln._compile(
+        source,
+        entry,
+        backend,
+        list(options),
+        dict(headers or {}),
+        name,
+        list(signature) if signature is not None else None,
+    )
+
+
+class Kernel:
+    """A kernel template: ``source`` with an ``entry`` whose ``{NAME}``
+    placeholders a config fills (``"saxpy<{BLOCK}>"``), the ``signature``
+    of its parameters and its launch rule. ``grid``, ``block`` and
+    ``shared_bytes`` are tuples (or ints) or callables of ``meta``: the
+    call's arguments by name plus the config's parameters, as in Triton.
+
+    Decorate it with ``kiln.autotune`` to tune it; call it directly with a
+    config's parameters as keywords to run that config:
+    ``kernel(*args, BLOCK=1024)``."""
+
+    def __init__(
+        self,
+        source: str,
+        entry: str,
+        *,
+        signature: Sequence[str],
+        grid,
+        block=(1, 1, 1),
+        shared_bytes=0,
+        backend: str = "auto",
+        options: Sequence[str] = (),
+        headers: Mapping[str, str] | None = None,
+        name: str | None = None,
+        version: str | None = None,
+    ):
+        from .errors import ConfigError
+
+        if not isinstance(source, str) or not source.strip():
+            raise ConfigError("Kernel source is empty: pass the kernel's source text", code="invalid_argument")
+        if isinstance(signature, str):
+            raise ConfigError(
+                "signature is a string: give a list, e.g. [\"x: f32*\", \"n: i32\"]",
+                code="invalid_argument",
+            )
+        self.source = source
+        self.entry = entry
+        self.signature = list(signature)
+        self.grid = grid
+        self.block = block
+        self.shared_bytes = shared_bytes
+        self.backend = backend
+        self.options = list(options)
+        self.headers = dict(headers or {})
+        self.name = name or _name_of_entry(entry)
+        self.version = version or ""
+        self._direct: dict = {}
+
+    @property
+    def arg_names(self) -> list:
+        return [s.split(":", 1)[0].strip() for s in self.signature]
+
+    def __call__(self, *args, stream=None, **params):
+        """Runs the config ``params`` (compiled once, then from memory)."""
+        from .autotune import autotune
+        from .config import Config
+
+        key = tuple(sorted(params.items()))
+        tuned = self._direct.get(key)
+        if tuned is None:
+            tuned = autotune(configs=[Config(**params)], key=[], check=False)(self)
+            self._direct[key] = tuned
+        return tuned(*args, stream=stream)
+
+    def __repr__(self) -> str:
+        return f"<kiln.Kernel {self.name} ({self.entry}) on {self.backend}>"
+
+
+def _name_of_entry(entry: str) -> str:
+    head = entry.split("<", 1)[0].split("(", 1)[0].strip()
+    return head.rsplit("::", 1)[-1] or "kernel"

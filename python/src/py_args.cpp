@@ -1,0 +1,391 @@
+// See py_args.hpp.
+#include "py_args.hpp"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include <cstring>
+#include <limits>
+
+#include "kiln/core/error.hpp"
+
+namespace nb = nanobind;
+
+namespace kiln::py {
+
+namespace {
+
+struct ScalarName {
+  const char* name;
+  ArgType type;
+};
+constexpr ScalarName kScalars[] = {
+    {"f32", ArgType::kF32},   {"f64", ArgType::kF64}, {"i32", ArgType::kI32},
+    {"i64", ArgType::kI64},   {"u32", ArgType::kU32}, {"u64", ArgType::kU64},
+    {"bool", ArgType::kBool},
+};
+constexpr const char* kKnownTypes =
+    "f32, f64, i32, i64, u32, u64, bool; a tensor as T* with T one of f16, bf16, f32, f64, i8, "
+    "u8, i16, i32, i64, bool; a raw pointer as void*";
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t");
+  const auto e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+// An argument that does not match the signature: kiln.ArgumentError.
+[[noreturn]] void argument_error(std::string message, const std::string& name) {
+  ErrorInfo info{ErrorCode::kInvalidArgument, std::move(message), {}};
+  info.details["kind"] = "argument";
+  if (!name.empty()) info.details["argument"] = name;
+  throw Error(std::move(info));
+}
+
+[[noreturn]] void bad_arg(const char* kernel, const Param& p, const std::string& why) {
+  argument_error(std::string(kernel) + ": argument '" + p.name + "' (" + p.type_text + "): " + why,
+                 p.name);
+}
+
+std::optional<DType> dtype_of(const nb::dlpack::dtype& t) {
+  using C = nb::dlpack::dtype_code;
+  const auto code = static_cast<C>(t.code);
+  if (t.lanes != 1) return std::nullopt;
+  if (code == C::Float) {
+    if (t.bits == 16) return DType::kF16;
+    if (t.bits == 32) return DType::kF32;
+    if (t.bits == 64) return DType::kF64;
+  } else if (code == C::Bfloat && t.bits == 16) {
+    return DType::kBF16;
+  } else if (code == C::Int) {
+    if (t.bits == 8) return DType::kI8;
+    if (t.bits == 16) return DType::kI16;
+    if (t.bits == 32) return DType::kI32;
+    if (t.bits == 64) return DType::kI64;
+  } else if (code == C::UInt && t.bits == 8) {
+    return DType::kU8;
+  } else if (code == C::Bool) {
+    return DType::kBool;
+  }
+  return std::nullopt;
+}
+
+void append(std::string& key, const void* p, std::size_t n) {
+  key.append(static_cast<const char*>(p), n);
+}
+
+// A DLPack tensor as Kiln's TensorArg plus its address; nullopt when `obj`
+// is not one.
+struct Tensor {
+  void* data = nullptr;
+  TensorArg info;
+  std::optional<DType> dtype;
+  std::string dtype_text;
+};
+
+std::optional<Tensor> as_tensor(nb::handle obj) {
+  nb::ndarray<nb::ro> arr;
+  if (!nb::try_cast(obj, arr, false)) return std::nullopt;
+  Tensor t;
+  t.data = const_cast<void*>(arr.data());
+  t.dtype = dtype_of(arr.dtype());
+  t.dtype_text = "code " + std::to_string(arr.dtype().code) + " bits " +
+                 std::to_string(arr.dtype().bits) + " lanes " + std::to_string(arr.dtype().lanes);
+  t.info.dtype = t.dtype.value_or(DType::kU8);
+  t.info.shape.resize(arr.ndim());
+  t.info.strides.resize(arr.ndim());
+  for (std::size_t i = 0; i < arr.ndim(); ++i) {
+    t.info.shape[i] = static_cast<std::int64_t>(arr.shape(i));
+    t.info.strides[i] = static_cast<std::int64_t>(arr.stride(i));
+  }
+  const int dev = arr.device_type();
+  if (dev == nb::device::cuda::value) {
+    t.info.device = DeviceRef{DeviceKind::kCuda, arr.device_id()};
+  } else {
+    t.info.device = DeviceRef{DeviceKind::kCpu, 0};  // cpu, cuda_host, cuda_managed
+  }
+  return t;
+}
+
+std::optional<std::pair<std::uintptr_t, std::size_t>> as_sized_pointer(nb::handle obj) {
+  if (!nb::isinstance<nb::tuple>(obj)) return std::nullopt;
+  nb::tuple t = nb::borrow<nb::tuple>(obj);
+  if (t.size() != 2 || !nb::isinstance<nb::int_>(t[0]) || !nb::isinstance<nb::int_>(t[1])) {
+    return std::nullopt;
+  }
+  return std::make_pair(nb::cast<std::uintptr_t>(t[0]), nb::cast<std::size_t>(t[1]));
+}
+
+template <class T>
+T checked_int(nb::handle obj, const char* kernel, const Param& p) {
+  if (nb::isinstance<nb::bool_>(obj) || nb::isinstance<nb::float_>(obj)) {
+    bad_arg(kernel, p, std::string("expected an integer, got ") + nb::inst_name(obj).c_str());
+  }
+  if (!PyIndex_Check(obj.ptr())) {
+    bad_arg(kernel, p, std::string("expected an integer, got ") + nb::inst_name(obj).c_str());
+  }
+  nb::object index = nb::steal(PyNumber_Index(obj.ptr()));
+  if (!index.is_valid()) {
+    PyErr_Clear();
+    bad_arg(kernel, p, "not an integer");
+  }
+  T value{};
+  if (!nb::try_cast(index, value, false)) {
+    PyErr_Clear();
+    bad_arg(kernel, p,
+            nb::cast<std::string>(nb::str(index)) + " does not fit in " + p.type_text + " (" +
+                std::to_string(std::numeric_limits<T>::min()) + ".." +
+                std::to_string(std::numeric_limits<T>::max()) + ")");
+  }
+  return value;
+}
+
+double checked_float(nb::handle obj, const char* kernel, const Param& p) {
+  if (nb::isinstance<nb::bool_>(obj)) bad_arg(kernel, p, "expected a number, got bool");
+  const double v = PyFloat_AsDouble(obj.ptr());
+  if (v == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    bad_arg(kernel, p, std::string("expected a number, got ") + nb::inst_name(obj).c_str());
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<Param> parse_signature(const std::vector<std::string>& entries) {
+  std::vector<Param> out;
+  for (const auto& entry : entries) {
+    const auto colon = entry.find(':');
+    if (colon == std::string::npos) {
+      throw Error(ErrorCode::kInvalidArgument, "signature entry '" + entry +
+                                                   "' has no type: write \"name: type\" (" +
+                                                   kKnownTypes + ")");
+    }
+    Param p;
+    p.name = trim(entry.substr(0, colon));
+    std::string type = trim(entry.substr(colon + 1));
+    if (type.rfind("const ", 0) == 0) type = trim(type.substr(6));
+    p.type_text = type;
+    if (p.name.empty()) {
+      throw Error(ErrorCode::kInvalidArgument, "signature entry '" + entry + "' has no name");
+    }
+    for (const auto& q : out) {
+      if (q.name == p.name) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "signature names '" + p.name + "' twice: give each parameter its own name");
+      }
+    }
+    if (type == "void*" || type == "ptr") {
+      p.kind = Param::Kind::kPointer;
+    } else if (!type.empty() && type.back() == '*') {
+      p.kind = Param::Kind::kTensor;
+      const std::string elem = trim(type.substr(0, type.size() - 1));
+      try {
+        p.dtype = parse_dtype(elem);
+      } catch (const Error&) {
+        throw Error(ErrorCode::kInvalidArgument, "signature entry '" + entry +
+                                                     "': unknown element type '" + elem +
+                                                     "' (known: " + kKnownTypes + ")");
+      }
+    } else {
+      bool found = false;
+      for (const auto& s : kScalars) {
+        if (type == s.name) {
+          p.scalar = s.type;
+          found = true;
+        }
+      }
+      if (!found) {
+        throw Error(ErrorCode::kInvalidArgument, "signature entry '" + entry + "': unknown type '" +
+                                                     type + "' (known: " + kKnownTypes + ")");
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>& key_mask,
+                      nb::handle args, const char* kernel) {
+  const std::size_t n = nb::len(args);
+  if (n != params.size()) {
+    std::string names;
+    for (const auto& p : params) names += (names.empty() ? "" : ", ") + p.name;
+    argument_error(std::string(kernel) + " takes " + std::to_string(params.size()) +
+                       " arguments (" + names + "), got " + std::to_string(n),
+                   "");
+  }
+  CallArgs out;
+  out.args.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Param& p = params[i];
+    nb::handle obj = args[i];
+    switch (p.kind) {
+      case Param::Kind::kTensor: {
+        auto t = as_tensor(obj);
+        if (!t) {
+          bad_arg(kernel, p,
+                  std::string("expected a tensor (an object with __dlpack__ or the "
+                              "buffer protocol), got ") +
+                      nb::inst_name(obj).c_str());
+        }
+        if (!t->dtype || *t->dtype != p.dtype) {
+          bad_arg(kernel, p,
+                  std::string("the tensor's dtype is ") +
+                      (t->dtype ? dtype_name(*t->dtype) : t->dtype_text.c_str()) +
+                      ", the signature says " + dtype_name(p.dtype) +
+                      ": convert it (x.astype / x.to) or fix the signature");
+        }
+        if (out.any_tensor && !(t->info.device == out.device)) {
+          bad_arg(kernel, p,
+                  "on " + t->info.device.to_string() + " while earlier tensors are on " +
+                      out.device.to_string() + ": every tensor of a call on one device");
+        }
+        out.device = t->info.device;
+        out.any_tensor = true;
+        const auto d = static_cast<std::uint8_t>(p.dtype);
+        append(out.key, &d, 1);
+        const auto rank = static_cast<std::uint32_t>(t->info.shape.size());
+        append(out.key, &rank, sizeof rank);
+        append(out.key, t->info.shape.data(), rank * sizeof(std::int64_t));
+        for (auto s : stride_pattern(t->info)) append(out.key, &s, 1);
+        out.args.push_back(Arg::of_tensor(p.name, t->data, std::move(t->info)));
+        break;
+      }
+      case Param::Kind::kPointer: {
+        if (auto sized = as_sized_pointer(obj)) {
+          out.args.push_back(
+              Arg::of_pointer(p.name, reinterpret_cast<const void*>(sized->first), sized->second));
+        } else if (nb::isinstance<nb::int_>(obj)) {
+          out.args.push_back(
+              Arg::of_scalar(p.name, reinterpret_cast<void*>(nb::cast<std::uintptr_t>(obj))));
+        } else if (auto t = as_tensor(obj)) {
+          const std::size_t bytes = static_cast<std::size_t>(t->info.storage_bytes(p.name));
+          out.args.push_back(Arg::of_pointer(p.name, t->data, bytes));
+        } else {
+          bad_arg(kernel, p,
+                  std::string("expected an address (int), an (address, bytes) pair or a tensor, "
+                              "got ") +
+                      nb::inst_name(obj).c_str());
+        }
+        break;
+      }
+      case Param::Kind::kScalar: {
+        const bool in_key = key_mask.size() > i && key_mask[i];
+        Arg a;
+        switch (p.scalar) {
+          case ArgType::kF32:
+            a = Arg::of_scalar(p.name, static_cast<float>(checked_float(obj, kernel, p)), in_key);
+            break;
+          case ArgType::kF64:
+            a = Arg::of_scalar(p.name, checked_float(obj, kernel, p), in_key);
+            break;
+          case ArgType::kI32:
+            a = Arg::of_scalar(p.name, checked_int<std::int32_t>(obj, kernel, p), in_key);
+            break;
+          case ArgType::kI64:
+            a = Arg::of_scalar(p.name, checked_int<std::int64_t>(obj, kernel, p), in_key);
+            break;
+          case ArgType::kU32:
+            a = Arg::of_scalar(p.name, checked_int<std::uint32_t>(obj, kernel, p), in_key);
+            break;
+          case ArgType::kU64:
+            a = Arg::of_scalar(p.name, checked_int<std::uint64_t>(obj, kernel, p), in_key);
+            break;
+          case ArgType::kBool:
+            if (!nb::isinstance<nb::bool_>(obj) && !PyIndex_Check(obj.ptr())) {
+              bad_arg(kernel, p, std::string("expected a bool, got ") + nb::inst_name(obj).c_str());
+            }
+            a = Arg::of_scalar(p.name, PyObject_IsTrue(obj.ptr()) == 1, in_key);
+            break;
+          case ArgType::kPointer:
+            break;
+        }
+        if (in_key) {
+          std::visit([&](auto v) { append(out.key, &v, sizeof v); }, a.scalar);
+        }
+        out.args.push_back(std::move(a));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+KernelArgs infer_and_pack(nb::handle args, const char* kernel) {
+  KernelArgs out;
+  const std::size_t n = nb::len(args);
+  for (std::size_t i = 0; i < n; ++i) {
+    nb::handle obj = args[i];
+    const std::string type_name = Py_TYPE(obj.ptr())->tp_name;
+    if (type_name.rfind("numpy.", 0) == 0 && type_name != "numpy.ndarray") {
+      // A numpy scalar (np.float64 is also a float, np.int64 maybe an int):
+      // its own width, checked before the Python types.
+      const std::string dt = nb::cast<std::string>(nb::str(obj.attr("dtype")));
+      nb::object v = obj.attr("item")();
+      if (dt == "float32")
+        out.add(nb::cast<float>(v));
+      else if (dt == "float64")
+        out.add(nb::cast<double>(v));
+      else if (dt == "int32")
+        out.add(nb::cast<std::int32_t>(v));
+      else if (dt == "int64")
+        out.add(nb::cast<std::int64_t>(v));
+      else if (dt == "uint32")
+        out.add(nb::cast<std::uint32_t>(v));
+      else if (dt == "uint64")
+        out.add(nb::cast<std::uint64_t>(v));
+      else if (dt == "bool")
+        out.add(nb::cast<bool>(v));
+      else {
+        throw Error(ErrorCode::kInvalidArgument,
+                    std::string(kernel) + ": argument " + std::to_string(i) + " is a " + dt +
+                        " scalar, which no kernel parameter takes: pass a Python int or "
+                        "float, or give kiln.compile a signature");
+      }
+    } else if (nb::isinstance<nb::bool_>(obj)) {
+      out.add(obj.ptr() == Py_True);
+    } else if (nb::isinstance<nb::int_>(obj)) {
+      long long v = 0;
+      if (nb::try_cast(obj, v, false) && v >= std::numeric_limits<std::int32_t>::min() &&
+          v <= std::numeric_limits<std::int32_t>::max()) {
+        out.add(static_cast<std::int32_t>(v));
+      } else if (nb::try_cast(obj, v, false)) {
+        out.add(static_cast<std::int64_t>(v));
+      } else {
+        out.add(nb::cast<std::uint64_t>(obj));
+      }
+    } else if (nb::isinstance<nb::float_>(obj)) {
+      out.add(static_cast<float>(nb::cast<double>(obj)));
+    } else if (auto sized = as_sized_pointer(obj)) {
+      out.add(reinterpret_cast<void*>(sized->first));
+    } else if (auto t = as_tensor(obj)) {
+      out.add(t->data);
+    } else {
+      throw Error(ErrorCode::kInvalidArgument,
+                  std::string(kernel) + ": argument " + std::to_string(i) + " is a " +
+                      nb::inst_name(obj).c_str() +
+                      ": pass a tensor (DLPack), a number, a bool or an (address, bytes) pair");
+    }
+  }
+  return out;
+}
+
+std::optional<std::uintptr_t> stream_handle(nb::handle stream) {
+  if (stream.is_none()) return std::nullopt;
+  if (nb::isinstance<nb::int_>(stream)) return nb::cast<std::uintptr_t>(stream);
+  if (nb::hasattr(stream, "__cuda_stream__")) {
+    nb::object s = stream.attr("__cuda_stream__")();
+    // The CUDA stream protocol: (version, handle).
+    if (nb::isinstance<nb::tuple>(s)) return nb::cast<std::uintptr_t>(s[1]);
+    return nb::cast<std::uintptr_t>(s);
+  }
+  if (nb::hasattr(stream, "cuda_stream"))
+    return nb::cast<std::uintptr_t>(stream.attr("cuda_stream"));
+  throw Error(ErrorCode::kInvalidArgument,
+              std::string("stream=") + nb::inst_name(stream).c_str() +
+                  " is not a stream: pass an int handle or an object with cuda_stream or "
+                  "__cuda_stream__");
+}
+
+}  // namespace kiln::py

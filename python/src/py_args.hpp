@@ -1,0 +1,56 @@
+// A kernel's signature and the conversion of one call's Python arguments
+// into Kiln's ArgList: tensors through DLPack (numpy, PyTorch, CuPy, JAX),
+// scalars by their declared type, raw pointers as an address or an
+// (address, bytes) pair. Each mismatch is an error naming the argument.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/core/tensor.hpp"
+#include "kiln/runtime/device.hpp"
+#include "kiln/tuner/args.hpp"
+
+namespace kiln::py {
+
+struct Param {
+  enum class Kind { kTensor, kScalar, kPointer };
+  std::string name;
+  Kind kind = Kind::kScalar;
+  DType dtype = DType::kF32;       // kTensor: element type
+  ArgType scalar = ArgType::kI32;  // kScalar: the C type
+  std::string type_text;           // as written: "f32*", "i32"
+};
+
+// Parses ["a: f32", "x: f32*", "n: i32", "ws: void*"]; throws kiln::Error
+// naming the entry and the types it knows.
+std::vector<Param> parse_signature(const std::vector<std::string>& entries);
+
+// One call converted: the ArgList, and a hash of what selects a tuning
+// record (tensors' dtype, shape, stride pattern, device; the values of
+// scalars named in `key`).
+struct CallArgs {
+  ArgList args;
+  std::string key;  // the bytes of what selects a record (compared whole, never hashed alone)
+  DeviceRef device{DeviceKind::kCpu, 0};
+  bool any_tensor = false;
+};
+
+// `key_mask[i]`: scalar i enters the key. Needs the GIL.
+CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>& key_mask,
+                      nanobind::handle args, const char* kernel);
+
+// Without a signature (kiln.compile): tensors by DLPack, bool, int (i32, or
+// i64 when it does not fit), float (f32), numpy scalars by their dtype, and
+// (address, bytes) pairs as raw pointers.
+KernelArgs infer_and_pack(nanobind::handle args, const char* kernel);
+
+// The stream handle of a `stream=` value: None, an int, or an object with
+// `cuda_stream` / `__cuda_stream__`.
+std::optional<std::uintptr_t> stream_handle(nanobind::handle stream);
+
+}  // namespace kiln::py

@@ -1,0 +1,354 @@
+// The framework tuning API (FlashInfer's, TensorRT-LLM's) over Kiln's
+// TacticTuner: Python runners behind a TunableRunner trampoline,
+// choose_one with dynamic-shape buckets, and the per-thread tuning and
+// skip scopes.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <map>
+#include <mutex>
+
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/core/log.hpp"
+#include "kiln/core/options.hpp"
+#include "kiln/framework/choose_one.hpp"
+#include "kiln/framework/dynamic_shapes.hpp"
+#include "kiln/framework/runner.hpp"
+#include "kiln/framework/tuning_scope.hpp"
+#include "py_args.hpp"
+#include "py_runtime.hpp"
+
+namespace nb = nanobind;
+
+namespace kiln::py {
+
+namespace {
+
+nb::dlpack::dtype dlpack_of(DType t) {
+  switch (t) {
+    case DType::kF16:
+      return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
+    case DType::kBF16:
+      return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
+    case DType::kF32:
+      return nb::dtype<float>();
+    case DType::kF64:
+      return nb::dtype<double>();
+    case DType::kI8:
+      return nb::dtype<std::int8_t>();
+    case DType::kU8:
+      return nb::dtype<std::uint8_t>();
+    case DType::kI16:
+      return nb::dtype<std::int16_t>();
+    case DType::kI32:
+      return nb::dtype<std::int32_t>();
+    case DType::kI64:
+      return nb::dtype<std::int64_t>();
+    case DType::kBool:
+      return nb::dtype<bool>();
+  }
+  return nb::dtype<float>();
+}
+
+// The inputs as a runner sees them: numpy arrays over host tensors (the
+// call's own memory, or the tuner's generated inputs), numbers for scalars.
+nb::list views(const ArgList& args) {
+  nb::list out;
+  for (const Arg& a : args) {
+    if (a.is_tensor) {
+      std::vector<std::size_t> shape(a.tensor.shape.begin(), a.tensor.shape.end());
+      std::vector<std::int64_t> strides = a.tensor.strides;
+      out.append(nb::cast(nb::ndarray<nb::numpy>(a.data, shape.size(), shape.data(), nb::handle(),
+                                                 strides.data(), dlpack_of(a.tensor.dtype)),
+                          nb::rv_policy::reference));
+    } else {
+      out.append(std::visit(
+          [](auto v) -> nb::object {
+            if constexpr (std::is_same_v<decltype(v), void*>) {
+              return nb::int_(reinterpret_cast<std::uintptr_t>(v));
+            } else {
+              return nb::cast(v);
+            }
+          },
+          a.scalar));
+    }
+  }
+  return out;
+}
+
+nb::list shapes(const ArgList& args) {
+  nb::list out;
+  for (const Arg& a : args) {
+    nb::list s;
+    if (a.is_tensor) {
+      for (auto d : a.tensor.shape) s.append(d);
+    }
+    out.append(nb::tuple(s));
+  }
+  return out;
+}
+
+Status python_failure(const std::string& runner, const char* what, nb::python_error& e) {
+  return make_error(ErrorCode::kLaunchFailed, runner + "." + what + " raised " + e.what());
+}
+
+// A Python kiln.Runner as Kiln's TunableRunner. Every call takes the GIL:
+// the tuner calls runners from the thread that called choose_one, which
+// released it.
+class PyRunner final : public TunableRunner {
+ public:
+  PyRunner(nb::object runner, std::string name, std::string version)
+      : TunableRunner(std::move(name), std::move(version)), runner_(std::move(runner)) {}
+
+  std::vector<int> tactics(const ArgList& in) override {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::object r = runner_.attr("get_valid_tactics")(views(in), shapes(in));
+      std::vector<int> out;
+      for (auto t : r) out.push_back(nb::cast<int>(t));
+      return out;
+    } catch (nb::python_error& e) {
+      log_once(LogLevel::kWarn, "py-tactics-" + id().text(),
+               id().text() + ".get_valid_tactics raised " + e.what() + ": only the fallback runs");
+      return {};
+    }
+  }
+
+  Status run(const ArgList& in, int tactic) override {
+    nb::gil_scoped_acquire gil;
+    try {
+      runner_.attr("forward")(views(in), nb::arg("tactic") = tactic,
+                              nb::arg("do_preparation") = false);
+    } catch (nb::python_error& e) {
+      return python_failure(id().text(), "forward", e);
+    }
+    return ok_status();
+  }
+
+  Status prepare(const ArgList& in, std::span<const int> tactics) override {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::list v = views(in);
+      for (int t : tactics) {
+        runner_.attr("forward")(v, nb::arg("tactic") = t, nb::arg("do_preparation") = true);
+      }
+    } catch (nb::python_error& e) {
+      return python_failure(id().text(), "forward(do_preparation=True)", e);
+    }
+    return ok_status();
+  }
+
+ private:
+  nb::object runner_;
+};
+
+struct Framework {
+  std::unique_ptr<TuningCache> cache;
+  std::unique_ptr<TacticTuner> tuner;
+  std::map<PyObject*, std::unique_ptr<PyRunner>> runners;  // keeps each Python runner alive
+};
+
+Framework& framework() {
+  static Framework* f = [] {
+    auto* fw = new Framework();
+    fw->cache = std::make_unique<TuningCache>(Options::global());
+    TacticTunerOptions o;
+    o.cache = fw->cache.get();
+    fw->tuner = std::make_unique<TacticTuner>(o);
+    return fw;
+  }();
+  return *f;
+}
+
+PyRunner* native_runner(nb::handle runner) {
+  auto& runners = framework().runners;
+  if (auto it = runners.find(runner.ptr()); it != runners.end()) return it->second.get();
+  if (!nb::hasattr(runner, "get_valid_tactics") || !nb::hasattr(runner, "forward")) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string("choose_one got a ") + nb::inst_name(runner).c_str() +
+                    ", not a runner: subclass kiln.Runner (get_valid_tactics and forward)");
+  }
+  const std::string name = nb::cast<std::string>(runner.attr("name"));
+  const std::string version = nb::cast<std::string>(nb::str(runner.attr("version")));
+  auto r = std::make_unique<PyRunner>(nb::borrow(runner), name, version);
+  PyRunner* raw = r.get();
+  runners.emplace(runner.ptr(), std::move(r));
+  return raw;
+}
+
+// A TuningSpec built once per distinct Python description (cached by the
+// Python side).
+class Spec {
+ public:
+  Spec(nb::list dynamic, nb::list constraints, std::int64_t max_bucket) {
+    for (auto d : dynamic) {
+      DynamicDim dim = DynamicDim::of(nb::cast<std::size_t>(d.attr("input")),
+                                      nb::cast<std::size_t>(d.attr("dim")),
+                                      nb::cast<std::vector<std::int64_t>>(d.attr("buckets")));
+      nb::object map = d.attr("map");
+      if (!map.is_none()) {
+        keep_.push_back(map);
+        PyObject* f = map.ptr();
+        dim.map = [f](std::int64_t size) {
+          nb::gil_scoped_acquire gil;
+          return nb::cast<std::int64_t>(nb::handle(f)(size));
+        };
+      }
+      spec_.dynamic.push_back(std::move(dim));
+    }
+    for (auto c : constraints) {
+      nb::tuple t = nb::borrow<nb::tuple>(c);
+      nb::object fn = nb::borrow(t[2]);
+      keep_.push_back(fn);
+      PyObject* f = fn.ptr();
+      spec_.constraints.push_back({nb::cast<std::size_t>(t[0]), nb::cast<std::size_t>(t[1]),
+                                   [f](std::span<const std::int64_t> profile) {
+                                     nb::gil_scoped_acquire gil;
+                                     nb::list p;
+                                     for (auto v : profile) p.append(v);
+                                     return nb::cast<std::int64_t>(nb::handle(f)(nb::tuple(p)));
+                                   }});
+    }
+    spec_.max_bucket = max_bucket;
+    spec_.finalize();
+  }
+  const TuningSpec& spec() const { return spec_; }
+
+ private:
+  TuningSpec spec_;
+  std::vector<nb::object> keep_;
+};
+
+// Inputs without a signature: tensors by DLPack, scalars by their Python
+// type, named in0, in1, ...
+ArgList framework_inputs(nb::handle inputs) {
+  ArgList out;
+  const std::size_t n = nb::len(inputs);
+  std::vector<Param> params(n);
+  nb::list items;
+  for (std::size_t i = 0; i < n; ++i) {
+    nb::handle obj = inputs[i];
+    Param& p = params[i];
+    p.name = "in" + std::to_string(i);
+    if (nb::isinstance<nb::bool_>(obj)) {
+      p.kind = Param::Kind::kScalar;
+      p.scalar = ArgType::kBool;
+      p.type_text = "bool";
+    } else if (nb::isinstance<nb::int_>(obj)) {
+      p.kind = Param::Kind::kScalar;
+      p.scalar = ArgType::kI64;
+      p.type_text = "i64";
+    } else if (nb::isinstance<nb::float_>(obj)) {
+      p.kind = Param::Kind::kScalar;
+      p.scalar = ArgType::kF64;
+      p.type_text = "f64";
+    } else {
+      p.kind = Param::Kind::kTensor;
+      nb::ndarray<nb::ro> arr;
+      if (!nb::try_cast(obj, arr, false)) {
+        throw Error(ErrorCode::kInvalidArgument, "choose_one: input " + std::to_string(i) +
+                                                     " is a " + nb::inst_name(obj).c_str() +
+                                                     ": pass tensors (DLPack) and numbers");
+      }
+      // The signature's dtype is the tensor's own.
+      using C = nb::dlpack::dtype_code;
+      const auto dt = arr.dtype();
+      const auto code = static_cast<C>(dt.code);
+      const std::string name = code == C::Float    ? "f" + std::to_string(dt.bits)
+                               : code == C::Bfloat ? "bf16"
+                               : code == C::Int    ? "i" + std::to_string(dt.bits)
+                               : code == C::UInt   ? "u" + std::to_string(dt.bits)
+                                                   : "bool";
+      try {
+        p.dtype = parse_dtype(name);
+      } catch (const Error&) {
+        throw Error(ErrorCode::kInvalidArgument, "choose_one: input " + std::to_string(i) +
+                                                     " has dtype " + name +
+                                                     ", which Kiln does not handle");
+      }
+      p.type_text = name + "*";
+    }
+  }
+  return convert_args(params, {}, inputs, "choose_one").args;
+}
+
+class Scope {
+ public:
+  Scope(bool tune, std::vector<std::string> skip, std::optional<std::string> cache,
+        std::optional<int> rank) {
+    if (cache) {
+      TuningScopeOptions o;
+      o.tune = tune;
+      o.cache_path = *cache;
+      o.rank = rank;
+      tuning_ = std::make_unique<TuningScope>(*framework().tuner, o);
+    } else {
+      tuning_ = std::make_unique<TuningScope>(tune);
+    }
+    if (!skip.empty()) skip_ = std::make_unique<SkipScope>(std::move(skip));
+  }
+  void close() {
+    skip_.reset();  // inner first: the scopes restore in the reverse order
+    tuning_.reset();
+  }
+  std::string file() const { return tuning_ ? tuning_->cache_file().string() : std::string(); }
+
+ private:
+  std::unique_ptr<TuningScope> tuning_;
+  std::unique_ptr<SkipScope> skip_;
+};
+
+}  // namespace
+
+void register_framework(nb::module_& m) {
+  nb::class_<Spec>(m, "_Spec", nb::dynamic_attr())
+      .def(nb::init<nb::list, nb::list, std::int64_t>(), nb::arg("dynamic"), nb::arg("constraints"),
+           nb::arg("max_bucket"));
+
+  nb::class_<Scope>(m, "_Scope")
+      .def(nb::init<bool, std::vector<std::string>, std::optional<std::string>,
+                    std::optional<int>>(),
+           nb::arg("tune"), nb::arg("skip"), nb::arg("cache").none(), nb::arg("rank").none())
+      .def("close", &Scope::close)
+      .def_prop_ro("file", &Scope::file);
+
+  m.def(
+      "_choose_one",
+      [](const std::string& op, nb::list runners, nb::handle inputs, const Spec& spec) {
+        std::vector<TunableRunner*> native;
+        for (auto r : runners) native.push_back(native_runner(r));
+        if (native.empty()) {
+          throw Error(ErrorCode::kInvalidArgument,
+                      "choose_one(\"" + op + "\") got no runners: give at least one");
+        }
+        ArgList in = framework_inputs(inputs);
+        Choice c;
+        {
+          nb::gil_scoped_release release;
+          c = framework().tuner->choose_one(op, native, in, spec.spec());
+        }
+        return nb::make_tuple(runners[c.runner_index], c.tactic, choice_source_name(c.source));
+      },
+      nb::arg("op"), nb::arg("runners"), nb::arg("inputs"), nb::arg("spec"));
+
+  m.def("_framework_stats", [] {
+    const TacticStats s = framework().tuner->stats();
+    nb::dict d;
+    d["disk_hits"] = s.disk_hits;
+    d["tuned_profiles"] = s.tuned_profiles;
+    d["profiled"] = s.profiled;
+    d["failed"] = s.failed;
+    d["fallbacks"] = s.fallbacks;
+    d["skipped"] = s.skipped;
+    d["stale"] = s.stale;
+    return d;
+  });
+  m.def("_framework_clear_memory", [] { framework().tuner->clear_memory(); });
+  m.def("_skipped_ops", [] { return SkipScope::current(); });
+  m.def("_tuning_on", [] { return TuningScope::tuning(); });
+}
+
+}  // namespace kiln::py

@@ -1,0 +1,83 @@
+// See py_launch.hpp.
+#include "py_launch.hpp"
+
+#include <nanobind/stl/string.h>
+
+#include <limits>
+#include <string>
+
+#include "kiln/core/error.hpp"
+#include "py_args.hpp"
+
+namespace nb = nanobind;
+
+namespace kiln::py {
+
+namespace {
+
+std::uint32_t extent(nb::handle v, const char* what) {
+  long long x = 0;
+  if (nb::isinstance<nb::bool_>(v) || !nb::try_cast(v, x, false) || x < 1 ||
+      x > std::numeric_limits<std::uint32_t>::max()) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(what) + " has " +
+                                                 nb::cast<std::string>(nb::repr(v)) +
+                                                 ": each extent is an integer from 1 to 2^32-1");
+  }
+  return static_cast<std::uint32_t>(x);
+}
+
+}  // namespace
+
+Dim3 to_dim3(nb::handle value, const char* what) {
+  Dim3 d;
+  if (nb::isinstance<nb::int_>(value)) {
+    d.x = extent(value, what);
+    return d;
+  }
+  if (!nb::isinstance<nb::tuple>(value) && !nb::isinstance<nb::list>(value)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(what) + "=" + nb::cast<std::string>(nb::repr(value)) +
+                    " is not a launch extent: give an int or a tuple of 1 to 3 ints");
+  }
+  const std::size_t n = nb::len(value);
+  if (n < 1 || n > 3) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(what) + "=" +
+                                                 nb::cast<std::string>(nb::repr(value)) + " has " +
+                                                 std::to_string(n) + " extents: give 1 to 3");
+  }
+  std::uint32_t* dims[3] = {&d.x, &d.y, &d.z};
+  for (std::size_t i = 0; i < n; ++i) *dims[i] = extent(value[i], what);
+  return d;
+}
+
+namespace {
+
+// PyTorch's current stream on the device of the first torch tensor among
+// `args`, or nullopt (no torch tensor, or torch not imported).
+std::optional<std::uintptr_t> torch_current_stream(nb::handle args) {
+  if (!args.is_valid()) return std::nullopt;
+  for (nb::handle a : args) {
+    if (std::string(Py_TYPE(a.ptr())->tp_name) != "Tensor" || !nb::hasattr(a, "is_cuda")) continue;
+    if (!nb::cast<bool>(a.attr("is_cuda"))) continue;
+    nb::object torch = nb::module_::import_("torch");
+    nb::object s = torch.attr("cuda").attr("current_stream")(a.attr("device"));
+    return nb::cast<std::uintptr_t>(s.attr("cuda_stream"));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Stream> to_stream(Device& device, nb::handle stream, nb::handle args) {
+  std::optional<std::uintptr_t> handle = stream_handle(stream);
+  if (!handle && device.properties().ref.kind == DeviceKind::kCuda) {
+    handle = torch_current_stream(args);
+  }
+  if (!handle) return std::nullopt;
+  if (device.properties().ref.kind == DeviceKind::kCpu && *handle == 0) return std::nullopt;
+  auto s = device.wrap_stream(*handle);
+  if (!s.ok()) throw Error(s.error());
+  return std::move(*s);
+}
+
+}  // namespace kiln::py

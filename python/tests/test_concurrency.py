@@ -1,0 +1,106 @@
+"""Threads, fork and spawn: the GIL is released while Kiln works, and a
+forked child starts from its own Kiln."""
+
+import multiprocessing as mp
+import os
+import threading
+
+import numpy as np
+
+import kiln
+from conftest import SAXPY
+
+
+def make(name):
+    k = kiln.Kernel(SAXPY, entry="saxpy<{BLOCK}>", backend="cpu", name=name,
+                    signature=["a: f32", "x: f32*", "y: f32*", "n: i32"],
+                    grid=lambda meta: (kiln.cdiv(meta["n"], meta["BLOCK"]),))
+    return kiln.autotune(configs=[kiln.Config(BLOCK=b) for b in (256, 2048)], key=["n"],
+                         restore_value=["y"])(k)
+
+
+def test_many_threads_call_one_tuned_kernel():
+    tuned = make("saxpy_threads")
+    errors = []
+
+    def work(i):
+        try:
+            n = 1000 + 500 * (i % 3)  # three keys, tuned concurrently
+            x = np.ones(n, dtype=np.float32)
+            for _ in range(20):
+                y = np.zeros(n, dtype=np.float32)
+                tuned(float(i), x, y, n)
+                assert (y == float(i)).all()
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert tuned.stats()["misses"] == 3
+
+
+def test_threads_run_while_kiln_compiles():
+    # A Python thread keeps running while another compiles: the GIL is free.
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(1)
+            stop.wait(0.001)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    kiln.compile(SAXPY + "\n// gil test\n", "saxpy<64>", backend="cpu")
+    stop.set()
+    t.join()
+    assert len(ticks) > 5
+
+
+def _child_work(q):
+    tuned = make("saxpy_spawned")
+    x = np.ones(1234, dtype=np.float32)
+    y = np.zeros(1234, dtype=np.float32)
+    tuned(4.0, x, y, 1234)
+    q.put(float(y[0]))
+
+
+def test_spawned_process():
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child_work, args=(q,))
+    p.start()
+    p.join(300)
+    assert p.exitcode == 0 and q.get(timeout=5) == 4.0
+
+
+def test_forked_child_after_the_parent_tuned():
+    tuned = make("saxpy_forked")
+    x = np.ones(2222, dtype=np.float32)
+    y = np.zeros(2222, dtype=np.float32)
+    tuned(1.0, x, y, 2222)  # the parent's pools, workers and JIT exist now
+    compiled = kiln.compile(SAXPY + "\n// fork\n", "saxpy<128>", backend="cpu")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            y2 = np.zeros(2222, dtype=np.float32)
+            tuned(2.0, x, y2, 2222)  # served from disk by the child's own Kiln
+            compiled(3.0, x, y2, 2222, grid=(kiln.cdiv(2222, 128),))
+            ok = (y2 == 5.0).all()
+            y3 = np.zeros(3333, dtype=np.float32)
+            tuned(1.0, np.ones(3333, dtype=np.float32), y3, 3333)  # a new key tunes
+            os._exit(0 if ok and (y3 == 1.0).all() else 1)
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    # The parent is unaffected.
+    y4 = np.zeros(2222, dtype=np.float32)
+    tuned(1.0, x, y4, 2222)
+    assert (y4 == 1.0).all()

@@ -1,0 +1,160 @@
+// `kiln tune --recorded`: the real `kiln` binary replaying a hand-written
+// recorded space, a shared one (Kernel Tuner's layout, gzip'd), Kiln's own
+// export of a real CPU tuning, and files it must refuse.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_runner.hpp"
+
+namespace kiln::testing {
+namespace {
+
+// Five configs (the hand file of tests/tuner/replay_clock_test.cpp, where
+// its times are worked out): C (2,1) is the optimum, D fails to compile, E
+// fails to run; one compile worker, pipelined, takes 7.75 simulated s.
+const char* kHandFile = R"({
+  "device_name": "Hand GPU", "kernel_name": "hand", "objective": "time",
+  "tune_params_keys": ["x", "y"],
+  "tune_params": {"x": [1, 2], "y": [1, 2, 3]},
+  "cache": {
+    "1,1": {"x": 1, "y": 1, "time": 4.0, "compile_time": 1000, "benchmark_time": 500},
+    "1,2": {"x": 1, "y": 2, "time": 2.0, "compile_time": 2000, "benchmark_time": 500},
+    "2,1": {"x": 2, "y": 1, "time": 1.0, "compile_time": 1000, "benchmark_time": 1000},
+    "2,2": {"x": 2, "y": 2, "time": "CompilationFailedConfig", "compile_time": 3000,
+            "benchmark_time": 0},
+    "2,3": {"x": 2, "y": 3, "time": "RuntimeFailedConfig", "compile_time": 500,
+            "benchmark_time": 250}
+  }})";
+
+const fs::path kShared = fs::path(KILN_SOURCE_DIR) / ".." / "shared" / "recorded-spaces";
+
+class TuneRecordedCli : public CliTest {
+ protected:
+  fs::path hand() const {
+    const fs::path f = dir_ / "hand.json";
+    std::ofstream(f) << kHandFile;
+    return f;
+  }
+};
+
+TEST_F(TuneRecordedCli, ReportsEveryConfigTheWinnerTheFractionAndTheSimulatedWallTime) {
+  CliRun run = kiln("tune --recorded " + hand().string() + " --threads 1 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json j = run.json();
+  EXPECT_EQ(j.at("configs").size(), 5u);
+  EXPECT_EQ(count_status(j, "ok"), 3u);
+  EXPECT_EQ(count_status(j, "compile_failed"), 1u) << j.at("configs").dump();
+  EXPECT_EQ(count_status(j, "launch_failed"), 1u) << j.at("configs").dump();
+  ASSERT_TRUE(measured(j.at("winner")));
+  EXPECT_EQ(j.at("winner").at("config"), (nlohmann::json{{"x", 2}, {"y", 1}}));
+  EXPECT_DOUBLE_EQ(j.at("winner").at("median_s").get<double>(), 1e-3);
+  EXPECT_DOUBLE_EQ(j.at("fraction_of_optimum").get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j.at("simulated_wall_s").get<double>(), 7.75);
+  EXPECT_DOUBLE_EQ(j.at("stats").at("wall_seconds").get<double>(), 7.75);
+  EXPECT_EQ(j.at("backend"), "recorded");
+  EXPECT_EQ(j.at("recorded").at("optimum_ms"), 1.0);
+  EXPECT_EQ(j.at("recorded").at("clock_stalls"), 0);
+  EXPECT_EQ(j.at("settings").at("budget_simulated"), true);
+
+  // Compile everything, then benchmark: 7.5 s + 2.25 s.
+  CliRun batch = kiln("tune --recorded " + hand().string() + " --no-pipeline --json");
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  EXPECT_DOUBLE_EQ(batch.json().at("simulated_wall_s").get<double>(), 9.75);
+
+  // The table says the same in words.
+  CliRun text = kiln("tune --recorded " + hand().string() + " --max-configs 2");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("0.500 of the optimum"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("simulated wall time: 3.5 s"), std::string::npos) << text.out;
+}
+
+TEST_F(TuneRecordedCli, BudgetIsInSimulatedSeconds) {
+  CliRun run = kiln("tune --recorded " + hand().string() + " --budget-s 3.2 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json j = run.json();
+  EXPECT_DOUBLE_EQ(j.at("simulated_wall_s").get<double>(), 3.5);
+  EXPECT_EQ(j.at("recorded").at("budget_cancelled"), 3);
+  EXPECT_EQ(count_status(j, "cancelled"), 3u);
+}
+
+TEST_F(TuneRecordedCli, ReplaysASharedKernelTunerFileDeterministically) {
+  const fs::path file = kShared / "convolution_A100.json.gz";
+  if (!fs::exists(file)) GTEST_SKIP() << "no shared recorded spaces at " << kShared;
+  const std::string args = "tune --recorded " + file.string() +
+                           " --search random --max-configs 44 --seed 3 --threads 2 --json";
+  CliRun a = kiln(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const nlohmann::json j = a.json();
+  EXPECT_EQ(j.at("configs").size(), 44u);
+  EXPECT_EQ(j.at("recorded").at("configs"), 4362);
+  const double fraction = j.at("fraction_of_optimum").get<double>();
+  EXPECT_GT(fraction, 0.0);
+  EXPECT_LE(fraction, 1.0);
+  // 44 configs of about 2.6 s of compile and 0.1 s of benchmark each on two
+  // workers: well over a minute of simulated time, far less of real time.
+  EXPECT_GT(j.at("simulated_wall_s").get<double>(), 30.0);
+  EXPECT_GT(j.at("stats").at("overlap_seconds").get<double>(), 0.0);
+  CliRun b = kiln(args);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(b.json().at("simulated_wall_s"), j.at("simulated_wall_s"));
+  EXPECT_EQ(b.json().at("winner"), j.at("winner"));
+}
+
+TEST_F(TuneRecordedCli, ABadFileIsAnErrorNamingTheFileAndTheProblem) {
+  const fs::path junk = dir_ / "junk.json";
+  std::ofstream(junk) << "{not json";
+  CliRun run = kiln("tune --recorded " + junk.string() + " --json");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(run.out.empty()) << run.out;
+  EXPECT_NE(run.err.find(junk.string()), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("not a JSON object"), std::string::npos) << run.err;
+
+  const fs::path no_cache = dir_ / "no_cache.json";
+  std::ofstream(no_cache) << R"({"tune_params_keys": ["x"], "tune_params": {"x": [1]}})";
+  run = kiln("tune --recorded " + no_cache.string());
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find(no_cache.string()), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("\"cache\""), std::string::npos) << run.err;
+
+  run = kiln("tune --recorded " + (dir_ / "absent.json").string());
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("absent.json"), std::string::npos) << run.err;
+
+  run = kiln("tune --recorded " + hand().string() + " --search nonesuch");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  // Without --recorded, a shape is still required.
+  run = kiln("tune --kernel gemm_f32");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--shape"), std::string::npos) << run.err;
+}
+
+// A real CPU tuning, exported in Kernel Tuner's layout, replays: every
+// config measured comes back, and the exhaustive replay finds the fastest.
+TEST_F(TuneRecordedCli, ReplaysKilnsOwnKernelTunerExport) {
+  CliRun tuned =
+      kiln("tune --kernel fused_add_rmsnorm --shape rows=24,hidden=136 --max-configs 4 --json");
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  const nlohmann::json t = tuned.json();
+  const fs::path file = dir_ / "export.json";
+  CliRun exported = kiln("cache export --format kernel-tuner --kernel " +
+                         t.at("template").get<std::string>() + " " + file.string());
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  CliRun replay = kiln("tune --recorded " + file.string() + " --json");
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  const nlohmann::json r = replay.json();
+  EXPECT_EQ(r.at("configs").size(), t.at("configs").size());
+  EXPECT_EQ(count_status(r, "ok"), count_status(t, "ok"));
+  EXPECT_DOUBLE_EQ(r.at("fraction_of_optimum").get<double>(), 1.0);
+  // The fastest config of the real run (rows are fastest first) is the best
+  // the replay found, at the time the real run measured.
+  ASSERT_TRUE(measured(t.at("configs").at(0)));
+  EXPECT_EQ(r.at("recorded").at("best"), t.at("configs").at(0).at("config"));
+  EXPECT_NEAR(r.at("recorded").at("best_ms").get<double>(),
+              t.at("configs").at(0).at("median_s").get<double>() * 1e3, 1e-9);
+}
+
+}  // namespace
+}  // namespace kiln::testing

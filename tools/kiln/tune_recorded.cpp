@@ -1,0 +1,110 @@
+// `kiln tune --recorded`: replay_tune on a recorded space, reported as
+// `kiln tune` reports a run, plus the fraction of the optimum and the
+// simulated wall time.
+#include "tune_recorded.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+#include "kiln/tuner/recorded_space.hpp"
+#include "kiln/tuner/replay_tune.hpp"
+#include "tune_report.hpp"
+
+namespace kiln::tool {
+
+namespace {
+
+TuneOptions recorded_options(const RecordedTuneArgs& a) {
+  TuneOptions o;
+  o.search.strategy = a.search;
+  o.search.max_configs = a.max_configs;
+  o.search.seed = a.seed;
+  o.pipeline.overlap = !a.no_pipeline;
+  o.pipeline.group_size = a.group_size;
+  o.pipeline.compile_threads = a.threads;
+  o.pipeline.budget_seconds = a.budget_s;
+  return o;
+}
+
+TuneReport make_report(const RecordedTuneArgs& a, const RecordedSpace& space,
+                       const ReplayTuneResult& run) {
+  TuneReport report;
+  report.kernel = space.kernel;
+  report.template_name = space.kernel;
+  report.backend = "recorded";
+  report.device = {{"name", space.device}, {"arch", "recorded"}};
+  report.source = "tuned";
+  report.not_saved_reason = "a replay of a recorded space saves nothing";
+  report.settings = {{"recorded", a.file},
+                     {"pipeline", !a.no_pipeline},
+                     {"group_size", a.group_size ? a.group_size : 1},
+                     {"threads", a.threads > 0 ? a.threads : 1},
+                     {"search", a.search},
+                     {"max_configs", a.max_configs},
+                     {"seed", a.seed},
+                     {"budget_s", a.budget_s},
+                     {"budget_simulated", true}};
+  report.stats = run.stats;
+  report.rows = rows_from(run.measurements);
+  finish_report(report, run.winner ? run.winner->config : Config(), run.default_config);
+  return report;
+}
+
+// What only a replay knows: the file, its optimum, and the simulated run.
+nlohmann::json recorded_json(const RecordedTuneArgs& a, const RecordedSpace& space,
+                             const ReplayTuneResult& run) {
+  return {{"file", a.file},
+          {"kernel", space.kernel},
+          {"device", space.device},
+          {"configs", space.configs.size()},
+          {"optimum_ms", space.optimum_ms},
+          {"best", run.best ? run.best->to_json() : nlohmann::json()},
+          {"best_ms", run.best ? nlohmann::json(run.best_ms) : nlohmann::json()},
+          {"measured", run.measurements.size()},
+          {"budget_cancelled", run.budget_cancelled},
+          {"clock_stalls", run.stalls}};
+}
+
+}  // namespace
+
+int run_tune_recorded(const RecordedTuneArgs& args) {
+  Result<RecordedSpace> space = read_recorded_space(args.file);
+  if (!space) {
+    std::fprintf(stderr, "kiln tune: %s\n", space.error().message.c_str());
+    return 2;
+  }
+  Result<ReplayTuneResult> run = replay_tune(*space, recorded_options(args));
+  if (!run) {
+    std::fprintf(stderr, "kiln tune: %s\n", run.error().describe().c_str());
+    return run.error().code == ErrorCode::kInvalidArgument ? 2 : 1;
+  }
+  TuneReport report = make_report(args, *space, *run);
+  if (args.json) {
+    nlohmann::json out = report.to_json();
+    out["fraction_of_optimum"] = run->fraction;
+    out["simulated_wall_s"] = run->simulated_seconds;
+    out["recorded"] = recorded_json(args, *space, *run);
+    std::cout << out.dump(2) << "\n";
+  } else {
+    report.print(stdout);
+    std::printf("recorded: %s: %zu configs on %s, optimum %.4g ms\n", args.file.c_str(),
+                space->configs.size(), space->device.c_str(), space->optimum_ms);
+    if (run->best) {
+      std::printf("best found: %s at %.4g ms = %.3f of the optimum, %zu configs measured\n",
+                  run->best->to_string().c_str(), run->best_ms, run->fraction,
+                  run->measurements.size());
+    }
+    std::printf(
+        "simulated wall time: %.4g s on %d compile worker(s), %s%s (times above are "
+        "simulated)\n",
+        run->simulated_seconds, args.threads > 0 ? args.threads : 1,
+        args.no_pipeline ? "compile then benchmark" : "pipelined",
+        run->budget_cancelled
+            ? (", the budget stopped " + std::to_string(run->budget_cancelled) + " config(s)")
+                  .c_str()
+            : "");
+  }
+  return report.winner ? 0 : 1;
+}
+
+}  // namespace kiln::tool

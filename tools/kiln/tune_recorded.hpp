@@ -1,0 +1,34 @@
+// kiln tune --recorded FILE.json[.gz] [--search S] [--max-configs N]
+//   [--budget-s S] [--threads P] [--seed N] [--no-pipeline] [--group-size N] [--json]
+// Tunes a recorded space (a Kernel Tuner cache file, or Kiln's own
+// `kiln cache export --format kernel-tuner`) as if on the GPU that recorded
+// it: the real tuner and pipeline on a virtual clock (kiln/tuner/replay_tune.hpp).
+// Reports what `kiln tune` reports, plus the best found as a fraction of the
+// file's optimum and the simulated wall time. --budget-s and --threads are
+// simulated: seconds on the virtual clock, compile workers of the simulated
+// machine (default 1, the recording's one compile at a time).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace kiln::tool {
+
+struct RecordedTuneArgs {
+  std::string file;
+  std::string search = "exhaustive";
+  std::size_t max_configs = 0;
+  double budget_s = 0;
+  int threads = 0;
+  std::uint64_t seed = 0;
+  bool no_pipeline = false;
+  std::size_t group_size = 0;
+  bool json = false;
+};
+
+// 0: a winner; 1: no config ran; 2: the file cannot be read (the error
+// names the file and what is wrong with it) or the strategy is unknown.
+int run_tune_recorded(const RecordedTuneArgs& args);
+
+}  // namespace kiln::tool
