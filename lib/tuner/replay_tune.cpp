@@ -4,6 +4,7 @@
 
 #include "call_state.hpp"
 #include "kiln/tuner/search.hpp"
+#include "kiln/tuner/search_plan.hpp"
 #include "kiln/tuner/selection.hpp"
 #include "kiln/tuner/virtual_clock.hpp"
 #include "pipeline.hpp"
@@ -84,7 +85,8 @@ KernelStats replay_stats(const std::vector<Measurement>& measurements,
 }  // namespace
 
 Result<ReplayTuneResult> replay_tune(const RecordedSpace& recorded, const TuneOptions& options) {
-  if (!find_search_strategy(options.search.strategy)) {
+  // "auto" (kiln/tuner/search_plan.hpp) is resolved by run_search on the recorded space.
+  if (options.search.strategy != kAutoSearch && !find_search_strategy(options.search.strategy)) {
     return make_error(ErrorCode::kInvalidArgument, "unknown search strategy \"" +
                                                        options.search.strategy + "\"; use one of " +
                                                        search_strategy_names());

@@ -85,5 +85,6 @@ SearchStrategyInfo annealing_strategy();
 SearchStrategyInfo model_strategy();
 SearchStrategyInfo pattern_strategy();
 SearchStrategyInfo evolution_strategy();
+SearchStrategyInfo bayes_strategy();
 
 }  // namespace kiln::internal

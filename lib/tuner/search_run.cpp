@@ -9,6 +9,7 @@
 #include "kiln/core/error.hpp"
 #include "kiln/tuner/search.hpp"
 #include "search_memory.hpp"
+#include "kiln/tuner/search_plan.hpp"
 
 namespace kiln::internal {
 
@@ -162,7 +163,10 @@ Config heuristic_config(const TunableKernel& kernel, const ProblemKey& problem) 
 }
 
 const SearchStrategyInfo& strategy_for(const TuneOptions& options) {
-  const SearchStrategyInfo* info = find_search_strategy(options.search.strategy);
+  // "auto" is resolved by run_search, where the space is known; its
+  // strategies are registered ones.
+  const SearchStrategyInfo* info = find_search_strategy(
+      options.search.strategy == kAutoSearch ? "bayes" : options.search.strategy);
   if (!info) {
     throw Error(ErrorCode::kInvalidArgument, "unknown search strategy '" + options.search.strategy +
                                                  "' (TuneOptions::search.strategy): use one of " +
@@ -174,6 +178,7 @@ const SearchStrategyInfo& strategy_for(const TuneOptions& options) {
 PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, ProgressBar* progress,
                           SearchMemory memory) {
   const auto started = Clock::now();
+  in.options.search = planned_search(in.options.search, in.kernel.tmpl.space);
   RoundDriver driver(problem, in, strategy_for(in.options), std::move(memory));
   if (driver.steered()) {
     // NOTES: a round is small, and a benchmark can start only when its unit

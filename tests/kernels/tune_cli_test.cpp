@@ -173,6 +173,26 @@ TEST_F(TuneCli, SearchListsTheStrategiesAndRefusesUnknownOnes) {
   EXPECT_NE(bad.err.find("exhaustive, random, annealing"), std::string::npos) << bad.err;
 }
 
+// `--effort` picks the default search's budget (search "auto",
+// kiln/tuner/search_plan.hpp); --max-configs still caps it, and the run's
+// settings say which effort it used. An unknown effort is a usage error.
+TEST_F(TuneCli, EffortIsReportedCappedByMaxConfigsAndChecked) {
+  CliRun quick = kiln(kGemm + " --effort quick --json");
+  ASSERT_EQ(quick.exit_code, 0) << quick.err;
+  const nlohmann::json r = quick.json();
+  EXPECT_EQ(r["settings"]["effort"], "quick");
+  EXPECT_EQ(r["settings"]["search"], "auto");
+  EXPECT_EQ(r["configs"].size(), 4u) << "--max-configs 4 caps the plan's budget";
+
+  CliRun list = kiln("tune --search list");
+  EXPECT_NE(list.out.find("auto "), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("bayes "), std::string::npos) << list.out;
+
+  CliRun bad = kiln(kGemm + " --effort extreme");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--effort"), std::string::npos) << bad.err;
+}
+
 TEST_F(TuneCli, BadInputExitsTwoNamingTheProblem) {
   const std::pair<std::string, std::string> cases[] = {
       {"tune --kernel gemm_f33 --shape M=8,N=8,K=8", "no shipped kernel 'gemm_f33'"},

@@ -83,7 +83,7 @@ TEST_P(SteeredSearch, StopsWhenTheSpaceIsExhausted) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, SteeredSearch,
-                         ::testing::Values("model", "pattern", "evolution"));
+                         ::testing::Values("model", "pattern", "evolution", "bayes"));
 
 }  // namespace
 }  // namespace kiln

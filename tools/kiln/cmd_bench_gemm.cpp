@@ -18,12 +18,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sample_stats.hpp"
 #include "commands.hpp"
 #include "kiln/kernels/tune_request.hpp"
 #include "kiln/tuner/search.hpp"
+#include "kiln/tuner/search_plan.hpp"
 #include "openblas.hpp"
 #include "option_checks.hpp"
+#include "sample_stats.hpp"
 
 namespace kiln::tool {
 namespace {
@@ -33,8 +34,8 @@ using Clock = std::chrono::steady_clock;
 struct GemmBenchArgs {
   std::string sizes = "512,1024,2048";
   int threads = 2;
-  std::string search = "annealing";
-  std::size_t max_configs = 200;
+  std::string search{kAutoSearch};  // the plan (kiln/tuner/search_plan.hpp): bayes, 3%
+  std::size_t max_configs = 0;      // 0: the plan's budget
   int rounds = 11;
   bool retune = false;
   bool json = false;
@@ -220,15 +221,17 @@ void add_bench_gemm_command(CLI::App& bench, int& exit_code) {
   cmd->add_option("--sizes", a->sizes, "M=N=K sizes, comma separated (default 512,1024,2048)");
   cmd->add_option("--threads", a->threads, "Threads of both (default 2)")
       ->transform(integer_in(1, kMaxThreads));
-  cmd->add_option("--search", a->search, "Search strategy of the tuning (default annealing)")
+  cmd->add_option("--search", a->search,
+                  "Search strategy of the tuning (default auto: kiln tune's default plan)")
       ->check(CLI::Validator(
           [](std::string& name) -> std::string {
-            if (find_search_strategy(name)) return "";
+            if (name == kAutoSearch || find_search_strategy(name)) return "";
             return "unknown search strategy '" + name + "': use one of " + search_strategy_names();
           },
           "NAME"));
-  cmd->add_option("--max-configs", a->max_configs, "Configs the tuning may measure (default 200)")
-      ->transform(integer_in(1, kMaxConfigs));
+  cmd->add_option("--max-configs", a->max_configs,
+                  "Configs the tuning may measure (default: the plan's, 3% of the space)")
+      ->transform(integer_in(0, kMaxConfigs, "0: the plan's budget"));
   cmd->add_option("--rounds", a->rounds, "Interleaved timing rounds per side (default 11)")
       ->transform(integer_in(1, kMaxRounds));
   cmd->add_flag("--retune", a->retune, "Tune even when the tuning cache has a winner");

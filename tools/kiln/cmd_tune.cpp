@@ -1,6 +1,7 @@
 // kiln tune --kernel NAME --shape M=..,N=..,K=.. [--dtype D] [--backend auto|cuda|cpu]
 //           [--devices LIST] [--no-pipeline] [--group-size G] [--threads N]
-//           [--budget-s S] [--max-configs N] [--search NAME|list] [--isolation process|thread|auto]
+//           [--budget-s S] [--max-configs N] [--search auto|NAME|list]
+//           [--effort quick|default|full] [--isolation process|thread|auto]
 //           [--warm-start N] [--finalists N] [--trace FILE] [--json] ...
 // kiln tune --template FILE --space FILE.json [--entry EXPR] --shape ...
 // kiln tune --recorded FILE.json[.gz] [--search S] ... (tune_recorded.hpp)
@@ -18,6 +19,7 @@
 #include "kiln/cache/remote_cache.hpp"
 #include "kiln/kernels/tune_request.hpp"
 #include "kiln/runtime/toolchain.hpp"
+#include "kiln/tuner/search_plan.hpp"
 #include "option_checks.hpp"
 #include "tune_distributed.hpp"
 #include "tune_recorded.hpp"
@@ -29,6 +31,8 @@ namespace {
 
 // `kiln tune --search list`: every registered strategy, one line each.
 void print_search_strategies(std::FILE* out) {
+  std::fprintf(out, "%-12s %s\n", "auto",
+               "the default: exhaustive when the --effort budget covers the space, else bayes");
   for (const auto& s : search_strategies()) {
     std::fprintf(out, "%-12s %s\n", s.name.c_str(), s.description.c_str());
   }
@@ -39,7 +43,8 @@ void print_search_strategies(std::FILE* out) {
 CLI::Validator search_name_check() {
   return CLI::Validator(
       [](std::string& name) -> std::string {
-        if (name == "list" || name == "help" || find_search_strategy(name)) return "";
+        if (name == "list" || name == "help" || name == kAutoSearch || find_search_strategy(name))
+          return "";
         return "unknown search strategy '" + name + "': use one of " + search_strategy_names() +
                " (`--search list` describes them)";
       },
@@ -55,7 +60,8 @@ struct TuneArgs {
   int threads = 0;
   double budget_s = 0;
   std::size_t max_configs = 0;
-  std::string search = "exhaustive";
+  std::string search{kAutoSearch};
+  std::string effort = "default";  // read with search "auto" (kiln/tuner/search_plan.hpp)
   std::uint64_t seed = 0;
   std::size_t warm_start = SearchOptions{}.warm_start;
   std::size_t finalists = SearchOptions{}.finalists;
@@ -83,6 +89,7 @@ TuneOptions tune_options(const TuneArgs& a) {
   o.pipeline.compile_threads = a.threads;
   o.search.strategy = a.search;
   o.search.max_configs = a.max_configs;
+  o.search.effort = parse_search_effort(a.effort).value_or(SearchEffort::kDefault);
   o.search.seed = a.seed;
   o.search.warm_start = a.warm_start;
   o.search.finalists = a.finalists;
@@ -101,10 +108,10 @@ TuneOptions tune_options(const TuneArgs& a) {
 nlohmann::json settings_json(const TuneArgs& a, const TuningTarget& target) {
   return {{"pipeline", !a.no_pipeline}, {"group_size", a.group_size},   {"threads", a.threads},
           {"search", a.search},         {"max_configs", a.max_configs}, {"seed", a.seed},
-          {"budget_s", a.budget_s},     {"check", !a.no_check},         {"retune", a.retune},
-          {"cold_l2", a.cold_l2},       {"graphs", a.graphs},           {"delay_us", a.delay_us},
-          {"early_stop", a.early_stop}, {"devices", target.devices},    {"isolation", a.isolation},
-          {"warm_start", a.warm_start}, {"finalists", a.finalists}};
+          {"effort", a.effort},         {"budget_s", a.budget_s},       {"check", !a.no_check},
+          {"retune", a.retune},         {"cold_l2", a.cold_l2},         {"graphs", a.graphs},
+          {"delay_us", a.delay_us},     {"early_stop", a.early_stop},   {"devices", target.devices},
+          {"isolation", a.isolation},   {"warm_start", a.warm_start},   {"finalists", a.finalists}};
 }
 
 // The exit code of a failed tune_request(): 2 for bad input, 1 for what is
@@ -232,8 +239,9 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "Configs measured at most, the default included (0: all)")
       ->transform(integer_in(0, kMaxConfigs, "0: all"));
   cmd->add_option("--search", a->search,
-                  "Search strategy: " + search_strategy_names() +
-                      " (default: exhaustive); `--search list` describes them")
+                  "Search strategy: auto (default: exhaustive when the --effort budget covers "
+                  "the space, else bayes), " +
+                      search_strategy_names() + "; `--search list` describes them")
       ->check(search_name_check())
       ->trigger_on_parse()
       ->each([](const std::string& name) {
@@ -249,6 +257,10 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "Benchmark the N fastest again at the end, interleaved and in full, and "
                   "choose the winner from that (default 3; 0: off)")
       ->transform(integer_in(0, kMaxConfigs, "0: off"));
+  cmd->add_option("--effort", a->effort,
+                  "How much of the space --search auto measures: quick (1%, 16-128 configs), "
+                  "default (3%, 64-512) or full (all); --max-configs overrides the budget")
+      ->check(CLI::IsMember({"quick", "default", "full"}));
   cmd->add_option("--seed", a->seed, "Seed of the random search and of the input data")
       ->transform(integer_in(0, UINT64_MAX));
   cmd->add_option("--reference", a->request.reference,

@@ -21,16 +21,22 @@
 #include "kiln/tuner/args.hpp"
 #include "kiln/tuner/compare.hpp"
 #include "kiln/tuner/search.hpp"
+#include "kiln/tuner/search_plan.hpp"
 
 namespace kiln {
 
 struct SearchOptions {
   // A registered strategy (search_strategies(): "exhaustive", "random",
-  // "annealing"); an unknown name is an error that lists the valid ones.
+  // "annealing", "bayes", ...) or "auto" (the plan, below); an unknown name
+  // is an error that lists the valid ones.
   std::string strategy = "exhaustive";
   // Configs measured in all, the default config included: 0 = all
   // (exhaustive) or 64 (random, annealing).
   std::size_t max_configs = 0;
+  // Read when `strategy` is "auto" (kAutoSearch): plan_search picks the
+  // strategy and, unless max_configs is set, the budget from this effort and
+  // the size of the space (kiln/tuner/search_plan.hpp).
+  SearchEffort effort = SearchEffort::kDefault;
   std::uint64_t seed = 0;
   // Strategies that steer by feedback run the pipeline in rounds of `batch`
   // proposals (0: 4; annealing's first round adds its random start).

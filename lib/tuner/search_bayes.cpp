@@ -1,0 +1,322 @@
+// Bayesian-style model-based search, Kiln's default for spaces larger than
+// the budget (search_plan.cpp):
+//  (1) a space-filling start: each config the farthest from those already
+//      picked among a few random candidates, so the first model sees every
+//      parameter move;
+//  (2) then every round fits a random forest (search_forest.hpp) to every
+//      measurement so far and proposes the unmeasured configs with the
+//      lowest lower confidence bound, mean - kappa x spread over the trees,
+//      kappa falling from 2 to 0.5 over the budget (explore, then exploit);
+//  (3) a quarter of each round refines around the best config so far: its
+//      unmeasured one-parameter neighbours (any other value of one
+//      parameter) the forest rates fastest, which climbs a sharp optimum;
+//  (4) one proposal in kRandomEvery is a uniform random config, so a
+//      region the forest wrote off early still gets looked at.
+// What the forest learns is each config's speed relative to the best so
+// far (best / time, in 0..1; negated, lower is better): slow configs,
+// however slow, and failures (0: no speed at all) weigh alike, so the trees
+// split on what separates fast from slow rather than on the slow tail, and
+// a failing region is learnt and avoided like a slow one.
+// Features: integers as numbers (log2 when every value is a power of two),
+// plus, when they are not all powers of two, the power of two dividing the
+// value and whether it is one (GPU kernels care about alignment: a block of
+// 192 threads is not a block of 128 or 256); booleans 0/1; strings by
+// position, and one-hot when a parameter has more than two.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <unordered_map>
+
+#include "kiln/tuner/search.hpp"
+#include "search_forest.hpp"
+#include "search_internal.hpp"
+
+namespace kiln {
+namespace {
+
+using internal::FeatureRow;
+
+constexpr std::size_t kRandomEvery = 16;          // of the model's proposals, one is random
+constexpr double kLocalShare = 0.25;              // of each round, near the best so far
+constexpr std::size_t kSpaceFillCandidates = 20;  // random candidates per space-filling pick
+constexpr std::uint64_t kPoolLimit = 500'000;     // enumerate spaces up to this cartesian size
+constexpr int kSampledCandidates = 4000;          // else: candidates drawn per fit
+
+// Parameter -> features, fixed for the space.
+class Encoder {
+ public:
+  explicit Encoder(const ConfigSpace& space) {
+    for (const Parameter& p : space.parameters()) {
+      Axis a{&p};
+      if (p.values.size() < 2) continue;  // a constant tells the model nothing
+      if (p.type == ValueType::kInt) {
+        bool positive = true, all_pow2 = true;
+        for (const Value& v : p.values) {
+          const std::int64_t i = std::get<std::int64_t>(v);
+          positive = positive && i > 0;
+          all_pow2 = all_pow2 && i > 0 && std::has_single_bit(static_cast<std::uint64_t>(i));
+        }
+        a.log2 = all_pow2 && p.values.size() > 2;
+        a.alignment = positive && !all_pow2;
+      }
+      a.one_hot = p.type == ValueType::kString && p.values.size() > 2;
+      axes_.push_back(a);
+    }
+  }
+
+  FeatureRow encode(const Config& c) const {
+    FeatureRow r;
+    for (const Axis& a : axes_) {
+      const Value& v = c.at(a.param->name);
+      const auto position = static_cast<std::size_t>(
+          std::find(a.param->values.begin(), a.param->values.end(), v) - a.param->values.begin());
+      if (const auto* i = std::get_if<std::int64_t>(&v)) {
+        const auto x = static_cast<double>(*i);
+        r.push_back(a.log2 ? std::log2(x) : x);
+        if (a.alignment) {
+          const auto u = static_cast<std::uint64_t>(*i);
+          r.push_back(static_cast<double>(std::countr_zero(u)));
+          r.push_back(std::has_single_bit(u) ? 1.0 : 0.0);
+        }
+      } else if (const auto* b = std::get_if<bool>(&v)) {
+        r.push_back(*b ? 1.0 : 0.0);
+      } else {
+        r.push_back(static_cast<double>(position));
+        if (a.one_hot)
+          for (std::size_t k = 0; k < a.param->values.size(); ++k)
+            r.push_back(k == position ? 1.0 : 0.0);
+      }
+    }
+    if (r.empty()) r.push_back(0);  // a one-config space: one constant feature
+    return r;
+  }
+
+ private:
+  struct Axis {
+    const Parameter* param = nullptr;
+    bool log2 = false, alignment = false, one_hot = false;
+  };
+  std::vector<Axis> axes_;
+};
+
+class BayesSearch final : public SearchStrategy {
+ public:
+  explicit BayesSearch(const SearchSetup& setup)
+      : sampler_(*setup.space, setup.seed), encoder_(*setup.space), budget_(setup.max_configs) {
+    if (setup.default_measured) sampler_.mark(setup.start);
+    // (1)'s size: enough for the forest to see each parameter move, small
+    // enough to leave most of a small budget to the model.
+    const std::size_t share = budget_ ? budget_ * 15 / 100 : 20;
+    first_round_ = std::clamp<std::size_t>(share, 8, 20);
+    if (budget_) first_round_ = std::min(first_round_, budget_);
+    if (setup.space->cartesian_size() <= kPoolLimit) {
+      for (Config& c : setup.space->enumerate()) pool_.push_back({std::move(c), {}, {}});
+      for (Candidate& c : pool_) c.features = encoder_.encode(c.config);
+    }
+  }
+  const char* name() const override { return "bayes"; }
+  bool steered() const override { return true; }
+  std::size_t first_round() const override { return first_round_; }
+
+  std::vector<Config> next(std::size_t max_batch) override {
+    std::vector<Config> batch;
+    if (budget_ && proposed_ >= budget_) return batch;
+    if (budget_) max_batch = std::min(max_batch, budget_ - proposed_);
+    batch = proposed_ < first_round_ || ok_count_ < 2 ? space_filling(max_batch)
+                                                      : from_model(max_batch);
+    while (batch.size() < max_batch) {  // the model had nothing left: random
+      std::optional<Config> c = sampler_.draw();
+      if (!c) break;
+      batch.push_back(std::move(*c));
+    }
+    proposed_ += batch.size();
+    return batch;
+  }
+
+  void report(const Config& config, std::optional<double> seconds) override {
+    if (seconds && *seconds > 0) {
+      ++ok_count_;
+      if (best_seconds_ == 0 || *seconds < best_seconds_) {
+        best_seconds_ = *seconds;
+        best_ = config;
+      }
+    }
+    seen_features_.push_back(encoder_.encode(config));
+    seen_seconds_.push_back(seconds && *seconds > 0 ? *seconds : 0);
+  }
+
+ private:
+  struct Candidate {
+    Config config;
+    FeatureRow features;
+    internal::Prediction predicted;
+  };
+
+  // (1) Greedy maximin over normalised value positions.
+  std::vector<Config> space_filling(std::size_t n) {
+    std::vector<Config> out;
+    while (out.size() < n) {
+      std::optional<Config> best;
+      double best_distance = -1;
+      const std::size_t tries = chosen_.empty() ? 1 : kSpaceFillCandidates;
+      for (std::size_t k = 0; k < tries; ++k) {
+        std::optional<Config> c = random_unmarked();
+        if (!c) break;
+        double nearest = 1e300;
+        for (const Config& o : chosen_) nearest = std::min(nearest, distance(*c, o));
+        if (nearest > best_distance) {
+          best_distance = nearest;
+          best = std::move(c);
+        }
+      }
+      if (!best) break;
+      sampler_.mark(*best);
+      chosen_.push_back(*best);
+      out.push_back(std::move(*best));
+    }
+    return out;
+  }
+
+  // A valid config neither proposed nor marked, without marking it.
+  std::optional<Config> random_unmarked() {
+    const ConfigSpace& space = sampler_.space();
+    std::uniform_int_distribution<std::uint64_t> pick(0, space.cartesian_size() - 1);
+    for (int attempt = 0; attempt < 10000; ++attempt) {
+      Config c = space.config_at(pick(sampler_.rng()));
+      if (!sampler_.taken(c) && space.contains(c)) return c;
+    }
+    return std::nullopt;
+  }
+
+  double distance(const Config& a, const Config& b) const {
+    double d = 0;
+    for (const Parameter& p : sampler_.space().parameters()) {
+      if (p.values.size() < 2) continue;
+      auto at = [&](const Config& c) {
+        return std::find(p.values.begin(), p.values.end(), c.at(p.name)) - p.values.begin();
+      };
+      d += std::abs(static_cast<double>(at(a) - at(b))) / static_cast<double>(p.values.size() - 1);
+    }
+    return d;
+  }
+
+  // (2)-(4).
+  std::vector<Config> from_model(std::size_t n) {
+    // Refit once the data grew by a sixteenth (every round while it is
+    // small); in between, the next best of the last ranking is as good.
+    if (!fitted_ ||
+        seen_seconds_.size() >= fitted_at_ + std::max<std::size_t>(1, seen_seconds_.size() / 16))
+      fit();
+    std::vector<Config> out;
+    // (3) Near the best so far.
+    const auto local = static_cast<std::size_t>(std::lround(kLocalShare * static_cast<double>(n)));
+    std::vector<std::pair<double, Config>> near;
+    for (Config& c : one_parameter_neighbours(best_)) {
+      const double mean = forest_.predict(encoder_.encode(c)).mean;
+      near.push_back({mean, std::move(c)});
+    }
+    std::stable_sort(near.begin(), near.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [mean, c] : near) {
+      if (out.size() >= local) break;
+      if (sampler_.mark(c)) out.push_back(std::move(c));
+    }
+    // (2) The lowest lower confidence bounds, (4) with a random one now and then.
+    const double progress =
+        budget_ ? static_cast<double>(proposed_) / static_cast<double>(budget_) : 0.5;
+    const double kappa = 2.0 - 1.5 * std::min(1.0, progress);
+    std::vector<std::pair<double, std::size_t>> ranked;
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      const internal::Prediction& p = candidates_[i].predicted;
+      ranked.push_back({p.mean - kappa * p.spread, i});
+    }
+    std::sort(ranked.begin(), ranked.end());
+    auto it = ranked.begin();
+    while (out.size() < n) {
+      if (++model_proposals_ % kRandomEvery == 0) {
+        std::optional<Config> c = sampler_.draw();
+        if (c) out.push_back(std::move(*c));
+        continue;
+      }
+      while (it != ranked.end() && sampler_.taken(candidates_[it->second].config)) ++it;
+      if (it == ranked.end()) break;
+      sampler_.mark(candidates_[it->second].config);
+      out.push_back(candidates_[it->second].config);
+    }
+    return out;
+  }
+
+  void fit() {
+    std::vector<double> y;
+    for (double s : seen_seconds_) y.push_back(s > 0 ? -best_seconds_ / s : 0.0);
+    forest_.fit(seen_features_, y, sampler_.rng());
+    fitted_ = true;
+    fitted_at_ = seen_seconds_.size();
+    if (!pool_.empty()) {
+      candidates_.clear();
+      for (const Candidate& c : pool_)
+        if (!sampler_.taken(c.config)) candidates_.push_back(c);
+    } else {
+      // Too large to list: a fresh sample each fit.
+      candidates_.clear();
+      const ConfigSpace& space = sampler_.space();
+      std::uniform_int_distribution<std::uint64_t> pick(0, space.cartesian_size() - 1);
+      for (int i = 0; i < kSampledCandidates; ++i) {
+        Config c = space.config_at(pick(sampler_.rng()));
+        if (!sampler_.taken(c) && space.contains(c)) {
+          FeatureRow f = encoder_.encode(c);
+          candidates_.push_back({std::move(c), std::move(f), {}});
+        }
+      }
+    }
+    for (Candidate& c : candidates_) c.predicted = forest_.predict(c.features);
+  }
+
+  // Every unmarked config of the space one parameter away from `c`.
+  std::vector<Config> one_parameter_neighbours(const Config& c) const {
+    std::vector<Config> out;
+    for (const Parameter& p : sampler_.space().parameters()) {
+      for (const Value& v : p.values) {
+        if (v == c.at(p.name)) continue;
+        Config n = c;
+        n.set(p.name, v);
+        if (!sampler_.taken(n) && sampler_.space().contains(n)) out.push_back(std::move(n));
+      }
+    }
+    return out;
+  }
+
+  internal::UniqueSampler sampler_;
+  Encoder encoder_;
+  std::size_t budget_;
+  std::size_t first_round_ = 0;
+  std::size_t proposed_ = 0;
+  std::size_t model_proposals_ = 0;
+  std::vector<Candidate> pool_;        // every config, when the space can be listed
+  std::vector<Candidate> candidates_;  // unmeasured, scored by the last fit
+  std::vector<Config> chosen_;         // the space-filling start
+  internal::RandomForest forest_;
+  bool fitted_ = false;
+  std::size_t fitted_at_ = 0;
+  std::vector<FeatureRow> seen_features_;
+  std::vector<double> seen_seconds_;  // 0: failed
+  std::size_t ok_count_ = 0;
+  double best_seconds_ = 0;
+  Config best_;
+};
+
+}  // namespace
+
+namespace internal {
+
+SearchStrategyInfo bayes_strategy() {
+  return steered_strategy<BayesSearch>(
+      "bayes",
+      "the default for large spaces: a space-filling start, then a random forest fitted to every "
+      "measurement (failures included) proposes the configs with the lowest lower confidence "
+      "bound, and refines around the best (rounds)",
+      64);
+}
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,80 @@
+// plan_search: the default strategy and budget from the size of the space
+// and the effort; planned_search applies it to SearchOptions "auto" only.
+#include <gtest/gtest.h>
+
+#include "kiln/tuner/search_plan.hpp"
+#include "kiln/tuner/tune_options.hpp"
+
+namespace kiln {
+namespace {
+
+TEST(SearchPlan, EffortBudgetsAreAShareOfTheSpaceClamped) {
+  // quick: 1%, 16..128; default: 3%, 64..512; full: all (0).
+  EXPECT_EQ(effort_budget(100, SearchEffort::kQuick), 16u);
+  EXPECT_EQ(effort_budget(5'000, SearchEffort::kQuick), 50u);
+  EXPECT_EQ(effort_budget(1'000'000, SearchEffort::kQuick), 128u);
+  EXPECT_EQ(effort_budget(100, SearchEffort::kDefault), 64u);
+  EXPECT_EQ(effort_budget(6'552, SearchEffort::kDefault), 197u);  // ceil(196.56)
+  EXPECT_EQ(effort_budget(1'000'000, SearchEffort::kDefault), 512u);
+  EXPECT_EQ(effort_budget(1'000'000, SearchEffort::kFull), 0u);
+}
+
+TEST(SearchPlan, ExhaustiveWhenTheBudgetCoversTheSpaceElseBayes) {
+  EXPECT_EQ(plan_search(60, SearchEffort::kDefault).strategy, "exhaustive");
+  EXPECT_EQ(plan_search(60, SearchEffort::kDefault).max_configs, 0u);
+  EXPECT_EQ(plan_search(64, SearchEffort::kDefault).strategy, "exhaustive");
+  const SearchPlan big = plan_search(4'362, SearchEffort::kDefault);
+  EXPECT_EQ(big.strategy, "bayes");
+  EXPECT_EQ(big.max_configs, 131u);
+  EXPECT_EQ(plan_search(4'362, SearchEffort::kQuick).max_configs, 44u);
+  EXPECT_EQ(plan_search(4'362, SearchEffort::kFull).strategy, "exhaustive");
+  EXPECT_EQ(plan_search(0, SearchEffort::kQuick).strategy, "exhaustive");
+}
+
+TEST(SearchPlan, MaxConfigsOverridesTheEffortsBudget) {
+  const SearchPlan p = plan_search(4'362, SearchEffort::kFull, 40);
+  EXPECT_EQ(p.strategy, "bayes");
+  EXPECT_EQ(p.max_configs, 40u);
+  EXPECT_EQ(plan_search(30, SearchEffort::kQuick, 40).strategy, "exhaustive");
+}
+
+TEST(SearchPlan, EffortNamesRoundTrip) {
+  for (auto e : {SearchEffort::kQuick, SearchEffort::kDefault, SearchEffort::kFull})
+    EXPECT_EQ(parse_search_effort(search_effort_name(e)), e);
+  EXPECT_FALSE(parse_search_effort("fast").has_value());
+}
+
+ConfigSpace space_of(int xs, int ys) {
+  std::vector<Value> a, b;
+  for (int i = 0; i < xs; ++i) a.push_back(std::int64_t{i});
+  for (int i = 0; i < ys; ++i) b.push_back(std::int64_t{i});
+  ConfigSpace space;
+  space.param("x", a).param("y", b);
+  return space;
+}
+
+TEST(SearchPlan, PlannedSearchResolvesAutoAndCountsValidConfigs) {
+  ConfigSpace space = space_of(100, 50);  // 5,000 configs
+  SearchOptions o;
+  o.strategy = std::string(kAutoSearch);
+  o.effort = SearchEffort::kQuick;
+  SearchOptions p = planned_search(o, space);
+  EXPECT_EQ(p.strategy, "bayes");
+  EXPECT_EQ(p.max_configs, 50u);
+  // A constraint that keeps 50 configs: the default effort's 64 cover them.
+  space.constraint("x<1", [](const Config& c) { return c.get_int("x") < 1; });
+  EXPECT_EQ(planning_size(space), 50u);
+  EXPECT_EQ(planned_search(o, space).strategy, "bayes") << "quick: 16 of 50";
+  o.effort = SearchEffort::kDefault;
+  EXPECT_EQ(planned_search(o, space).strategy, "exhaustive");
+  EXPECT_EQ(planned_search(o, space).max_configs, 0u);
+  // Any other strategy is left as it is.
+  o.strategy = "random";
+  o.max_configs = 7;
+  p = planned_search(o, space);
+  EXPECT_EQ(p.strategy, "random");
+  EXPECT_EQ(p.max_configs, 7u);
+}
+
+}  // namespace
+}  // namespace kiln
