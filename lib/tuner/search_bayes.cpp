@@ -122,8 +122,14 @@ class BayesSearch final : public SearchStrategy {
     std::vector<Config> batch;
     if (budget_ && proposed_ >= budget_) return batch;
     if (budget_) max_batch = std::min(max_batch, budget_ - proposed_);
-    batch = proposed_ < first_round_ || ok_count_ < 2 ? space_filling(max_batch)
-                                                      : from_model(max_batch);
+    // The maximin start is quadratic in what it has chosen: it stays the
+    // first round's. Past it, with fewer than two successes to fit (every
+    // proposal pruned or failing, an unbounded budget), random draws.
+    if (proposed_ < first_round_) {
+      batch = space_filling(std::min(max_batch, first_round_ - proposed_));
+    } else if (ok_count_ >= 2) {
+      batch = from_model(max_batch);
+    }
     while (batch.size() < max_batch) {  // the model had nothing left: random
       std::optional<Config> c = sampler_.draw();
       if (!c) break;
