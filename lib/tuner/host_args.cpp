@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "kiln/core/error.hpp"
 
@@ -35,9 +36,19 @@ ScalarValue scalar_at(std::size_t index, std::uint64_t bits) {
     corrupt("scalar type index " + std::to_string(index) + " is unknown");
   } else {
     if (index != I) return scalar_at<I + 1>(index, bits);
-    std::variant_alternative_t<I, ScalarValue> x;
-    std::memcpy(&x, &bits, sizeof x);
-    return x;
+    using T = std::variant_alternative_t<I, ScalarValue>;
+    if constexpr (std::is_same_v<T, bool>) {
+      // A bool's byte must be 0 or 1: any other (a corrupt message) would be
+      // an invalid bool once copied into one.
+      unsigned char byte = 0;
+      std::memcpy(&byte, &bits, 1);
+      if (byte > 1) corrupt("a bool scalar holds the byte " + std::to_string(byte));
+      return byte == 1;
+    } else {
+      T x;
+      std::memcpy(&x, &bits, sizeof x);
+      return x;
+    }
   }
 }
 
