@@ -8,8 +8,8 @@
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/tuner/search.hpp"
-#include "search_memory.hpp"
 #include "kiln/tuner/search_plan.hpp"
+#include "search_memory.hpp"
 
 namespace kiln::internal {
 

@@ -15,11 +15,11 @@
 #include <iostream>
 #include <thread>
 
-#include "sample_stats.hpp"
 #include "bench_tune_run.hpp"
 #include "commands.hpp"
 #include "core/worker_process.hpp"
 #include "option_checks.hpp"
+#include "sample_stats.hpp"
 
 namespace kiln::tool {
 
