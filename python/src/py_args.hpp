@@ -49,6 +49,11 @@ CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>&
 // (address, bytes) pairs as raw pointers.
 KernelArgs infer_and_pack(nanobind::handle args, const char* kernel);
 
+// An argument as Python code sees it (a reference, a runner): a numpy
+// array over its memory (a DLPack array for a CUDA tensor), a number for a
+// scalar, an int for a raw pointer. Needs the GIL.
+nanobind::object arg_view(const Arg& a);
+
 // The stream handle of a `stream=` value: None, an int, or an object with
 // `cuda_stream` / `__cuda_stream__`.
 std::optional<std::uintptr_t> stream_handle(nanobind::handle stream);

@@ -353,7 +353,7 @@ class Autotuned {
         nb::gil_scoped_acquire gil;
         try {
           nb::list views;
-          for (const Arg& a : args) views.append(view_of(a));
+          for (const Arg& a : args) views.append(arg_view(a));
           h->reference(*nb::tuple(views));
         } catch (nb::python_error& e) {
           return make_error(ErrorCode::kInvalidArgument,
@@ -367,68 +367,6 @@ class Autotuned {
     // Checks the space now: a placeholder naming no parameter, an empty
     // space, a default outside it, each named (kiln.ConfigError).
     kernel_.tmpl.check();
-  }
-
-  // An argument as the reference sees it: a numpy array over its memory (a
-  // DLPack array for a CUDA tensor), a number for a scalar.
-  nb::object view_of(const Arg& a) const {
-    if (a.is_tensor) {
-      std::vector<std::size_t> shape(a.tensor.shape.begin(), a.tensor.shape.end());
-      std::vector<std::int64_t> strides = a.tensor.strides;
-      nb::dlpack::dtype dt;
-      switch (a.tensor.dtype) {
-        case DType::kF16:
-          dt = nb::dtype<std::uint16_t>();
-          dt.code = (uint8_t)nb::dlpack::dtype_code::Float;
-          break;
-        case DType::kBF16:
-          dt = nb::dtype<std::uint16_t>();
-          dt.code = (uint8_t)nb::dlpack::dtype_code::Bfloat;
-          break;
-        case DType::kF32:
-          dt = nb::dtype<float>();
-          break;
-        case DType::kF64:
-          dt = nb::dtype<double>();
-          break;
-        case DType::kI8:
-          dt = nb::dtype<std::int8_t>();
-          break;
-        case DType::kU8:
-          dt = nb::dtype<std::uint8_t>();
-          break;
-        case DType::kI16:
-          dt = nb::dtype<std::int16_t>();
-          break;
-        case DType::kI32:
-          dt = nb::dtype<std::int32_t>();
-          break;
-        case DType::kI64:
-          dt = nb::dtype<std::int64_t>();
-          break;
-        case DType::kBool:
-          dt = nb::dtype<bool>();
-          break;
-      }
-      if (a.tensor.device.kind == DeviceKind::kCpu) {
-        return nb::cast(nb::ndarray<nb::numpy>(a.data, shape.size(), shape.data(), nb::handle(),
-                                               strides.data(), dt, nb::device::cpu::value),
-                        nb::rv_policy::reference);
-      }
-      return nb::cast(
-          nb::ndarray<>(a.data, shape.size(), shape.data(), nb::handle(), strides.data(), dt,
-                        nb::device::cuda::value, a.tensor.device.index),
-          nb::rv_policy::reference);
-    }
-    return std::visit(
-        [](auto v) -> nb::object {
-          if constexpr (std::is_same_v<decltype(v), void*>) {
-            return nb::int_(reinterpret_cast<std::uintptr_t>(v));
-          } else {
-            return nb::cast(v);
-          }
-        },
-        a.scalar);
   }
 
   void check_name(const std::string& n, const char* field) const {
@@ -473,7 +411,7 @@ class Autotuned {
         for (auto d : a.tensor.shape) shape.append(d);
         out.append(nb::tuple(shape));
       } else {
-        out.append(view_of(a));
+        out.append(arg_view(a));
       }
     }
     return nb::tuple(out);

@@ -27,55 +27,10 @@ namespace kiln::py {
 
 namespace {
 
-nb::dlpack::dtype dlpack_of(DType t) {
-  switch (t) {
-    case DType::kF16:
-      return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
-    case DType::kBF16:
-      return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
-    case DType::kF32:
-      return nb::dtype<float>();
-    case DType::kF64:
-      return nb::dtype<double>();
-    case DType::kI8:
-      return nb::dtype<std::int8_t>();
-    case DType::kU8:
-      return nb::dtype<std::uint8_t>();
-    case DType::kI16:
-      return nb::dtype<std::int16_t>();
-    case DType::kI32:
-      return nb::dtype<std::int32_t>();
-    case DType::kI64:
-      return nb::dtype<std::int64_t>();
-    case DType::kBool:
-      return nb::dtype<bool>();
-  }
-  return nb::dtype<float>();
-}
-
-// The inputs as a runner sees them: numpy arrays over host tensors (the
-// call's own memory, or the tuner's generated inputs), numbers for scalars.
+// The inputs as a runner sees them (arg_view each).
 nb::list views(const ArgList& args) {
   nb::list out;
-  for (const Arg& a : args) {
-    if (a.is_tensor) {
-      std::vector<std::size_t> shape(a.tensor.shape.begin(), a.tensor.shape.end());
-      std::vector<std::int64_t> strides = a.tensor.strides;
-      out.append(nb::cast(nb::ndarray<nb::numpy>(a.data, shape.size(), shape.data(), nb::handle(),
-                                                 strides.data(), dlpack_of(a.tensor.dtype)),
-                          nb::rv_policy::reference));
-    } else {
-      out.append(std::visit(
-          [](auto v) -> nb::object {
-            if constexpr (std::is_same_v<decltype(v), void*>) {
-              return nb::int_(reinterpret_cast<std::uintptr_t>(v));
-            } else {
-              return nb::cast(v);
-            }
-          },
-          a.scalar));
-    }
-  }
+  for (const Arg& a : args) out.append(arg_view(a));
   return out;
 }
 
