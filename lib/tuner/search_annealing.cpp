@@ -113,11 +113,13 @@ namespace internal {
 SearchStrategyInfo annealing_strategy() {
   return {"annealing",
           "a random start, then steps to neighbouring configs, steered by their times (rounds)", 64,
-          [](const SearchSetup& setup) {
+          [](const SearchSetup& setup) -> std::unique_ptr<SearchStrategy> {
             AnnealingOptions options = setup.annealing;
             // The default is measured besides the proposals: never proposed,
             // it is where the walk starts.
-            options.budget = setup.default_measured ? setup.max_configs - 1 : setup.max_configs;
+            const std::optional<std::size_t> budget = proposal_budget(setup);
+            if (!budget) return std::make_unique<SpentSearch>("annealing");
+            options.budget = *budget;
             options.seed = setup.seed;
             options.start = setup.start;
             return make_annealing_search(*setup.space, options);

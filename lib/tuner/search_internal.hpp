@@ -66,15 +66,40 @@ class BudgetedSearch : public SearchStrategy {
   std::size_t proposed_ = 0;
 };
 
+// A steered strategy left no proposal of its own: max_configs 1 and the
+// driver measuring the default. It proposes nothing (a budget of 0 would
+// read as no limit to the strategy it stands for).
+class SpentSearch final : public SearchStrategy {
+ public:
+  explicit SpentSearch(std::string name) : name_(std::move(name)) {}
+  const char* name() const override { return name_.c_str(); }
+  bool steered() const override { return true; }
+  std::vector<Config> next(std::size_t) override { return {}; }
+  void report(const Config&, std::optional<double>) override {}
+
+ private:
+  std::string name_;
+};
+
+// The budget a strategy proposes within: max_configs less the default the
+// driver measures itself; nullopt when that leaves nothing to propose.
+inline std::optional<std::size_t> proposal_budget(const SearchSetup& setup) {
+  if (!setup.default_measured || setup.max_configs == 0) return setup.max_configs;
+  if (setup.max_configs == 1) return std::nullopt;
+  return setup.max_configs - 1;
+}
+
 // The registry entry of a steered strategy S(const SearchSetup&) whose
 // budget leaves out the default config the driver measures itself.
 template <class S>
 SearchStrategyInfo steered_strategy(std::string name, std::string description,
                                     std::size_t default_budget) {
-  return {std::move(name), std::move(description), default_budget,
-          [](const SearchSetup& setup) -> std::unique_ptr<SearchStrategy> {
+  return {name, std::move(description), default_budget,
+          [name](const SearchSetup& setup) -> std::unique_ptr<SearchStrategy> {
+            const std::optional<std::size_t> budget = proposal_budget(setup);
+            if (!budget) return std::make_unique<SpentSearch>(name);
             SearchSetup s = setup;
-            if (s.default_measured && s.max_configs > 0) s.max_configs -= 1;
+            s.max_configs = *budget;
             return std::make_unique<S>(s);
           }};
 }

@@ -83,5 +83,26 @@ TEST(SearchRegistry, AnnealingLeavesTheDefaultToTheDriver) {
   EXPECT_EQ(find_search_strategy("annealing")->make(setup)->next(100).size(), 6u);
 }
 
+// max_configs 1 with the default measured leaves a steered strategy no
+// proposal; a budget of 0 must not read as "no limit" (the strategy would
+// size its start for an open-ended search and propose on). With 2, one.
+TEST(SearchRegistry, ABudgetTheDefaultUsesUpLeavesNothingToPropose) {
+  const ConfigSpace space = registry_space();
+  for (const auto& info : search_strategies()) {
+    if (!info.make(registry_setup(space, 6))->steered()) continue;
+    for (const std::size_t budget : {std::size_t{1}, std::size_t{2}}) {
+      auto search = info.make(registry_setup(space, budget));
+      EXPECT_EQ(std::string(search->name()), info.name);
+      std::size_t proposed = 0;
+      for (int round = 0; round < 20; ++round) {
+        std::vector<Config> batch = search->next(100);
+        proposed += batch.size();
+        for (const Config& c : batch) search->report(c, 1.0 + static_cast<double>(proposed));
+      }
+      EXPECT_EQ(proposed, budget - 1) << info.name << " with max_configs " << budget;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln
