@@ -108,6 +108,27 @@ TEST_F(TuneRecordedCli, ReplaysASharedKernelTunerFileDeterministically) {
   EXPECT_EQ(b.json().at("winner"), j.at("winner"));
 }
 
+// `--search auto` (kiln tune's default) sizes its budget by --effort on a
+// replay as on a real tuning: 1% of the file's 4,362 configs for quick, 3%
+// for default; --max-configs overrides either.
+TEST_F(TuneRecordedCli, EffortSizesTheAutoSearchOfAReplay) {
+  const fs::path file = kShared / "convolution_A100.json.gz";
+  if (!fs::exists(file)) GTEST_SKIP() << "no shared recorded spaces at " << kShared;
+  const std::string base = "tune --recorded " + file.string() + " --json";
+  for (const auto& [flags, configs] : std::vector<std::pair<std::string, std::size_t>>{
+           {" --effort quick", 44}, {"", 131}, {" --effort quick --max-configs 20", 20}}) {
+    CliRun run = kiln(base + flags);
+    ASSERT_EQ(run.exit_code, 0) << flags << ": " << run.err;
+    const nlohmann::json j = run.json();
+    EXPECT_EQ(j.at("configs").size(), configs) << flags;
+    EXPECT_EQ(j.at("settings").at("search"), "auto") << flags;
+  }
+  EXPECT_EQ(kiln(base + " --effort quick").exit_code, 0);
+  CliRun bad = kiln(base + " --effort fast");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--effort"), std::string::npos) << bad.err;
+}
+
 // `kiln bench search` against simulated time. The exhaustive search on one
 // compile worker has A's result at 1.5 s (0.25 of the optimum), B's at 3.5
 // s (0.5), C's at 5 s (1.0) and ends at 7.75 s. Compiling and benchmarking

@@ -78,8 +78,18 @@ struct TuneArgs {
 
 // `--recorded FILE`: the same flags, on a replayed space.
 int run_recorded(const TuneArgs& a) {
-  return run_tune_recorded({a.recorded, a.search, a.max_configs, a.budget_s, a.threads, a.seed,
-                            a.no_pipeline, a.group_size, a.json});
+  RecordedTuneArgs r;
+  r.file = a.recorded;
+  r.search = a.search;
+  r.effort = a.effort;
+  r.max_configs = a.max_configs;
+  r.budget_s = a.budget_s;
+  r.threads = a.threads;
+  r.seed = a.seed;
+  r.no_pipeline = a.no_pipeline;
+  r.group_size = a.group_size;
+  r.json = a.json;
+  return run_tune_recorded(r);
 }
 
 TuneOptions tune_options(const TuneArgs& a) {

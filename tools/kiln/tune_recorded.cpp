@@ -8,6 +8,7 @@
 
 #include "kiln/tuner/recorded_space.hpp"
 #include "kiln/tuner/replay_tune.hpp"
+#include "kiln/tuner/search_plan.hpp"
 #include "tune_report.hpp"
 
 namespace kiln::tool {
@@ -18,6 +19,7 @@ TuneOptions recorded_options(const RecordedTuneArgs& a) {
   TuneOptions o;
   o.search.strategy = a.search;
   o.search.max_configs = a.max_configs;
+  o.search.effort = parse_search_effort(a.effort).value_or(SearchEffort::kDefault);
   o.search.seed = a.seed;
   o.pipeline.overlap = !a.no_pipeline;
   o.pipeline.group_size = a.group_size;
@@ -40,6 +42,7 @@ TuneReport make_report(const RecordedTuneArgs& a, const RecordedSpace& space,
                      {"group_size", a.group_size ? a.group_size : 1},
                      {"threads", a.threads > 0 ? a.threads : 1},
                      {"search", a.search},
+                     {"effort", a.effort},
                      {"max_configs", a.max_configs},
                      {"seed", a.seed},
                      {"budget_s", a.budget_s},

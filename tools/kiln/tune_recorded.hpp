@@ -1,4 +1,4 @@
-// kiln tune --recorded FILE.json[.gz] [--search S] [--max-configs N]
+// kiln tune --recorded FILE.json[.gz] [--search S] [--effort E] [--max-configs N]
 //   [--budget-s S] [--threads P] [--seed N] [--no-pipeline] [--group-size N] [--json]
 // Tunes a recorded space (a Kernel Tuner cache file, or Kiln's own
 // `kiln cache export --format kernel-tuner`) as if on the GPU that recorded
@@ -18,6 +18,7 @@ namespace kiln::tool {
 struct RecordedTuneArgs {
   std::string file;
   std::string search = "exhaustive";
+  std::string effort = "default";  // read with search "auto", as kiln tune reads it
   std::size_t max_configs = 0;
   double budget_s = 0;
   int threads = 0;
@@ -28,7 +29,8 @@ struct RecordedTuneArgs {
 };
 
 // 0: a winner; 1: no config ran; 2: the file cannot be read (the error
-// names the file and what is wrong with it) or the strategy is unknown.
+// names the file and what is wrong with it) or the strategy or effort is
+// unknown.
 int run_tune_recorded(const RecordedTuneArgs& args);
 
 }  // namespace kiln::tool
