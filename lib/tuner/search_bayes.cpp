@@ -21,7 +21,9 @@
 // plus, when they are not all powers of two, the power of two dividing the
 // value and whether it is one (GPU kernels care about alignment: a block of
 // 192 threads is not a block of 128 or 256); booleans 0/1; strings by
-// position, and one-hot when a parameter has more than two.
+// position, and one-hot when a parameter has more than two; and for each
+// pair of positive integer parameters of more than two values, the log2 of
+// their product.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -41,6 +43,7 @@ constexpr double kLocalShare = 0.25;              // of each round, near the bes
 constexpr std::size_t kSpaceFillCandidates = 20;  // random candidates per space-filling pick
 constexpr std::uint64_t kPoolLimit = 500'000;     // enumerate spaces up to this cartesian size
 constexpr int kSampledCandidates = 4000;          // else: candidates drawn per fit
+constexpr std::size_t kMaxProducts = 66;          // product features: the pairs of 12 parameters
 
 // Parameter -> features, fixed for the space.
 class Encoder {
@@ -57,6 +60,7 @@ class Encoder {
           all_pow2 = all_pow2 && i > 0 && std::has_single_bit(static_cast<std::uint64_t>(i));
         }
         a.log2 = all_pow2 && p.values.size() > 2;
+        a.product = positive && p.values.size() > 2;
         a.alignment = positive && !all_pow2;
       }
       a.one_hot = p.type == ValueType::kString && p.values.size() > 2;
@@ -87,6 +91,19 @@ class Encoder {
             r.push_back(k == position ? 1.0 : 0.0);
       }
     }
+    // Products of integer parameters, log2(a * b), one feature per pair:
+    // what a kernel's speed follows is often a product (threads per block
+    // = x * y, a thread's tile = tx * ty, a block's tile = x * tx), and a
+    // tree sees a product of two axes only as a staircase of splits; as
+    // one feature it is one split.
+    std::vector<double> logs;
+    for (const Axis& a : axes_)
+      if (a.product)
+        logs.push_back(std::log2(static_cast<double>(std::get<std::int64_t>(c.at(a.param->name)))));
+    std::size_t pairs = 0;
+    for (std::size_t i = 0; i < logs.size(); ++i)
+      for (std::size_t j = i + 1; j < logs.size() && pairs < kMaxProducts; ++j, ++pairs)
+        r.push_back(logs[i] + logs[j]);
     if (r.empty()) r.push_back(0);  // a one-config space: one constant feature
     return r;
   }
@@ -94,7 +111,7 @@ class Encoder {
  private:
   struct Axis {
     const Parameter* param = nullptr;
-    bool log2 = false, alignment = false, one_hot = false;
+    bool log2 = false, alignment = false, one_hot = false, product = false;
   };
   std::vector<Axis> axes_;
 };
