@@ -61,6 +61,12 @@ __attribute__((always_inline, min_vector_width(512))) inline void micro(
     float* __restrict c, long ldc, int rows, int cols, bool accumulate) {
   constexpr int VW = vec_width<NR>();
   constexpr int NV = NR / VW;
+  // The tile of C is read and written once, after kc steps: ask for it now
+  // (into L2: L1 turns over with the panels meanwhile) so the update at the
+  // end does not wait on L3 or memory.
+  for (int i = 0; i < rows; ++i)
+#pragma unroll
+    for (int j = 0; j < NR; j += 16) __builtin_prefetch(c + i * ldc + j, 1, 2);
   vfloat<VW> acc[MR][NV];
 #pragma unroll
   for (int i = 0; i < MR; ++i)
@@ -95,46 +101,72 @@ __attribute__((always_inline, min_vector_width(512))) inline void micro(
       }
     return;
   }
+  // An edge tile: through a buffer, so the accumulators are never indexed
+  // at run time (that would keep them in memory through the whole k loop).
+  float tile[MR][NR];
+#pragma unroll
+  for (int i = 0; i < MR; ++i)
+#pragma unroll
+    for (int j = 0; j < NV; ++j) store<VW>(&tile[i][j * VW], acc[i][j]);
   for (int i = 0; i < rows; ++i)
     for (int jj = 0; jj < cols; ++jj) {
-      const float v = acc[i][jj / VW][jj % VW];
+      const float v = tile[i][jj];
       c[i * ldc + jj] = accumulate ? c[i * ldc + jj] + v : v;
     }
 }
 
 // B[kc x nc] (row stride ldb) into NR-wide panels, zero padded to a
-// multiple of NR columns.
+// multiple of NR columns. Row by row of B: each row is read once,
+// front to back (one page), where panel by panel would touch kc pages per
+// panel and miss the TLB on every row.
 template <int NR>
 void pack_b(int kc, int nc, const float* b, long ldb, float* out) {
-  for (int j0 = 0; j0 < nc; j0 += NR) {
-    const int cols = nc - j0 < NR ? nc - j0 : NR;
-    float* panel = out + static_cast<long>(j0) * kc;
-    for (int k = 0; k < kc; ++k) {
-      const float* src = b + k * ldb + j0;
-      float* dst = panel + static_cast<long>(k) * NR;
-      if (cols == NR) {
-        for (int j = 0; j < NR; ++j) dst[j] = src[j];
-      } else {
-        for (int j = 0; j < NR; ++j) dst[j] = j < cols ? src[j] : 0.0f;
-      }
+  constexpr int VW = vec_width<NR>();
+  const int full = nc / NR * NR;
+  for (int k = 0; k < kc; ++k) {
+    const float* src = b + k * ldb;
+    float* dst = out + static_cast<long>(k) * NR;
+    for (int j0 = 0; j0 < full; j0 += NR) {
+      float* panel = dst + static_cast<long>(j0) * kc;
+#pragma unroll
+      for (int j = 0; j < NR; j += VW) store<VW>(panel + j, load<VW>(src + j0 + j));
+    }
+    if (full < nc) {
+      float* panel = dst + static_cast<long>(full) * kc;
+      for (int j = 0; j < NR; ++j) panel[j] = full + j < nc ? src[full + j] : 0.0f;
     }
   }
 }
 
 // A[mc x kc] (row stride lda) into MR-tall panels, zero padded to a
-// multiple of MR rows.
+// multiple of MR rows. Column by column within a panel: MR sequential
+// reads and one contiguous run of MR writes per step of k.
 template <int MR>
 void pack_a(int mc, int kc, const float* a, long lda, float* out) {
   for (int i0 = 0; i0 < mc; i0 += MR) {
     const int rows = mc - i0 < MR ? mc - i0 : MR;
     float* panel = out + static_cast<long>(i0) * kc;
-    for (int i = 0; i < MR; ++i) {
-      const float* src = a + (i0 + i) * lda;
-      if (i < rows) {
-        for (int k = 0; k < kc; ++k) panel[static_cast<long>(k) * MR + i] = src[k];
-      } else {
-        for (int k = 0; k < kc; ++k) panel[static_cast<long>(k) * MR + i] = 0.0f;
+    const float* src = a + i0 * lda;
+    if (rows == MR) {
+      int k = 0;
+      for (; k + kVecMax <= kc; k += kVecMax) {
+        vfloat<kVecMax> r[MR];
+#pragma unroll
+        for (int i = 0; i < MR; ++i) r[i] = load<kVecMax>(src + i * lda + k);
+        float* dst = panel + static_cast<long>(k) * MR;
+#pragma unroll
+        for (int kk = 0; kk < kVecMax; ++kk)
+#pragma unroll
+          for (int i = 0; i < MR; ++i) dst[kk * MR + i] = r[i][kk];
       }
+      for (; k < kc; ++k) {
+#pragma unroll
+        for (int i = 0; i < MR; ++i) panel[static_cast<long>(k) * MR + i] = src[i * lda + k];
+      }
+    } else {
+      for (int k = 0; k < kc; ++k)
+        for (int i = 0; i < MR; ++i)
+          panel[static_cast<long>(k) * MR + i] = i < rows ? src[i * lda + k] : 0.0f;
     }
   }
 }
