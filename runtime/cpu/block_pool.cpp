@@ -60,9 +60,17 @@ void BlockPool::worker_loop(int runner) {
       if (stop_) return;
       seen = generation_;
     }
-    drain(runner);
-    std::lock_guard lock(mutex_);
-    if (--busy_ == 0) done_.notify_one();
+    // Join the launch only while it is open: one the caller has already
+    // finished (this thread was preempted, its blocks all taken) is left
+    // alone, and the caller does not wait for this thread to get a core.
+    // NOTES: joined_ and open_ are a Dekker pair (both seq_cst): either the
+    // caller's close sees this join and waits, or this join sees the close.
+    joined_.fetch_add(1);
+    if (open_.load()) drain(runner);
+    if (joined_.fetch_sub(1) == 1) {
+      std::lock_guard lock(mutex_);
+      done_.notify_one();
+    }
   }
 }
 
@@ -77,16 +85,24 @@ void BlockPool::run(std::uint64_t count, const std::function<void(std::uint64_t,
     body_ = &body;
     count_ = count;
     next_ = 0;
-    busy_ = static_cast<int>(workers_.size());
+    open_.store(true);  // after body_ and count_: a worker that sees it sees them
     ++generation_;
     published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
   drain(0);
-  // Workers still inside `body` keep a reference to it: wait for all of
-  // them before it goes out of scope.
+  // Every block is taken. Workers that joined may still be inside `body`
+  // and keep a reference to it: wait for them (polling first, as they are
+  // running, not asleep), but not for a worker that never joined.
+  open_.store(false);
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  while (joined_.load() != 0 && std::chrono::steady_clock::now() < until) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
   std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return busy_ == 0; });
+  done_.wait(lock, [&] { return joined_.load() == 0; });
 }
 
 }  // namespace kiln::cpu

@@ -49,7 +49,10 @@ class BlockPool {
   // generation_ as polled without the lock by a worker about to sleep.
   std::atomic<std::uint64_t> published_{0};
   static constexpr std::chrono::microseconds kSpin{200};
-  int busy_ = 0;
+  // Workers inside the current launch; open_ while its blocks are not all
+  // taken (block_pool.cpp: why the caller waits only for joined workers).
+  std::atomic<int> joined_{0};
+  std::atomic<bool> open_{false};
   bool stop_ = false;
   const std::function<void(std::uint64_t, int)>* body_ = nullptr;
   std::uint64_t count_ = 0;

@@ -52,16 +52,19 @@ ConfigSpace gemm_f32_space() {
   ConfigSpace s;
   // NOTES: each value list is a superset for some machine; the device
   // constraints below cut it to what fits this one (AVX2 keeps narrow,
-  // tall tiles; AVX-512 wide ones).
+  // tall tiles; AVX-512 wide ones). GM=8 with a few column blocks gives
+  // more blocks than runners: one the OS preempts (a shared machine)
+  // holds back one small block, not half the work. PACK=2 (B packed, A in
+  // place) skips the transposing copy of A that every column block repeats.
   s.param("MR", {4, 6, 8, 12, 14})
       .param("NR", {8, 16, 24, 32, 48, 64})
       .param("MC", {64, 128, 256})
       .param("NC", {256, 512, 1024})
       .param("KC", {128, 256, 384, 512})
-      .param("PACK", {0, 1})
+      .param("PACK", {0, 1, 2})
       .param("UNROLL", {1, 4})
       .param("PF", {0, 8})
-      .param("GM", {1, 2, 4});
+      .param("GM", {1, 2, 4, 8});
   // A row of the micro-tile is NR/V whole vectors.
   s.device_constraint("NR%vector==0", [](const Config& c, const DeviceTraits& d) {
     return param(c, "NR") % d.vector_floats() == 0;

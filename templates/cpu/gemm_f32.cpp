@@ -12,9 +12,10 @@
 // (runtime/kernels/cpu_templates.cpp) keeps only tiles that fit the
 // device's vector registers and blocks that fit its caches.
 //
-// PACK=0 reads A and B in place (only edge tiles are packed, zero padded);
-// UNROLL unrolls the k loop; PF > 0 prefetches the packed panels PF steps
-// ahead. The block's packing buffers are its shared memory (scratch).
+// PACK=1 packs both operands; PACK=2 packs B only and reads A's rows in
+// place (no transposing copy of A per column block); PACK=0 reads both in
+// place (only edge tiles are packed, zero padded). UNROLL unrolls the k loop; PF > 0 prefetches the
+// packed panels PF steps ahead. The block's packing buffers are its shared memory (scratch).
 #include "kiln/cpu_kernel.h"
 
 namespace kiln_cpu {
@@ -55,12 +56,18 @@ inline void store(float* p, vfloat<W> v) {
 // C[rows x cols] (+)= A-panel * B-panel over kc steps. Packed A: element
 // (i, k) at a[k*MR + i]; in place: a[i*lda + k]. Packed B: (k, j) at
 // b[k*NR + j]; in place: b[k*ldb + j]. In place needs a full tile.
-template <int MR, int NR, int UNROLL, int PF, bool PACKED>
+template <int MR, int NR, int UNROLL, int PF, bool PACKED_A, bool PACKED_B>
 __attribute__((always_inline, min_vector_width(512))) inline void micro(
     int kc, const float* __restrict a, long lda, const float* __restrict b, long ldb,
     float* __restrict c, long ldc, int rows, int cols, bool accumulate) {
   constexpr int VW = vec_width<NR>();
   constexpr int NV = NR / VW;
+  // The tile of C is read and written once, after kc steps: ask for it now
+  // (into L2: L1 turns over with the panels meanwhile) so the update at the
+  // end does not wait on L3 or memory.
+  for (int i = 0; i < rows; ++i)
+#pragma unroll
+    for (int j = 0; j < NR; j += 16) __builtin_prefetch(c + i * ldc + j, 1, 2);
   vfloat<VW> acc[MR][NV];
 #pragma unroll
   for (int i = 0; i < MR; ++i)
@@ -69,17 +76,15 @@ __attribute__((always_inline, min_vector_width(512))) inline void micro(
 
 #pragma unroll UNROLL
   for (int k = 0; k < kc; ++k) {
-    const float* bk = PACKED ? b + static_cast<long>(k) * NR : b + k * ldb;
+    const float* bk = PACKED_B ? b + static_cast<long>(k) * NR : b + k * ldb;
     vfloat<VW> bv[NV];
 #pragma unroll
     for (int j = 0; j < NV; ++j) bv[j] = load<VW>(bk + j * VW);
-    if constexpr (PF > 0 && PACKED) {
-      __builtin_prefetch(a + static_cast<long>(k + PF) * MR, 0, 3);
-      __builtin_prefetch(bk + PF * NR, 0, 3);
-    }
+    if constexpr (PF > 0 && PACKED_A) __builtin_prefetch(a + static_cast<long>(k + PF) * MR, 0, 3);
+    if constexpr (PF > 0 && PACKED_B) __builtin_prefetch(bk + PF * NR, 0, 3);
 #pragma unroll
     for (int i = 0; i < MR; ++i) {
-      const float av = PACKED ? a[static_cast<long>(k) * MR + i] : a[i * lda + k];
+      const float av = PACKED_A ? a[static_cast<long>(k) * MR + i] : a[i * lda + k];
 #pragma unroll
       for (int j = 0; j < NV; ++j) acc[i][j] += av * bv[j];
     }
@@ -95,46 +100,72 @@ __attribute__((always_inline, min_vector_width(512))) inline void micro(
       }
     return;
   }
+  // An edge tile: through a buffer, so the accumulators are never indexed
+  // at run time (that would keep them in memory through the whole k loop).
+  float tile[MR][NR];
+#pragma unroll
+  for (int i = 0; i < MR; ++i)
+#pragma unroll
+    for (int j = 0; j < NV; ++j) store<VW>(&tile[i][j * VW], acc[i][j]);
   for (int i = 0; i < rows; ++i)
     for (int jj = 0; jj < cols; ++jj) {
-      const float v = acc[i][jj / VW][jj % VW];
+      const float v = tile[i][jj];
       c[i * ldc + jj] = accumulate ? c[i * ldc + jj] + v : v;
     }
 }
 
 // B[kc x nc] (row stride ldb) into NR-wide panels, zero padded to a
-// multiple of NR columns.
+// multiple of NR columns. Row by row of B: each row is read once,
+// front to back (one page), where panel by panel would touch kc pages per
+// panel and miss the TLB on every row.
 template <int NR>
 void pack_b(int kc, int nc, const float* b, long ldb, float* out) {
-  for (int j0 = 0; j0 < nc; j0 += NR) {
-    const int cols = nc - j0 < NR ? nc - j0 : NR;
-    float* panel = out + static_cast<long>(j0) * kc;
-    for (int k = 0; k < kc; ++k) {
-      const float* src = b + k * ldb + j0;
-      float* dst = panel + static_cast<long>(k) * NR;
-      if (cols == NR) {
-        for (int j = 0; j < NR; ++j) dst[j] = src[j];
-      } else {
-        for (int j = 0; j < NR; ++j) dst[j] = j < cols ? src[j] : 0.0f;
-      }
+  constexpr int VW = vec_width<NR>();
+  const int full = nc / NR * NR;
+  for (int k = 0; k < kc; ++k) {
+    const float* src = b + k * ldb;
+    float* dst = out + static_cast<long>(k) * NR;
+    for (int j0 = 0; j0 < full; j0 += NR) {
+      float* panel = dst + static_cast<long>(j0) * kc;
+#pragma unroll
+      for (int j = 0; j < NR; j += VW) store<VW>(panel + j, load<VW>(src + j0 + j));
+    }
+    if (full < nc) {
+      float* panel = dst + static_cast<long>(full) * kc;
+      for (int j = 0; j < NR; ++j) panel[j] = full + j < nc ? src[full + j] : 0.0f;
     }
   }
 }
 
 // A[mc x kc] (row stride lda) into MR-tall panels, zero padded to a
-// multiple of MR rows.
+// multiple of MR rows. Column by column within a panel: MR sequential
+// reads and one contiguous run of MR writes per step of k.
 template <int MR>
 void pack_a(int mc, int kc, const float* a, long lda, float* out) {
   for (int i0 = 0; i0 < mc; i0 += MR) {
     const int rows = mc - i0 < MR ? mc - i0 : MR;
     float* panel = out + static_cast<long>(i0) * kc;
-    for (int i = 0; i < MR; ++i) {
-      const float* src = a + (i0 + i) * lda;
-      if (i < rows) {
-        for (int k = 0; k < kc; ++k) panel[static_cast<long>(k) * MR + i] = src[k];
-      } else {
-        for (int k = 0; k < kc; ++k) panel[static_cast<long>(k) * MR + i] = 0.0f;
+    const float* src = a + i0 * lda;
+    if (rows == MR) {
+      int k = 0;
+      for (; k + kVecMax <= kc; k += kVecMax) {
+        vfloat<kVecMax> r[MR];
+#pragma unroll
+        for (int i = 0; i < MR; ++i) r[i] = load<kVecMax>(src + i * lda + k);
+        float* dst = panel + static_cast<long>(k) * MR;
+#pragma unroll
+        for (int kk = 0; kk < kVecMax; ++kk)
+#pragma unroll
+          for (int i = 0; i < MR; ++i) dst[kk * MR + i] = r[i][kk];
       }
+      for (; k < kc; ++k) {
+#pragma unroll
+        for (int i = 0; i < MR; ++i) panel[static_cast<long>(k) * MR + i] = src[i * lda + k];
+      }
+    } else {
+      for (int k = 0; k < kc; ++k)
+        for (int i = 0; i < MR; ++i)
+          panel[static_cast<long>(k) * MR + i] = i < rows ? src[i * lda + k] : 0.0f;
     }
   }
 }
@@ -169,30 +200,35 @@ void gemm_f32(const kiln::cpu::BlockContext& ctx, const float* a, const float* b
   float* ap = bp + kPanelB;
   const long lda = k, ldb = n, ldc = n;
 
+  // PACK: 1 packs both operands, 2 only B (A's rows are read in place,
+  // where the transposing pack of A would cost more than it saves: small M,
+  // or many column blocks that each pack the same rows), 0 neither.
+  constexpr bool kPackA = PACK == 1, kPackB = PACK >= 1;
   for (int pc = 0; pc < k; pc += KC) {
     const int kc = k - pc < KC ? k - pc : KC;
     const bool accumulate = pc > 0;
-    if (PACK) pack_b<NR>(kc, nc, b + pc * ldb + col0, ldb, bp);
+    if (kPackB) pack_b<NR>(kc, nc, b + pc * ldb + col0, ldb, bp);
     for (long ic = row_begin; ic < row_end; ic += MC) {
       const int mc = row_end - ic < MC ? static_cast<int>(row_end - ic) : MC;
-      if (PACK) pack_a<MR>(mc, kc, a + ic * lda + pc, lda, ap);
+      if (kPackA) pack_a<MR>(mc, kc, a + ic * lda + pc, lda, ap);
       for (int jr = 0; jr < nc; jr += NR) {
         const int cols = nc - jr < NR ? nc - jr : NR;
+        const float* b_tile = kPackB ? bp + static_cast<long>(jr) * kc : b + pc * ldb + col0 + jr;
         for (int ir = 0; ir < mc; ir += MR) {
           const int rows = mc - ir < MR ? mc - ir : MR;
           float* ct = c + (ic + ir) * ldc + col0 + jr;
-          if (PACK) {
-            micro<MR, NR, UNROLL, PF, true>(kc, ap + static_cast<long>(ir) * kc, 0,
-                                            bp + static_cast<long>(jr) * kc, 0, ct, ldc, rows, cols,
-                                            accumulate);
-          } else if (rows == MR && cols == NR) {
-            micro<MR, NR, UNROLL, PF, false>(kc, a + (ic + ir) * lda + pc, lda,
-                                             b + pc * ldb + col0 + jr, ldb, ct, ldc, rows, cols,
-                                             accumulate);
+          const float* a_tile = kPackA ? ap + static_cast<long>(ir) * kc : a + (ic + ir) * lda + pc;
+          if (kPackA && kPackB) {
+            micro<MR, NR, UNROLL, PF, true, true>(kc, a_tile, 0, b_tile, 0, ct, ldc, rows, cols,
+                                                  accumulate);
+          } else if ((kPackA || rows == MR) && (kPackB || cols == NR)) {
+            micro<MR, NR, UNROLL, PF, kPackA, kPackB>(kc, a_tile, lda, b_tile, ldb, ct, ldc, rows,
+                                                      cols, accumulate);
           } else {  // an edge tile in place would read past A or B: pack it
-            pack_a<MR>(rows, kc, a + (ic + ir) * lda + pc, lda, ap);
-            pack_b<NR>(kc, cols, b + pc * ldb + col0 + jr, ldb, bp);
-            micro<MR, NR, UNROLL, PF, true>(kc, ap, 0, bp, 0, ct, ldc, rows, cols, accumulate);
+            if (!kPackA) pack_a<MR>(rows, kc, a_tile, lda, ap);
+            if (!kPackB) pack_b<NR>(kc, cols, b_tile, ldb, bp);
+            micro<MR, NR, UNROLL, PF, true, true>(kc, kPackA ? a_tile : ap, 0, kPackB ? b_tile : bp,
+                                                  0, ct, ldc, rows, cols, accumulate);
           }
         }
       }

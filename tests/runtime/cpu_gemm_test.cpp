@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "cpu_test_util.hpp"
 #include "kiln/compile/compile_engine.hpp"
@@ -150,10 +151,15 @@ std::vector<Config> sample_configs(const ConfigSpace& space, std::size_t count) 
   return out;
 }
 
-TEST(CpuGemmKernel, ManyConfigsAreRightAtSizesThatAreNoMultipleOfAnyTile) {
-  const KernelTemplate t = cpu::gemm_f32_template();
+using Shape = std::array<int, 3>;  // M, N, K
+
+// Compiles `configs` of the host's template for real and runs each at every
+// shape into a C filled with garbage (overwritten, not added to), checked
+// against a double-precision reference. Returns the runs checked.
+std::size_t expect_right(const KernelTemplate& t, const std::vector<Config>& configs,
+                         const std::vector<Shape>& shapes) {
   std::vector<Specialization> specs;
-  for (const Config& c : sample_configs(t.space, 14)) specs.push_back(t.specialize(c));
+  for (const Config& c : configs) specs.push_back(t.specialize(c));
   GroupOptions grouping;
   grouping.group_size = 8;
   grouping.arch = cpu::host_arch();
@@ -164,36 +170,68 @@ TEST(CpuGemmKernel, ManyConfigsAreRightAtSizesThatAreNoMultipleOfAnyTile) {
   auto compiler = cpu::make_compiler();
   auto device = cpu::open_device(2).value();
 
-  // K=515 takes two KC slices at every KC, N=600 two NC panels at NC=512.
-  const std::vector<std::array<int, 3>> shapes = {
-      {1, 1, 1}, {7, 9, 5}, {37, 53, 29}, {130, 75, 300}, {61, 600, 515}};
+  std::vector<std::vector<float>> as, bs, wants;
+  for (const auto& [m, n, k] : shapes) {
+    as.push_back(test::ramp(static_cast<std::size_t>(m) * k, 0.37f, 0.0f));
+    bs.push_back(test::ramp(static_cast<std::size_t>(k) * n, 0.23f, 0.1f));
+    wants.push_back(test::reference_gemm(as.back(), bs.back(), m, n, k));
+  }
   std::size_t checked = 0;
   for (const CompileUnit& unit : group(t, specs, grouping)) {
     UnitResult result = compile_isolated(*compiler, unit, CancelToken(), context);
     for (auto& entry : result.entries) {
-      ASSERT_TRUE(entry.ok()) << entry.error().describe();
+      EXPECT_TRUE(entry.ok()) << entry.error().describe();
+      if (!entry.ok()) continue;
       SCOPED_TRACE(entry->config.to_string());
       auto kernel = device->load(*entry);
-      ASSERT_TRUE(kernel.ok()) << kernel.error().describe();
-      for (const auto& [m, n, k] : shapes) {
+      EXPECT_TRUE(kernel.ok()) << kernel.error().describe();
+      if (!kernel.ok()) continue;
+      for (std::size_t s = 0; s < shapes.size(); ++s) {
+        const auto& [m, n, k] = shapes[s];
         SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
-        auto a = test::ramp(static_cast<std::size_t>(m) * k, 0.37f, 0.0f);
-        auto b = test::ramp(static_cast<std::size_t>(k) * n, 0.23f, 0.1f);
-        std::vector<float> c(static_cast<std::size_t>(m) * n, 99.0f);  // overwritten, not added to
+        std::vector<float> c(static_cast<std::size_t>(m) * n, 99.0f);
         LaunchConfig launch;
         launch.grid = cpu::gemm_f32_grid(entry->config, m, n);
         launch.shared_bytes = static_cast<std::size_t>(cpu::gemm_f32_shared_bytes(entry->config));
-        auto st =
-            device->launch(*kernel, launch,
-                           KernelArgs::of(static_cast<const float*>(a.data()),
-                                          static_cast<const float*>(b.data()), c.data(), m, n, k));
-        ASSERT_TRUE(st.ok()) << st.error().describe();
-        ASSERT_LE(test::tolerance_ratio(c, test::reference_gemm(a, b, m, n, k), 1e-4, 1e-4), 1.0);
+        auto st = device->launch(
+            *kernel, launch,
+            KernelArgs::of(static_cast<const float*>(as[s].data()),
+                           static_cast<const float*>(bs[s].data()), c.data(), m, n, k));
+        EXPECT_TRUE(st.ok()) << st.error().describe();
+        EXPECT_LE(test::tolerance_ratio(c, wants[s], 1e-4, 1e-4), 1.0);
         ++checked;
       }
     }
   }
-  EXPECT_EQ(checked, specs.size() * shapes.size());
+  return checked;
+}
+
+TEST(CpuGemmKernel, ManyConfigsAreRightAtSizesThatAreNoMultipleOfAnyTile) {
+  const KernelTemplate t = cpu::gemm_f32_template();
+  const std::vector<Config> configs = sample_configs(t.space, 14);
+  // K=515 takes two KC slices at every KC, N=600 two NC panels at NC=512.
+  const std::vector<Shape> shapes = {
+      {1, 1, 1}, {7, 9, 5}, {37, 53, 29}, {130, 75, 300}, {61, 600, 515}};
+  EXPECT_EQ(expect_right(t, configs, shapes), configs.size() * shapes.size());
+}
+
+// Every micro-tile of the host's space, packed and in place, with edge tiles
+// in both directions: the tiles with the most accumulators are the ones
+// whose edge store once kept them in memory, and the ones a tuner now picks.
+TEST(CpuGemmKernel, EveryTileIsRightWithEdgeTilesOnBothSides) {
+  const KernelTemplate t = cpu::gemm_f32_template();
+  std::vector<Config> configs;
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> seen;
+  for (const Config& c : t.space.enumerate()) {
+    // One config per (MR, NR, PACK): the smallest KC, so K=129 and 257 take
+    // two and three slices, and two row chunks.
+    if (gemm_param(c, "KC") != 128 || gemm_param(c, "GM") != 2) continue;
+    if (seen.insert({gemm_param(c, "MR"), gemm_param(c, "NR"), gemm_param(c, "PACK")}).second)
+      configs.push_back(c);
+  }
+  ASSERT_GE(configs.size(), 8u);
+  const std::vector<Shape> shapes = {{1, 1, 1}, {7, 7, 7}, {129, 129, 129}, {1000, 513, 257}};
+  EXPECT_EQ(expect_right(t, configs, shapes), configs.size() * shapes.size());
 }
 
 }  // namespace
