@@ -17,7 +17,7 @@ kiln=$PWD/build/bin/kiln
 [ -x "$kiln" ] || { echo "build/bin/kiln is missing: build first (cmake --build build)" >&2; exit 2; }
 [ -d "$dir" ] || { echo "no directory $dir: give a folder of Kernel Tuner cache files" >&2; exit 2; }
 
-printf '%-48s %-7s %s\n' file strategy "medians at 0.5% 1% 2% [q1 at 2%]"
+printf '%-48s %-7s %s\n' file strategy "medians at 0.5%, 1%, 2%, 5%, 10% up to $fraction [q1 at the last]"
 find "$dir" -name '*.json.gz' -o -name '*.json' | grep -v '_T4\.' | sort | while read -r f; do
   if ! out=$("$kiln" bench search --recorded "$f" --strategy bayes --strategy random \
     --seeds "$seeds" --budget-fraction "$fraction" --json 2>&1); then
