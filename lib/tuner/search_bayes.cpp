@@ -70,6 +70,7 @@ class Encoder {
 
   FeatureRow encode(const Config& c) const {
     FeatureRow r;
+    std::vector<double> logs;  // of the product axes, for the pair features below
     for (const Axis& a : axes_) {
       const Value& v = c.at(a.param->name);
       const auto position = static_cast<std::size_t>(
@@ -77,6 +78,7 @@ class Encoder {
       if (const auto* i = std::get_if<std::int64_t>(&v)) {
         const auto x = static_cast<double>(*i);
         r.push_back(a.log2 ? std::log2(x) : x);
+        if (a.product) logs.push_back(std::log2(x));
         if (a.alignment) {
           const auto u = static_cast<std::uint64_t>(*i);
           r.push_back(static_cast<double>(std::countr_zero(u)));
@@ -96,10 +98,6 @@ class Encoder {
     // = x * y, a thread's tile = tx * ty, a block's tile = x * tx), and a
     // tree sees a product of two axes only as a staircase of splits; as
     // one feature it is one split.
-    std::vector<double> logs;
-    for (const Axis& a : axes_)
-      if (a.product)
-        logs.push_back(std::log2(static_cast<double>(std::get<std::int64_t>(c.at(a.param->name)))));
     std::size_t pairs = 0;
     for (std::size_t i = 0; i < logs.size(); ++i)
       for (std::size_t j = i + 1; j < logs.size() && pairs < kMaxProducts; ++j, ++pairs)

@@ -14,8 +14,9 @@
 //
 // PACK=1 packs both operands; PACK=2 packs B only and reads A's rows in
 // place (no transposing copy of A per column block); PACK=0 reads both in
-// place (only edge tiles are packed, zero padded). UNROLL unrolls the k loop; PF > 0 prefetches the
-// packed panels PF steps ahead. The block's packing buffers are its shared memory (scratch).
+// place (only edge tiles are packed, zero padded). UNROLL unrolls the k
+// loop; PF > 0 prefetches the packed panels PF steps ahead. The block's
+// packing buffers are its shared memory (scratch).
 #include "kiln/cpu_kernel.h"
 
 namespace kiln_cpu {

@@ -78,18 +78,16 @@ struct TuneArgs {
 
 // `--recorded FILE`: the same flags, on a replayed space.
 int run_recorded(const TuneArgs& a) {
-  RecordedTuneArgs r;
-  r.file = a.recorded;
-  r.search = a.search;
-  r.effort = a.effort;
-  r.max_configs = a.max_configs;
-  r.budget_s = a.budget_s;
-  r.threads = a.threads;
-  r.seed = a.seed;
-  r.no_pipeline = a.no_pipeline;
-  r.group_size = a.group_size;
-  r.json = a.json;
-  return run_tune_recorded(r);
+  return run_tune_recorded({.file = a.recorded,
+                            .search = a.search,
+                            .effort = a.effort,
+                            .max_configs = a.max_configs,
+                            .budget_s = a.budget_s,
+                            .threads = a.threads,
+                            .seed = a.seed,
+                            .no_pipeline = a.no_pipeline,
+                            .group_size = a.group_size,
+                            .json = a.json});
 }
 
 TuneOptions tune_options(const TuneArgs& a) {
