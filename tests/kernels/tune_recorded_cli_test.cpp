@@ -3,6 +3,7 @@
 // export of a real CPU tuning, and files it must refuse.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -185,6 +186,19 @@ TEST_F(TuneRecordedCli, BenchSearchReportsBestSoFarAgainstSimulatedTime) {
   CliRun r1 = kiln(random), r2 = kiln(random);
   ASSERT_EQ(r1.exit_code, 0) << r1.err;
   EXPECT_EQ(r1.json().at(0).at("time_curves"), r2.json().at(0).at("time_curves"));
+
+  // Each point of the configs curves has the mean over seeds beside the
+  // quartiles: the same every seed for the exhaustive order; for random
+  // draws, the average of six seeds' first configs, each 0 (D, E), 0.25
+  // (A), 0.5 (B) or 1 (C): a multiple of 1/24 from 0 to 1.
+  for (const nlohmann::json& p : file.at("strategies").at("exhaustive"))
+    EXPECT_DOUBLE_EQ(p.at("mean").get<double>(), p.at("median").get<double>()) << p.dump();
+  for (const nlohmann::json& p : r1.json().at(0).at("strategies").at("random")) {
+    const double quarters_of_sixths = p.at("mean").get<double>() * 24;
+    EXPECT_NEAR(quarters_of_sixths, std::round(quarters_of_sixths), 1e-9) << p.dump();
+    EXPECT_GE(quarters_of_sixths, 0) << p.dump();
+    EXPECT_LE(quarters_of_sixths, 24) << p.dump();
+  }
 }
 
 TEST_F(TuneRecordedCli, ABadFileIsAnErrorNamingTheFileAndTheProblem) {
