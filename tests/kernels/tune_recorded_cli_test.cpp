@@ -193,7 +193,8 @@ TEST_F(TuneRecordedCli, BenchSearchReportsBestSoFarAgainstSimulatedTime) {
   // (A), 0.5 (B) or 1 (C): a multiple of 1/24 from 0 to 1.
   for (const nlohmann::json& p : file.at("strategies").at("exhaustive"))
     EXPECT_DOUBLE_EQ(p.at("mean").get<double>(), p.at("median").get<double>()) << p.dump();
-  for (const nlohmann::json& p : r1.json().at(0).at("strategies").at("random")) {
+  const nlohmann::json r1_json = r1.json();  // a temporary would die before the loop's body
+  for (const nlohmann::json& p : r1_json.at(0).at("strategies").at("random")) {
     const double quarters_of_sixths = p.at("mean").get<double>() * 24;
     EXPECT_NEAR(quarters_of_sixths, std::round(quarters_of_sixths), 1e-9) << p.dump();
     EXPECT_GE(quarters_of_sixths, 0) << p.dump();
