@@ -65,8 +65,8 @@ TEST(BlockPool, ALaunchDoesNotWaitForAWorkerThatNeverJoinedIt) {
   });
   ASSERT_TRUE(seen_worker) << "the worker never joined a launch";
 
-  struct sigaction hold {
-  }, before{};
+  struct sigaction hold = {};
+  struct sigaction before = {};
   hold.sa_handler = hold_this_thread;
   sigemptyset(&hold.sa_mask);
   ASSERT_EQ(sigaction(SIGUSR1, &hold, &before), 0);

@@ -196,18 +196,17 @@ int run_bench_search(const SearchBenchArgs& args) {
           continue;
         }
         const auto& v = st.by_point[k - 1];
+        const double median = quantile(v, 0.5), q1 = quantile(v, 0.25), q3 = quantile(v, 0.75);
         points.push_back(
             {{"share", share},
              {"configs", k},
-             {"median", quantile(v, 0.5)},
+             {"median", median},
              // bimodal curves (a seed found the region or not) flip medians
              // by one seed; the mean moves smoothly, for comparing strategies
              {"mean", std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size())},
-             {"q1", quantile(v, 0.25)},
-             {"q3", quantile(v, 0.75)}});
-        if (!args.json)
-          std::printf("  %6.3f [%5.3f,%5.3f]     ", quantile(v, 0.5), quantile(v, 0.25),
-                      quantile(v, 0.75));
+             {"q1", q1},
+             {"q3", q3}});
+        if (!args.json) std::printf("  %6.3f [%5.3f,%5.3f]     ", median, q1, q3);
       }
       if (!args.json) std::printf("\n");
       jf["strategies"][st.name] = points;
