@@ -200,6 +200,45 @@ TEST_F(TuneRecordedCli, BenchSearchReportsBestSoFarAgainstSimulatedTime) {
     EXPECT_GE(quarters_of_sixths, 0) << p.dump();
     EXPECT_LE(quarters_of_sixths, 24) << p.dump();
   }
+
+  // Beside them, each seed's value in seed order and the shares of seeds
+  // reaching the goal's 0.90 and 0.95 (here: those whose first config is C).
+  // --first-seed 4 --seeds 3 replays seeds 4, 5, 6: the last three of the six.
+  const std::string random_from_4 =
+      "bench search --recorded " + hand().string() +
+      " --strategy random --seeds 3 --first-seed 4 --max-configs 3 --json";
+  CliRun later = kiln(random_from_4);
+  ASSERT_EQ(later.exit_code, 0) << later.err;
+  const nlohmann::json later_json = later.json();
+  EXPECT_EQ(later_json.at(0).at("first_seed"), 4);
+  EXPECT_EQ(r1_json.at(0).at("first_seed"), 1);
+  const nlohmann::json& six = r1_json.at(0).at("strategies").at("random");
+  const nlohmann::json& three = later_json.at(0).at("strategies").at("random");
+  ASSERT_EQ(six.size(), three.size());
+  for (std::size_t i = 0; i < six.size(); ++i) {
+    const std::vector<double> all = six[i].at("per_seed").get<std::vector<double>>();
+    ASSERT_EQ(all.size(), 6u) << six[i].dump();
+    EXPECT_EQ(three[i].at("per_seed").get<std::vector<double>>(),
+              std::vector<double>(all.begin() + 3, all.end()))
+        << six[i].dump() << three[i].dump();
+    double sum = 0, at_c = 0;
+    for (double f : all) {
+      EXPECT_TRUE(f == 0 || f == 0.25 || f == 0.5 || f == 1) << f;
+      sum += f;
+      at_c += f == 1 ? 1 : 0;
+    }
+    EXPECT_DOUBLE_EQ(six[i].at("mean").get<double>(), sum / 6);
+    EXPECT_DOUBLE_EQ(six[i].at("reaching_0.90").get<double>(), at_c / 6);
+    EXPECT_DOUBLE_EQ(six[i].at("reaching_0.95").get<double>(), at_c / 6);
+  }
+  for (const nlohmann::json& p : file.at("strategies").at("exhaustive")) {
+    EXPECT_EQ(p.at("per_seed").size(), 2u) << p.dump();
+    const double reach = p.at("median").get<double>() >= 0.95 ? 1.0 : 0.0;
+    EXPECT_DOUBLE_EQ(p.at("reaching_0.95").get<double>(), reach) << p.dump();
+  }
+  CliRun zero = kiln(random + " --first-seed 0");
+  EXPECT_NE(zero.exit_code, 0);
+  EXPECT_NE(zero.err.find("--first-seed"), std::string::npos) << zero.err;
 }
 
 TEST_F(TuneRecordedCli, ABadFileIsAnErrorNamingTheFileAndTheProblem) {

@@ -166,7 +166,7 @@ void TimeCurves::svg_panel(std::ostream& s, const PlotPanel& p, const std::strin
 
 Result<TimeCurves> search_time_curves(const RecordedSpace& space,
                                       const std::vector<std::string>& strategies,
-                                      std::size_t budget, int seeds, int threads) {
+                                      std::size_t budget, int seeds, int first_seed, int threads) {
   TimeCurves out;
   out.threads = threads;
   out.budget = budget;
@@ -179,7 +179,7 @@ Result<TimeCurves> search_time_curves(const RecordedSpace& space,
     TuneOptions o;
     o.search.strategy = strategies[i / per];
     o.search.max_configs = budget;
-    o.search.seed = i % per + 1;
+    o.search.seed = static_cast<std::uint64_t>(first_seed) + i % per;
     o.pipeline.compile_threads = threads;
     o.pipeline.overlap = true;
     Result<ReplayTuneResult> r = replay_tune(space, o);

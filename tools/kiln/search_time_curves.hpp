@@ -59,11 +59,11 @@ struct TimeCurves {
 // anything ran).
 double fraction_at(const TimeCurves::Run& run, double seconds);
 
-// Tunes `space` with each strategy for `seeds` seeds (1..seeds, as the
-// configs curves use them), `budget` configs each, on `threads` simulated
+// Tunes `space` with each strategy for `seeds` seeds (first_seed onwards,
+// as the configs curves use them), `budget` configs each, on `threads` simulated
 // compile workers. The seeds run side by side on the machine's cores.
 Result<TimeCurves> search_time_curves(const RecordedSpace& space,
                                       const std::vector<std::string>& strategies,
-                                      std::size_t budget, int seeds, int threads);
+                                      std::size_t budget, int seeds, int first_seed, int threads);
 
 }  // namespace kiln::tool
