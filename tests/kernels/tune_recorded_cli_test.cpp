@@ -3,6 +3,7 @@
 // export of a real CPU tuning, and files it must refuse.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -239,6 +240,93 @@ TEST_F(TuneRecordedCli, BenchSearchReportsBestSoFarAgainstSimulatedTime) {
   CliRun zero = kiln(random + " --first-seed 0");
   EXPECT_NE(zero.exit_code, 0);
   EXPECT_NE(zero.err.find("--first-seed"), std::string::npos) << zero.err;
+}
+
+// --trace writes every replayed measurement, one JSON object a line, in the
+// order measured: the hand file's exhaustive order is A B C D E, so each
+// seed's lines carry 0.25, 0.5, 1, 0 (D fails to compile), 0 (E fails to
+// run) and the running best; random draws' first lines agree with the JSON
+// curves' per-seed values.
+TEST_F(TuneRecordedCli, BenchSearchTracesEveryMeasurementInOrder) {
+  auto read_lines = [](const fs::path& path) {
+    std::vector<nlohmann::json> lines;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+    return lines;
+  };
+  const fs::path trace = dir_ / "trace.jsonl";
+  CliRun run =
+      kiln("bench search --recorded " + hand().string() +
+           " --strategy exhaustive --seeds 2 --max-configs 5 --json --trace " + trace.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<nlohmann::json> lines = read_lines(trace);
+  ASSERT_EQ(lines.size(), 10u);
+  const std::vector<std::pair<int, int>> order = {{1, 1}, {1, 2}, {2, 1}, {2, 2}, {2, 3}};
+  const std::vector<double> own = {0.25, 0.5, 1, 0, 0}, best = {0.25, 0.5, 1, 1, 1};
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const nlohmann::json& l = lines[i];
+    const std::size_t k = i % 5;
+    EXPECT_EQ(l.at("file"), hand().string());
+    EXPECT_EQ(l.at("strategy"), "exhaustive");
+    EXPECT_EQ(l.at("seed"), 1 + i / 5) << l.dump();
+    EXPECT_EQ(l.at("index"), k) << l.dump();
+    EXPECT_EQ(l.at("config").at("x"), order[k].first) << l.dump();
+    EXPECT_EQ(l.at("config").at("y"), order[k].second) << l.dump();
+    EXPECT_DOUBLE_EQ(l.at("fraction").get<double>(), own[k]) << l.dump();
+    EXPECT_DOUBLE_EQ(l.at("best_so_far").get<double>(), best[k]) << l.dump();
+  }
+
+  // bench/search_trace_summary.py reads it back: every seed reaches the
+  // optimum C at its third config, and its first config, A (1,1), already
+  // differs from C (2,1) in no more than two parameters.
+  const CommandRun summary = run_command(
+      "python3 " KILN_SOURCE_DIR "/bench/search_trace_summary.py " + trace.string() + " 2>&1");
+  ASSERT_EQ(summary.exit_code, 0) << summary.out;
+  EXPECT_NE(summary.out.find("exhaustive, 2 seeds, 5 configs"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("configs to reach 1.00: median 3 [3, 3]"), std::string::npos)
+      << summary.out;
+  EXPECT_NE(summary.out.find("within 2 parameters of the optimum: median 1 [1, 1]"),
+            std::string::npos)
+      << summary.out;
+
+  const fs::path random_trace = dir_ / "random.jsonl";
+  CliRun random =
+      kiln("bench search --recorded " + hand().string() +
+           " --strategy random --seeds 4 --first-seed 3 --max-configs 3 --json --trace " +
+           random_trace.string());
+  ASSERT_EQ(random.exit_code, 0) << random.err;
+  const std::vector<nlohmann::json> drawn = read_lines(random_trace);
+  ASSERT_EQ(drawn.size(), 12u);
+  // Every point of a 5-config space's table is its first config.
+  const std::vector<double> per_seed = random.json()
+                                           .at(0)
+                                           .at("strategies")
+                                           .at("random")
+                                           .at(0)
+                                           .at("per_seed")
+                                           .get<std::vector<double>>();
+  ASSERT_EQ(per_seed.size(), 4u);
+  for (std::size_t s = 0; s < 4; ++s) {
+    double running = 0;
+    std::vector<nlohmann::json> seen;
+    for (std::size_t k = 0; k < 3; ++k) {
+      const nlohmann::json& l = drawn[s * 3 + k];
+      EXPECT_EQ(l.at("seed"), 3 + s) << l.dump();
+      EXPECT_EQ(l.at("index"), k) << l.dump();
+      running = std::max(running, l.at("fraction").get<double>());
+      EXPECT_DOUBLE_EQ(l.at("best_so_far").get<double>(), running) << l.dump();
+      for (const nlohmann::json& c : seen) EXPECT_NE(c, l.at("config")) << "measured twice";
+      seen.push_back(l.at("config"));
+    }
+    EXPECT_DOUBLE_EQ(drawn[s * 3].at("best_so_far").get<double>(), per_seed[s]);
+  }
+
+  // A trace that cannot be written stops the run before it starts, saying where.
+  CliRun bad = kiln("bench search --recorded " + hand().string() +
+                    " --strategy random --seeds 1 --trace " + (dir_ / "no" / "t.jsonl").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("trace"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find((dir_ / "no" / "t.jsonl").string()), std::string::npos) << bad.err;
 }
 
 TEST_F(TuneRecordedCli, ABadFileIsAnErrorNamingTheFileAndTheProblem) {

@@ -1,5 +1,6 @@
 // kiln bench search --recorded FILE... [--strategy S]... [--seeds N]
 //   [--budget-fraction F | --max-configs N] [--threads P] [--json] [--plot FILE.svg]
+//   [--trace FILE.jsonl]
 // Replays each search strategy on recorded spaces (Kernel Tuner cache files
 // of real GPU measurements, kiln/tuner/search_replay.hpp): the best-so-far
 // fraction of the file's optimum against the share of the space measured
@@ -7,8 +8,10 @@
 // median and quartiles over seeds, as a table, JSON and an SVG plot; and the
 // simulated wall time of one tuning done three ways (search_wall_times.hpp).
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -42,7 +45,24 @@ struct SearchBenchArgs {
   int threads = 2;  // simulated compile workers of the time curves
   bool json = false;
   std::string plot;
+  std::string trace;  // JSON Lines: every replayed measurement, in order
 };
+
+// One line per measurement of one seed's replay, in the order measured:
+// where a search spent its budget, which the curves' medians hide.
+void write_trace(std::ostream& out, const std::string& file, const std::string& strategy,
+                 std::uint64_t seed, const ReplayCurve& curve) {
+  for (std::size_t i = 0; i < curve.measured.size(); ++i)
+    out << nlohmann::json{{"file", file},
+                          {"strategy", strategy},
+                          {"seed", seed},
+                          {"index", i},
+                          {"config", curve.measured[i].to_json()},
+                          {"fraction", curve.own_fraction[i]},
+                          {"best_so_far", curve.fraction[i]}}
+               .dump()
+        << "\n";
+}
 
 // The share of `v` (one value per seed) at or above `x`.
 double share_at_least(const std::vector<double>& v, double x) {
@@ -130,6 +150,17 @@ int run_bench_search(const SearchBenchArgs& args) {
       return 2;
     }
   }
+  std::ofstream trace;
+  if (!args.trace.empty()) {
+    trace.open(args.trace);
+    if (!trace) {
+      std::fprintf(stderr,
+                   "kiln bench search: cannot write the trace to %s (%s); give --trace a path "
+                   "in a writable directory\n",
+                   args.trace.c_str(), std::strerror(errno));
+      return 2;
+    }
+  }
   std::vector<FileResult> results;
   for (const auto& path : args.files) {
     Result<RecordedSpace> space = read_recorded_space(path);
@@ -152,11 +183,15 @@ int run_bench_search(const SearchBenchArgs& args) {
         curves[seed] = replay_search(file.space, name, file.budget,
                                      static_cast<std::uint64_t>(args.first_seed) + seed);
       });
-      for (const auto& curve : curves) {
+      for (std::size_t seed = 0; seed < curves.size(); ++seed) {
+        const auto& curve = curves[seed];
         if (!*curve) {
           std::fprintf(stderr, "kiln bench search: %s\n", curve->error().message.c_str());
           return 1;
         }
+        if (trace.is_open())
+          write_trace(trace, file.space.path.string(), name,
+                      static_cast<std::uint64_t>(args.first_seed) + seed, **curve);
         for (std::size_t k = 1; k <= file.budget; ++k)
           st.by_point[k - 1].push_back(fraction_after(**curve, k));
       }
@@ -267,6 +302,9 @@ void add_bench_search_command(CLI::App& bench, int& exit_code) {
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("--json", a->json, "Print one JSON document");
   cmd->add_option("--plot", a->plot, "Write an SVG of the curves to FILE");
+  cmd->add_option("--trace", a->trace,
+                  "Write every replayed measurement to FILE, one JSON object a line (file, "
+                  "strategy, seed, index, config, fraction, best_so_far), in the order measured");
   cmd->callback([a, &exit_code] { exit_code = run_bench_search(*a); });
 }
 

@@ -21,6 +21,10 @@ struct ReplayCurve {
   // The recorded compile + benchmark time spent by then, one config after
   // another (seconds).
   std::vector<double> seconds;
+  // What was measured, in order, and each config's own optimum / time (0:
+  // failed): the trace a person reads to see where a search spent its budget.
+  std::vector<Config> measured;
+  std::vector<double> own_fraction;
 };
 
 // kInvalidArgument naming the valid strategies when `strategy` is unknown.
