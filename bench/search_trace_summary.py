@@ -57,7 +57,12 @@ def main():
     spaces = {}
     for (path, strategy), seeds in sorted(runs.items()):
         if path not in spaces:
-            spaces[path] = load_recorded(path)
+            try:
+                spaces[path] = load_recorded(path)
+            except (OSError, ValueError, KeyError) as e:
+                raise SystemExit(f"search_trace_summary: cannot read the recorded space {path} "
+                                 f"that the trace names ({e}); run from the directory "
+                                 f"`kiln bench search --trace` ran in")
         keys, optima, size = spaces[path]
 
         def distance(config):

@@ -289,6 +289,18 @@ TEST_F(TuneRecordedCli, BenchSearchTracesEveryMeasurementInOrder) {
             std::string::npos)
       << summary.out;
 
+  // A trace naming a recorded space that is not there: the script says which.
+  const fs::path stray = dir_ / "stray.jsonl";
+  std::ofstream(stray) << R"({"file": "gone.json", "strategy": "random", "seed": 1, "index": 0, )"
+                          R"("config": {"x": 1, "y": 1}, "fraction": 0.25, "best_so_far": 0.25})"
+                       << "\n";
+  const CommandRun lost = run_command(
+      "cd " + dir_.string() + " && python3 " KILN_SOURCE_DIR "/bench/search_trace_summary.py " +
+      stray.string() + " 2>&1");
+  EXPECT_EQ(lost.exit_code, 1) << lost.out;
+  EXPECT_NE(lost.out.find("cannot read the recorded space gone.json"), std::string::npos)
+      << lost.out;
+
   const fs::path random_trace = dir_ / "random.jsonl";
   CliRun random =
       kiln("bench search --recorded " + hand().string() +

@@ -212,6 +212,11 @@ int run_bench_search(const SearchBenchArgs& args) {
     file.wall = std::move(*wall);
     results.push_back(std::move(file));
   }
+  if (trace.is_open() && !trace.flush()) {
+    std::fprintf(stderr, "kiln bench search: writing the trace to %s failed (%s)\n",
+                 args.trace.c_str(), std::strerror(errno));
+    return 1;
+  }
   nlohmann::json out = nlohmann::json::array();
   for (const auto& file : results) {
     const std::size_t n = file.space.configs.size();
