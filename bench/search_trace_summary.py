@@ -76,18 +76,18 @@ def main():
                 firsts.append(hit if hit is not None else math.inf)
             med, q1, q3 = quartiles(sorted(firsts))
             print(f"  configs to reach {level:.2f}: median {med:g} [{q1:g}, {q3:g}]")
+        budgets = {s: max(1, int(s * size)) for s in shares}  # as the curves count them
         firsts, counts = [], {s: [] for s in shares}
         for trace in seeds.values():
             near = [m["index"] + 1 for m in trace if distance(m["config"]) <= 2]
             firsts.append(near[0] if near else math.inf)
             for s in shares:
-                k = max(1, int(s * size))
-                counts[s].append(sum(1 for i in near if i <= k))
+                counts[s].append(sum(1 for i in near if i <= budgets[s]))
         med, q1, q3 = quartiles(sorted(firsts))
         print(f"  first config within 2 parameters of the optimum: median {med:g} [{q1:g}, {q3:g}]")
         for s in shares:
             med, q1, q3 = quartiles(sorted(counts[s]))
-            print(f"  of them measured by {s * 100:g}% ({max(1, int(s * size))} configs): "
+            print(f"  of them measured by {s * 100:g}% ({budgets[s]} configs): "
                   f"median {med:g} [{q1:g}, {q3:g}]")
 
 

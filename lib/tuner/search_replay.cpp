@@ -47,7 +47,6 @@ Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::stri
       }
       search->report(c, seconds);
       curve.measured.push_back(c);
-      curve.own_fraction.push_back(seconds ? recorded.optimum_ms / *r->time_ms : 0.0);
       curve.fraction.push_back(best > 0 ? recorded.optimum_ms / best : 0.0);
       curve.seconds.push_back(spent);
     }

@@ -50,18 +50,20 @@ struct SearchBenchArgs {
 
 // One line per measurement of one seed's replay, in the order measured:
 // where a search spent its budget, which the curves' medians hide.
-void write_trace(std::ostream& out, const std::string& file, const std::string& strategy,
+void write_trace(std::ostream& out, const RecordedSpace& space, const std::string& strategy,
                  std::uint64_t seed, const ReplayCurve& curve) {
-  for (std::size_t i = 0; i < curve.measured.size(); ++i)
-    out << nlohmann::json{{"file", file},
+  for (std::size_t i = 0; i < curve.measured.size(); ++i) {
+    const RecordedConfig* r = space.find(curve.measured[i]);
+    out << nlohmann::json{{"file", space.path.string()},
                           {"strategy", strategy},
                           {"seed", seed},
                           {"index", i},
                           {"config", curve.measured[i].to_json()},
-                          {"fraction", curve.own_fraction[i]},
+                          {"fraction", r && r->time_ms ? space.optimum_ms / *r->time_ms : 0.0},
                           {"best_so_far", curve.fraction[i]}}
                .dump()
         << "\n";
+  }
 }
 
 // The share of `v` (one value per seed) at or above `x`.
@@ -190,8 +192,8 @@ int run_bench_search(const SearchBenchArgs& args) {
           return 1;
         }
         if (trace.is_open())
-          write_trace(trace, file.space.path.string(), name,
-                      static_cast<std::uint64_t>(args.first_seed) + seed, **curve);
+          write_trace(trace, file.space, name, static_cast<std::uint64_t>(args.first_seed) + seed,
+                      **curve);
         for (std::size_t k = 1; k <= file.budget; ++k)
           st.by_point[k - 1].push_back(fraction_after(**curve, k));
       }

@@ -21,10 +21,9 @@ struct ReplayCurve {
   // The recorded compile + benchmark time spent by then, one config after
   // another (seconds).
   std::vector<double> seconds;
-  // What was measured, in order, and each config's own optimum / time (0:
-  // failed): the trace a person reads to see where a search spent its budget.
+  // What was measured, in order: the trace a person reads to see where a
+  // search spent its budget (each config's own time is in the recorded space).
   std::vector<Config> measured;
-  std::vector<double> own_fraction;
 };
 
 // kInvalidArgument naming the valid strategies when `strategy` is unknown.
