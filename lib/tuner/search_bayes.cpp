@@ -10,8 +10,16 @@
 //  (3) a quarter of each round refines around the best config so far: its
 //      unmeasured one-parameter neighbours (any other value of one
 //      parameter) the forest rates fastest, which climbs a sharp optimum;
+//      once all of them are measured, around the next fastest that still
+//      has unmeasured neighbours;
 //  (4) one proposal in kRandomEvery is a uniform random config, so a
-//      region the forest wrote off early still gets looked at.
+//      region the forest wrote off early still gets looked at;
+//  (5) while the model is young (the first tenth of the budget), a round's
+//      lower-bound picks differ from one another, and from the round's
+//      local picks, in at least kApart parameters: the forest's next few are
+//      often neighbours in one region, and a round spent there tells the
+//      next fit little about the others, where several regions tested at
+//      once tell it which one to climb.
 // What the forest learns is each config's speed relative to the best so
 // far (best / time, in 0..1; negated, lower is better): slow configs,
 // however slow, and failures (0: no speed at all) weigh alike, so the trees
@@ -45,6 +53,8 @@ constexpr std::uint64_t kPoolLimit = 500'000;     // enumerate spaces up to this
 constexpr int kSampledCandidates = 4000;          // else: candidates drawn per fit
 constexpr std::size_t kMaxProducts = 66;          // product features: the pairs of 12 parameters
 constexpr std::size_t kFirstRound = 8;            // (1): the space-filling start
+constexpr std::size_t kApart = 3;                 // (5): parameters a young round's picks differ in
+constexpr double kApartUntil = 0.1;               // (5): of the budget
 
 // Parameter -> features, fixed for the space.
 class Encoder {
@@ -116,6 +126,8 @@ class Encoder {
 };
 
 class BayesSearch final : public SearchStrategy {
+  using Ranked = std::vector<std::pair<double, std::size_t>>::const_iterator;
+
  public:
   explicit BayesSearch(const SearchSetup& setup)
       : sampler_(*setup.space, setup.seed), encoder_(*setup.space), budget_(setup.max_configs) {
@@ -126,6 +138,7 @@ class BayesSearch final : public SearchStrategy {
     // from the ninth config on (recorded convolution spaces, 50 seeds, mean
     // at 0.5%: A100 0.595 -> 0.624, random 0.601; MI250X 0.424 -> 0.479,
     // random 0.328; 1-10% and nine other files at 2% within seed noise).
+    for (const Parameter& p : setup.space->parameters()) varying_ += p.values.size() > 1;
     first_round_ = kFirstRound;
     if (budget_) first_round_ = std::min(first_round_, budget_);
     if (setup.space->cartesian_size() <= kPoolLimit) {
@@ -161,11 +174,9 @@ class BayesSearch final : public SearchStrategy {
   void report(const Config& config, std::optional<double> seconds) override {
     if (seconds && *seconds > 0) {
       ++ok_count_;
-      if (best_seconds_ == 0 || *seconds < best_seconds_) {
-        best_seconds_ = *seconds;
-        best_ = config;
-      }
+      if (best_seconds_ == 0 || *seconds < best_seconds_) best_seconds_ = *seconds;
     }
+    seen_configs_.push_back(config);
     seen_features_.push_back(encoder_.encode(config));
     seen_seconds_.push_back(seconds && *seconds > 0 ? *seconds : 0);
   }
@@ -236,7 +247,7 @@ class BayesSearch final : public SearchStrategy {
     // (3) Near the best so far.
     const auto local = static_cast<std::size_t>(std::lround(kLocalShare * static_cast<double>(n)));
     std::vector<std::pair<double, Config>> near;
-    for (Config& c : one_parameter_neighbours(best_)) {
+    for (Config& c : neighbours_of_fastest()) {
       const double mean = forest_.predict(encoder_.encode(c)).mean;
       near.push_back({mean, std::move(c)});
     }
@@ -256,6 +267,9 @@ class BayesSearch final : public SearchStrategy {
       ranked.push_back({p.mean - kappa * p.spread, i});
     }
     std::sort(ranked.begin(), ranked.end());
+    // (5) Only where kApart parameters can differ with one to spare; with no
+    // budget the run counts as half-way, as for kappa.
+    const bool apart = budget_ && progress <= kApartUntil && varying_ > kApart;
     auto it = ranked.begin();
     while (out.size() < n) {
       if (++model_proposals_ % kRandomEvery == 0) {
@@ -265,10 +279,33 @@ class BayesSearch final : public SearchStrategy {
       }
       while (it != ranked.end() && sampler_.taken(candidates_[it->second].config)) ++it;
       if (it == ranked.end()) break;
-      sampler_.mark(candidates_[it->second].config);
-      out.push_back(candidates_[it->second].config);
+      Ranked pick = it;
+      if (apart) pick = first_apart(it, ranked.end(), out);
+      sampler_.mark(candidates_[pick->second].config);
+      out.push_back(candidates_[pick->second].config);
     }
     return out;
+  }
+
+  // (5) The best-ranked unmeasured candidate from `from` on that differs
+  // from every config of `round` in at least kApart parameters; `from`
+  // itself when none does. The whole ranking is looked through: a young
+  // round's neighbourhoods can cover a thousand of the best-ranked, and a
+  // cut-off there would pick inside them after all.
+  Ranked first_apart(Ranked from, Ranked end, const std::vector<Config>& round) const {
+    auto far_enough = [&](const Config& c) {
+      for (const Config& o : round) {
+        std::size_t differ = 0;
+        for (const auto& [name, value] : c.values()) differ += o.at(name) != value;
+        if (differ < kApart) return false;
+      }
+      return true;
+    };
+    for (Ranked r = from; r != end; ++r) {
+      const Config& c = candidates_[r->second].config;
+      if (!sampler_.taken(c) && far_enough(c)) return r;
+    }
+    return from;
   }
 
   void fit() {
@@ -297,6 +334,22 @@ class BayesSearch final : public SearchStrategy {
     for (Candidate& c : candidates_) c.predicted = forest_.predict(c.features);
   }
 
+  // (3) The unmarked one-parameter neighbours of the fastest config
+  // measured that has any.
+  std::vector<Config> neighbours_of_fastest() const {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < seen_seconds_.size(); ++i)
+      if (seen_seconds_[i] > 0) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return seen_seconds_[a] < seen_seconds_[b];
+    });
+    for (std::size_t i : order) {
+      std::vector<Config> near = one_parameter_neighbours(seen_configs_[i]);
+      if (!near.empty()) return near;
+    }
+    return {};
+  }
+
   // Every unmarked config of the space one parameter away from `c`.
   std::vector<Config> one_parameter_neighbours(const Config& c) const {
     std::vector<Config> out;
@@ -315,6 +368,7 @@ class BayesSearch final : public SearchStrategy {
   Encoder encoder_;
   std::size_t budget_;
   std::size_t first_round_ = 0;
+  std::size_t varying_ = 0;  // parameters of more than one value
   std::size_t proposed_ = 0;
   std::size_t model_proposals_ = 0;
   std::vector<Candidate> pool_;        // every config, when the space can be listed
@@ -323,11 +377,11 @@ class BayesSearch final : public SearchStrategy {
   internal::RandomForest forest_;
   bool fitted_ = false;
   std::size_t fitted_at_ = 0;
+  std::vector<Config> seen_configs_;
   std::vector<FeatureRow> seen_features_;
   std::vector<double> seen_seconds_;  // 0: failed
   std::size_t ok_count_ = 0;
   double best_seconds_ = 0;
-  Config best_;
 };
 
 }  // namespace

@@ -115,6 +115,43 @@ TEST(BayesSearch, RespectsTheBudgetNeverRepeatsAndIsDeterministicForASeed) {
   EXPECT_EQ(run(space, kernel_time, 3, 5).size(), 3u);
 }
 
+std::size_t parameters_apart(const Config& a, const Config& b) {
+  std::size_t differ = 0;
+  for (const auto& [name, value] : a.values()) differ += b.at(name) != value;
+  return differ;
+}
+
+// For the first tenth of the budget a round's picks sit at least three
+// parameters apart, where the forest alone would cluster them around the
+// best of a smooth bowl; past that tenth, rounds may cluster again.
+TEST(BayesSearch, YoungRoundsSpreadAcrossTheSpaceThenMayCluster) {
+  ConfigSpace space;
+  for (const char* name : {"a", "b", "c", "d", "e"}) space.param(name, {0, 1, 2, 3});
+  const TimeFn bowl = [](const Config& c) -> std::optional<double> {
+    double t = 1;
+    for (const auto& [name, value] : c.values())
+      t += std::abs(static_cast<double>(std::get<std::int64_t>(value)) - 2);
+    return t;
+  };
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    // 300 of 1,024: rounds of 4 after a start of 8; the tenth ends at 30.
+    const std::vector<Config> m = run(space, bowl, 300, seed);
+    ASSERT_EQ(m.size(), 300u);
+    // Rounds starting at 8, 12, ..., 24 (the 16th model pick, a random one,
+    // falls in the round starting at 28).
+    for (std::size_t round = 8; round <= 24; round += 4)
+      for (std::size_t i = round; i < round + 4; ++i)
+        for (std::size_t j = i + 1; j < round + 4; ++j)
+          EXPECT_GE(parameters_apart(m[i], m[j]), 3u)
+              << "seed " << seed << ": " << m[i].to_string() << " and " << m[j].to_string();
+    std::size_t close = 0;
+    for (std::size_t round = 40; round + 4 <= m.size(); round += 4)
+      for (std::size_t i = round; i < round + 4; ++i)
+        for (std::size_t j = i + 1; j < round + 4; ++j) close += parameters_apart(m[i], m[j]) < 3;
+    EXPECT_GT(close, 0u) << "seed " << seed << ": later rounds never clustered";
+  }
+}
+
 TEST(BayesSearch, LearnsToAvoidAFailingRegion) {
   // Tile 8 (1/8 of the space) fails: once the model has seen it fail, it
   // proposes it far less often than a uniform sample would.
