@@ -134,7 +134,7 @@ Result<Hello> Hello::decode(Payload payload) {
   auto wire = field(payload.fields, "wire", nlohmann::json::value_t::number_integer);
   if (!wire.ok()) return corrupt("hello: " + wire.error().message);
   Hello h;
-  h.wire = (*wire)->get<int>();
+  h.wire = whole<int>(**wire);
   return h;
 }
 
@@ -158,8 +158,8 @@ Result<HelloReply> HelloReply::decode(Payload payload) {
     if (!r->ok()) return corrupt("hello reply: " + r->error().message);
   }
   HelloReply h;
-  h.wire = (*wire)->get<int>();
-  h.pid = (*pid)->get<pid_t>();
+  h.wire = whole<int>(**wire);
+  h.pid = whole<pid_t>(**pid);
   h.about = **about;
   for (const auto& name : **ops) {
     // An operation this parent does not know is one it will not ask for.

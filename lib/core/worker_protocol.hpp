@@ -16,11 +16,15 @@
 #pragma once
 
 #include <sys/types.h>
+#include <cstdint>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -114,6 +118,24 @@ auto decoded(const char* what, F&& decode) -> decltype(decode()) {
   } catch (const std::exception& e) {
     return make_error(ErrorCode::kCorrupt, std::string(what) + ": " + e.what());
   }
+}
+
+// A whole number of type T from a message's field. nlohmann's get<T>()
+// converts a float (1e113) or an out-of-range integer unchecked, undefined
+// behaviour for a float; a damaged message must be an error instead (thrown,
+// for decoded() to report).
+template <class T>
+T whole(const nlohmann::json& j) {
+  if (j.is_number_unsigned()) {
+    const auto v = j.get<std::uint64_t>();
+    if (std::in_range<T>(v)) return static_cast<T>(v);
+  } else if (j.is_number_integer()) {
+    const auto v = j.get<std::int64_t>();
+    if (std::in_range<T>(v)) return static_cast<T>(v);
+  }
+  throw std::out_of_range("expected a whole number from " +
+                          std::to_string(std::numeric_limits<T>::min()) + " to " +
+                          std::to_string(std::numeric_limits<T>::max()) + ", got " + j.dump());
 }
 
 // Structured errors cross the wire whole: code, message and every detail.

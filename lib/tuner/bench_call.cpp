@@ -11,8 +11,8 @@ nlohmann::json dim_json(const Dim3& d) {
 }
 
 Dim3 dim_from(const nlohmann::json& j) {
-  return Dim3{j.at(0).get<std::uint32_t>(), j.at(1).get<std::uint32_t>(),
-              j.at(2).get<std::uint32_t>()};
+  return Dim3{worker::whole<std::uint32_t>(j.at(0)), worker::whole<std::uint32_t>(j.at(1)),
+              worker::whole<std::uint32_t>(j.at(2))};
 }
 
 // The fields of TuneOptions that measure() reads; the rest stays with the tuner.
@@ -33,9 +33,9 @@ nlohmann::json timing_json(const TuneOptions& o) {
 
 TuneOptions timing_from(const nlohmann::json& j) {
   TuneOptions o;
-  o.measure.warmup = j.at("warmup").get<int>();
-  o.measure.min_reps = j.at("min_reps").get<int>();
-  o.measure.max_reps = j.at("max_reps").get<int>();
+  o.measure.warmup = worker::whole<int>(j.at("warmup"));
+  o.measure.min_reps = worker::whole<int>(j.at("min_reps"));
+  o.measure.max_reps = worker::whole<int>(j.at("max_reps"));
   o.measure.target_seconds = j.at("target_seconds").get<double>();
   o.measure.cold_l2 = j.at("cold_l2").get<bool>();
   o.measure.graphs = j.at("graphs").get<bool>();
@@ -91,8 +91,8 @@ Result<BenchCall> BenchCall::decode(worker::Payload payload) {
       return make_error(ErrorCode::kCorrupt, "benchmark call names no device kind '" + kind + "'");
     }
     c.device.kind = *parsed;
-    c.device.index = d.at("index").get<int>();
-    c.threads = json.at("threads").get<int>();
+    c.device.index = worker::whole<int>(d.at("index"));
+    c.threads = worker::whole<int>(json.at("threads"));
     c.capture_outputs = json.at("capture_outputs").get<bool>();
     if (json.contains("reference")) {
       c.reference.emplace();
@@ -121,7 +121,7 @@ Result<MeasureRequest> MeasureRequest::decode(worker::Payload payload) {
     LaunchGeometry g;
     g.grid = dim_from(json.at("grid"));
     g.block = dim_from(json.at("block"));
-    g.shared_bytes = json.at("shared_bytes").get<std::size_t>();
+    g.shared_bytes = worker::whole<std::size_t>(json.at("shared_bytes"));
     return MeasureRequest{Artifact::from_json(json.at("artifact"), std::move(payload.raw)), g,
                           json.value("stop_above", 0.0)};
   });

@@ -160,8 +160,8 @@ Result<HostArgs> HostArgs::from_json(const nlohmann::json& json, const worker::P
     HostArgs h;
     std::size_t total = 0;
     if (json.contains("memory")) {
-      const auto index = json["memory"].at("fd").get<std::size_t>();
-      total = json["memory"].at("bytes").get<std::size_t>();
+      const auto index = worker::whole<std::size_t>(json["memory"].at("fd"));
+      total = worker::whole<std::size_t>(json["memory"].at("bytes"));
       if (index >= message.fds.size()) {
         return corrupt_error("its shared memory did not come with the message (descriptor " +
                              std::to_string(index) + " of " + std::to_string(message.fds.size()) +
@@ -184,16 +184,18 @@ Result<HostArgs> HostArgs::from_json(const nlohmann::json& json, const worker::P
         a.tensor.strides = j.at("strides").get<std::vector<std::int64_t>>();
         a.tensor.validate(a.name);
       } else {
-        a.scalar = scalar_at<0>(j.at("type").get<std::size_t>(), j.at("bits").get<std::uint64_t>());
+        a.scalar = scalar_at<0>(worker::whole<std::size_t>(j.at("type")),
+                                worker::whole<std::uint64_t>(j.at("bits")));
         if (j.contains("extent")) {
           if (!a.is_pointer()) return corrupt_error("scalar '" + a.name + "' has an extent");
-          a.extent = j["extent"].get<std::size_t>();
+          a.extent = worker::whole<std::size_t>(j["extent"]);
         }
       }
       a.set_address(nullptr);  // the caller's address means nothing here
       Span span;
       if (a.has_storage()) {
-        span = {j.at("offset").get<std::size_t>(), j.at("bytes").get<std::size_t>()};
+        span = {worker::whole<std::size_t>(j.at("offset")),
+                worker::whole<std::size_t>(j.at("bytes"))};
         if (span.offset > total || span.size > total - span.offset ||
             span.size != a.storage_bytes()) {
           return corrupt_error("argument '" + a.name + "' does not match its bytes");
@@ -235,8 +237,8 @@ void append_doubles(const std::vector<double>& values, std::string* blob, nlohma
 }
 
 std::vector<double> read_doubles(const nlohmann::json& where, std::string_view blob) {
-  const auto offset = where.at("offset").get<std::size_t>();
-  const auto count = where.at("count").get<std::size_t>();
+  const auto offset = worker::whole<std::size_t>(where.at("offset"));
+  const auto count = worker::whole<std::size_t>(where.at("count"));
   if (offset > blob.size() || count > (blob.size() - offset) / sizeof(double)) {
     corrupt("a list of doubles runs past the message");
   }
