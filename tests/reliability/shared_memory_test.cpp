@@ -119,6 +119,21 @@ TEST(SharedMemory, ACallMessageCarriesItsArgumentsInSharedMemory) {
   EXPECT_EQ(orphan.error().code, ErrorCode::kCorrupt);
   EXPECT_NE(orphan.error().message.find("did not come with the message"), std::string::npos)
       << orphan.error().message;
+
+  // A whole-number field holding a float, or an integer past its type, is a
+  // corrupt message naming what it expected (a fuzzer's find: an unchecked
+  // cast of 1.4e113 to int was undefined behaviour).
+  const std::vector<nlohmann::json> damages = {nlohmann::json(1.4e113), nlohmann::json(3.5),
+                                               nlohmann::json(std::int64_t{1} << 40)};
+  for (const nlohmann::json& bad : damages) {
+    worker::Payload damaged = call.encode();
+    damaged.fields["options"]["min_reps"] = bad;
+    auto refused = internal::BenchCall::decode(damaged);
+    ASSERT_FALSE(refused.ok()) << bad.dump();
+    EXPECT_EQ(refused.error().code, ErrorCode::kCorrupt);
+    EXPECT_NE(refused.error().message.find("expected a whole number"), std::string::npos)
+        << refused.error().message;
+  }
 }
 
 }  // namespace
