@@ -24,11 +24,11 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/core/checked_math.hpp"
 #include "kiln/core/error.hpp"
 
 namespace kiln::worker {
@@ -126,13 +126,12 @@ auto decoded(const char* what, F&& decode) -> decltype(decode()) {
 // for decoded() to report).
 template <class T>
 T whole(const nlohmann::json& j) {
-  if (j.is_number_unsigned()) {
-    const auto v = j.get<std::uint64_t>();
-    if (std::in_range<T>(v)) return static_cast<T>(v);
-  } else if (j.is_number_integer()) {
-    const auto v = j.get<std::int64_t>();
-    if (std::in_range<T>(v)) return static_cast<T>(v);
-  }
+  std::optional<T> v;
+  if (j.is_number_unsigned())
+    v = checked_narrow<T>(j.get<std::uint64_t>());
+  else if (j.is_number_integer())
+    v = checked_narrow<T>(j.get<std::int64_t>());
+  if (v) return *v;
   throw std::out_of_range("expected a whole number from " +
                           std::to_string(std::numeric_limits<T>::min()) + " to " +
                           std::to_string(std::numeric_limits<T>::max()) + ", got " + j.dump());
