@@ -2,7 +2,9 @@
 // this next to it. The binary's size and hash are recorded so a reader can
 // tell a torn or swapped pair from a good one.
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
+#include "core/worker_protocol.hpp"
 #include "kiln/compile/compile.hpp"
 
 namespace kiln {
@@ -60,8 +62,10 @@ Artifact Artifact::from_json(const nlohmann::json& json, std::string binary) {
     a.options = json.at("options").get<std::vector<std::string>>();
     a.log = json.at("log").get<std::string>();
     a.compile_seconds = json.at("compile_seconds").get<double>();
-    a.group_size = json.at("group_size").get<std::size_t>();
-    if (json.at("binary_size").get<std::size_t>() != binary.size()) {
+    // Whole numbers checked (a float or a negative here is a damaged entry,
+    // not an unchecked cast): the same reader as the worker messages'.
+    a.group_size = worker::whole<std::size_t>(json.at("group_size"));
+    if (worker::whole<std::size_t>(json.at("binary_size")) != binary.size()) {
       corrupt("says the binary has " + json.at("binary_size").dump() + " bytes, it has " +
               std::to_string(binary.size()));
     }
@@ -69,6 +73,8 @@ Artifact Artifact::from_json(const nlohmann::json& json, std::string binary) {
       corrupt("does not match the binary's hash");
     }
   } catch (const nlohmann::json::exception& e) {
+    corrupt(std::string("is malformed: ") + e.what());
+  } catch (const std::out_of_range& e) {  // worker::whole's
     corrupt(std::string("is malformed: ") + e.what());
   } catch (const Error& e) {
     if (e.code() == ErrorCode::kCorrupt) throw;

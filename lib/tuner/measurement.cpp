@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "core/worker_protocol.hpp"
 #include "kiln/core/error.hpp"
 
 namespace kiln {
@@ -66,7 +67,7 @@ nlohmann::json TimingStats::to_json() const {
 TimingStats TimingStats::from_json(const nlohmann::json& json) {
   TimingStats t;
   try {
-    t.reps = json.at("reps").get<std::size_t>();
+    t.reps = worker::whole<std::size_t>(json.at("reps"));
     t.min = json.at("min").get<double>();
     t.median = json.at("median").get<double>();
     t.mean = json.at("mean").get<double>();
@@ -75,6 +76,8 @@ TimingStats TimingStats::from_json(const nlohmann::json& json) {
     t.p80 = json.at("p80").get<double>();
     t.spread = json.at("spread").get<double>();
   } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::kInvalidArgument, std::string("timing statistics JSON: ") + e.what());
+  } catch (const std::out_of_range& e) {  // worker::whole's: a float or negative count
     throw Error(ErrorCode::kInvalidArgument, std::string("timing statistics JSON: ") + e.what());
   }
   return t;

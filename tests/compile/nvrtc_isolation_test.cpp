@@ -122,6 +122,19 @@ TEST_F(Isolation, ArtifactMetadataRoundTripsAndRejectsAForeignBinary) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
   }
+  // A count that is not a whole number is a damaged entry, never a cast.
+  for (const char* field : {"group_size", "binary_size"}) {
+    nlohmann::json damaged = a.to_json();
+    damaged[field] = 2.5;
+    try {
+      (void)Artifact::from_json(damaged, *a.binary);
+      FAIL() << field;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+      EXPECT_NE(std::string(e.what()).find("expected a whole number"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace

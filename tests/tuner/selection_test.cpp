@@ -38,6 +38,23 @@ TEST(TimingStats, OrderStatistics) {
   EXPECT_DOUBLE_EQ(t.spread, (4.2 - 1.8) / 3);
 }
 
+TEST(TimingStats, ACountThatIsNotAWholeNumberIsRejected) {
+  nlohmann::json j = TimingStats::from_samples({1, 2, 3}).to_json();
+  EXPECT_EQ(TimingStats::from_json(j).reps, 3u);
+  const std::vector<nlohmann::json> damages = {nlohmann::json(2.5), nlohmann::json(-1),
+                                               nlohmann::json(1e30)};
+  for (const nlohmann::json& bad : damages) {
+    j["reps"] = bad;
+    try {
+      (void)TimingStats::from_json(j);
+      ADD_FAILURE() << bad.dump();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("expected a whole number"), std::string::npos);
+    }
+  }
+}
+
 TEST(TimingStats, BrokenTimersAreRejected) {
   EXPECT_THROW(TimingStats::from_samples({}), Error);
   EXPECT_THROW(TimingStats::from_samples({1.0, -1.0}), Error);
