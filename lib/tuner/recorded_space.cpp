@@ -4,10 +4,16 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
 
 namespace kiln {
 namespace {
+
+constexpr double kKernelTunerErrorValue = 1e20;
 
 // The whole file, gunzipped when it is gzip'd (gzread passes plain files through).
 Result<std::string> read_maybe_gzipped(const std::filesystem::path& path) {
@@ -38,11 +44,36 @@ Result<std::string> read_maybe_gzipped(const std::filesystem::path& path) {
 Value to_value(const nlohmann::json& v) {
   if (v.is_boolean()) return v.get<bool>();
   if (v.is_number_integer()) return v.get<std::int64_t>();
-  if (v.is_number_float() &&
-      v.get<double>() == static_cast<double>(static_cast<std::int64_t>(v.get<double>())))
-    return static_cast<std::int64_t>(v.get<double>());
+  // A float that is a whole number within int64's range (2^63 itself is
+  // not: casting it would be undefined) is the integer it spells.
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::abs(d) < 9.2e18 && d == std::trunc(d)) return static_cast<std::int64_t>(d);
+  }
   if (v.is_string()) return v.get<std::string>();
   return v.dump();
+}
+
+// Why a recorded time is no measurement, if it is not: Kernel Tuner before
+// its named failures (InvalidConfig, CompilationFailedConfig, ...) wrote
+// 1e20 for a config that failed, and files in the field still carry it; a
+// time of zero or less would become an optimum nothing can approach.
+std::optional<std::string> not_a_run_time(double ms) {
+  if (ms >= kKernelTunerErrorValue)
+    return "time " + nlohmann::json(ms).dump() + " (Kernel Tuner's mark of a failed config)";
+  if (!(ms > 0)) return "time " + nlohmann::json(ms).dump() + " is not a positive duration";
+  return std::nullopt;
+}
+
+// A record's compile or benchmark cost in ms: absent is 0 (older files lack
+// them); anything but a non-negative number throws, so the record is named
+// as malformed rather than run the virtual clock backwards.
+double cost(const nlohmann::json& record, const char* field) {
+  const double ms = record.value(field, 0.0);
+  if (!(ms >= 0) || !std::isfinite(ms))
+    throw std::invalid_argument(std::string(field) + " " + nlohmann::json(ms).dump() +
+                                " is not a non-negative duration");
+  return ms;
 }
 
 }  // namespace
@@ -100,14 +131,16 @@ Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path) {
         rc.config.set(name, to_value(record[name]));
       }
       const nlohmann::json& time = record.at("time");
-      if (time.is_number()) {
+      if (!time.is_number()) {
+        rc.failure = time.is_string() ? time.get<std::string>() : time.dump();
+      } else if (std::optional<std::string> why = not_a_run_time(time.get<double>())) {
+        rc.failure = *why;
+      } else {
         rc.time_ms = time.get<double>();
         if (best == 0 || *rc.time_ms < best) best = *rc.time_ms;
-      } else {
-        rc.failure = time.is_string() ? time.get<std::string>() : time.dump();
       }
-      rc.compile_ms = record.value("compile_time", 0.0);
-      rc.benchmark_ms = record.value("benchmark_time", 0.0);
+      rc.compile_ms = cost(record, "compile_time");
+      rc.benchmark_ms = cost(record, "benchmark_time");
     } catch (const std::exception& e) {
       return make_error(ErrorCode::kInvalidArgument,
                         where + ": the record \"" + key + "\" is malformed: " + e.what());

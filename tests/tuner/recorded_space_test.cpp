@@ -100,6 +100,49 @@ TEST_F(RecordedSpaceTest, BadFilesAreNamedWithWhatIsWrong) {
   }
 }
 
+// Times that are no measurement are failures, not optima: Kernel Tuner's
+// older error value 1e20, zero, a negative time. A negative compile cost is
+// a malformed record, named; a parameter value too large for an integer
+// stays a value (its text) instead of an undefined cast.
+TEST_F(RecordedSpaceTest, TimesThatAreNoMeasurementAreFailuresNotOptima) {
+  std::ofstream(dir_ / "marks.json") << R"({
+    "tune_params_keys": ["x", "y"], "tune_params": {"x": [1, 2, 3, 4], "y": [1e30]},
+    "cache": {
+      "1": {"x": 1, "y": 1e30, "time": 1e20, "compile_time": 10, "benchmark_time": 1},
+      "2": {"x": 2, "y": 1e30, "time": 0, "compile_time": 10, "benchmark_time": 1},
+      "3": {"x": 3, "y": 1e30, "time": -2.5, "compile_time": 10, "benchmark_time": 1},
+      "4": {"x": 4, "y": 1e30, "time": 3.0}
+    }})";
+  Result<RecordedSpace> r = read_recorded_space(dir_ / "marks.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_DOUBLE_EQ(r->optimum_ms, 3.0);
+  ASSERT_EQ(r->configs.size(), 4u);
+  auto with_x = [&](std::int64_t x) {
+    return r->find(Config{{"x", x}, {"y", std::string("1e+30")}});
+  };
+  const RecordedConfig* error_value = with_x(1);
+  ASSERT_NE(error_value, nullptr) << "a huge float value is kept as its text";
+  EXPECT_FALSE(error_value->time_ms);
+  EXPECT_NE(error_value->failure.find("failed config"), std::string::npos) << error_value->failure;
+  for (std::int64_t x : {2, 3}) {
+    const RecordedConfig* c = with_x(x);
+    ASSERT_NE(c, nullptr);
+    EXPECT_FALSE(c->time_ms) << x;
+    EXPECT_NE(c->failure.find("not a positive duration"), std::string::npos) << c->failure;
+  }
+  Result<ReplayCurve> curve = replay_search(*r, "exhaustive", 4, 1);
+  ASSERT_TRUE(curve.ok()) << curve.error().message;
+  EXPECT_EQ(curve->fraction, (std::vector<double>{0, 0, 0, 1}));
+
+  std::ofstream(dir_ / "backwards.json") << R"({
+    "tune_params_keys": ["x"], "tune_params": {"x": [1]},
+    "cache": {"1": {"x": 1, "time": 2.0, "compile_time": -5}}})";
+  Result<RecordedSpace> bad = read_recorded_space(dir_ / "backwards.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("compile_time -5"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("\"1\""), std::string::npos) << bad.error().message;
+}
+
 // What `kiln cache export --format kernel-tuner` writes reads back as a
 // recorded space: configs, times, failures and the optimum.
 TEST_F(RecordedSpaceTest, AKilnRecordExportsAsAKernelTunerFileAndReadsBack) {
