@@ -11,7 +11,8 @@ cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 mkdir -p build-fuzz/artifacts
 status=0
-for target in tuning_file artifact_entry placeholders config_space worker_message; do
+for target in tuning_file artifact_entry placeholders config_space worker_message \
+    recorded_space; do
   # A scratch copy of the seeds: libFuzzer adds what it finds to its corpus
   # directory, and the checked-in seeds stay small.
   work=build-fuzz/corpus/$target

@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -39,16 +40,41 @@ Result<std::string> read_maybe_gzipped(const std::filesystem::path& path) {
   return out;
 }
 
-// A Kernel Tuner parameter value as a Kiln value: integers stay integers,
-// booleans booleans, anything else (floats, strings) its text.
-Value to_value(const nlohmann::json& v) {
-  if (v.is_boolean()) return v.get<bool>();
+// A JSON number as an int64 when it is a whole number within range (a
+// float at or past 2^63 would be undefined to cast, an unsigned past
+// INT64_MAX would wrap).
+std::optional<std::int64_t> whole(const nlohmann::json& v) {
+  if (v.is_number_unsigned())
+    return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX)
+               ? std::optional<std::int64_t>(v.get<std::int64_t>())
+               : std::nullopt;
   if (v.is_number_integer()) return v.get<std::int64_t>();
-  // A float that is a whole number within int64's range (2^63 itself is
-  // not: casting it would be undefined) is the integer it spells.
   if (v.is_number_float()) {
     const double d = v.get<double>();
     if (std::abs(d) < 9.2e18 && d == std::trunc(d)) return static_cast<std::int64_t>(d);
+  }
+  return std::nullopt;
+}
+
+// Kiln values hold integers, booleans and text, not floats: a parameter
+// list with a number that is no integer (0.5, 1e30) holds all its numbers
+// as text, so [1.0, 2.5] is one type ("1.0", "2.5") rather than an integer
+// beside a string.
+bool numbers_as_text(const nlohmann::json& list) {
+  for (const auto& v : list)
+    if (v.is_number() && !whole(v)) return true;
+  return false;
+}
+
+// A Kernel Tuner parameter value as a Kiln value: integers stay integers
+// (a float that is a whole number too), booleans booleans, strings strings;
+// numbers of a text parameter their shortest text as a double, so 1 and
+// 1.0 are the same value.
+Value to_value(const nlohmann::json& v, bool as_text) {
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number()) {
+    if (std::optional<std::int64_t> i = whole(v); i && !as_text) return *i;
+    return nlohmann::json(v.get<double>()).dump();
   }
   if (v.is_string()) return v.get<std::string>();
   return v.dump();
@@ -87,8 +113,13 @@ const RecordedConfig* RecordedSpace::find(const Config& config) const {
 Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path) {
   Result<std::string> text = read_maybe_gzipped(path);
   if (!text) return text.error();
+  return parse_recorded_space(*text, path);
+}
+
+Result<RecordedSpace> parse_recorded_space(std::string_view text,
+                                           const std::filesystem::path& path) {
   const std::string where = "recorded space " + path.string();
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return make_error(ErrorCode::kInvalidArgument, where +
                                                        " is not a JSON object (a Kernel Tuner "
@@ -106,29 +137,46 @@ Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path) {
   if (out.device.empty()) out.device = "an unnamed device";
   out.kernel = j.value("kernel_name", std::string("unknown kernel"));
   std::vector<std::string> names;
+  std::vector<std::vector<Value>> lists;  // each parameter's values, as in `names`
+  std::vector<bool> as_text;              // each parameter's numbers_as_text
   try {
     for (const auto& name : j["tune_params_keys"]) {
       names.push_back(name.get<std::string>());
       std::vector<Value> values;
-      for (const auto& v : j["tune_params"].at(names.back())) {
-        Value value = to_value(v);
+      const nlohmann::json& list = j["tune_params"].at(names.back());
+      as_text.push_back(numbers_as_text(list));
+      for (const auto& v : list) {
+        Value value = to_value(v, as_text.back());
         if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
       }
       out.space.param(names.back(), values);
+      lists.push_back(std::move(values));
     }
   } catch (const std::exception& e) {
     return make_error(ErrorCode::kInvalidArgument, where + ": bad parameter list: " + e.what());
   }
   auto index = std::make_shared<std::unordered_map<std::string, std::size_t>>();
+  std::vector<std::string> record_keys;  // as out.configs, for the duplicate error
   double best = 0;
   for (const auto& [key, record] : j["cache"].items()) {
     RecordedConfig rc;
     try {
-      for (const auto& name : names) {
-        if (!record.contains(name))
+      for (std::size_t p = 0; p < names.size(); ++p) {
+        const std::string& name = names[p];
+        if (!record.is_object() || !record.contains(name))
           return make_error(ErrorCode::kInvalidArgument,
                             where + ": the record \"" + key + "\" has no parameter " + name);
-        rc.config.set(name, to_value(record[name]));
+        Value value = to_value(record[name], as_text[p]);
+        // A value outside the parameter's list is a config no search can
+        // propose: were it the fastest, every replay would report a fraction
+        // of an optimum it cannot reach.
+        if (std::find(lists[p].begin(), lists[p].end(), value) == lists[p].end())
+          return make_error(ErrorCode::kInvalidArgument,
+                            where + ": the record \"" + key + "\" has " + name + "=" +
+                                record[name].dump() + ", not among tune_params' values " +
+                                j["tune_params"][name].dump() +
+                                ": add it there or remove the record");
+        rc.config.set(name, std::move(value));
       }
       const nlohmann::json& time = record.at("time");
       if (!time.is_number()) {
@@ -145,7 +193,15 @@ Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path) {
       return make_error(ErrorCode::kInvalidArgument,
                         where + ": the record \"" + key + "\" is malformed: " + e.what());
     }
-    index->emplace(rc.config.to_string(), out.configs.size());
+    // Two records of one config: only the first could be found, and the
+    // second's time could be an optimum no replay reaches.
+    auto [at, fresh] = index->emplace(rc.config.to_string(), out.configs.size());
+    if (!fresh)
+      return make_error(ErrorCode::kInvalidArgument,
+                        where + ": the records \"" + record_keys[at->second] + "\" and \"" + key +
+                            "\" hold the same config (" + rc.config.to_string() +
+                            "): keep one of them");
+    record_keys.push_back(key);
     out.configs.push_back(std::move(rc));
   }
   if (out.configs.empty())

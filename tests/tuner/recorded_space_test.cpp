@@ -143,6 +143,39 @@ TEST_F(RecordedSpaceTest, TimesThatAreNoMeasurementAreFailuresNotOptima) {
   EXPECT_NE(bad.error().message.find("\"1\""), std::string::npos) << bad.error().message;
 }
 
+// A record no search can reach is refused, not counted: a value outside its
+// parameter's list, or a second record of one config. Either, were it the
+// fastest, would make every replay report a fraction of an optimum it
+// cannot reach.
+TEST_F(RecordedSpaceTest, RecordsNoSearchCanReachAreRefusedByName) {
+  const std::string head = R"({"tune_params_keys": ["x"], "tune_params": {"x": [1, 2]}, "cache": {
+      "1": {"x": 1, "time": 4.0}, "2": {"x": 2, "time": 3.0}, )";
+  Result<RecordedSpace> outside =
+      parse_recorded_space(head + R"("5": {"x": 5, "time": 1.0}}})", "outside.json");
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.error().message.find("\"5\" has x=5, not among tune_params' values [1,2]"),
+            std::string::npos)
+      << outside.error().message;
+  Result<RecordedSpace> twice =
+      parse_recorded_space(head + R"("2b": {"x": 2, "time": 1.0}}})", "twice.json");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().message.find("\"2\" and \"2b\" hold the same config"), std::string::npos)
+      << twice.error().message;
+  Result<RecordedSpace> fine =
+      parse_recorded_space(head + R"("x": {"x": 1.0, "time": 9}}})", "fine.json");
+  ASSERT_FALSE(fine.ok()) << "1.0 is the integer 1: a second record of x=1";
+  Result<RecordedSpace> ok = parse_recorded_space(
+      R"({"tune_params_keys": ["x"], "tune_params": {"x": [1.0, 2.5]}, "cache": {
+          "a": {"x": 1, "time": 2}, "b": {"x": 2.5, "time": 1}}})",
+      "floats.json");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->space.size(), 2u);
+  EXPECT_DOUBLE_EQ(ok->optimum_ms, 1.0);
+  ASSERT_NE(ok->find(Config{{"x", std::string("1.0")}}), nullptr)
+      << "a float parameter's values are text, 1 and 1.0 alike";
+  EXPECT_DOUBLE_EQ(*ok->find(Config{{"x", std::string("2.5")}})->time_ms, 1.0);
+}
+
 // What `kiln cache export --format kernel-tuner` writes reads back as a
 // recorded space: configs, times, failures and the optimum.
 TEST_F(RecordedSpaceTest, AKilnRecordExportsAsAKernelTunerFileAndReadsBack) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -47,8 +48,16 @@ struct RecordedSpace {
 
 // Reads a Kernel Tuner cache file (.json or .json.gz). Errors name the file
 // and what is wrong with it (not JSON, no "cache", a record without a
-// parameter, a value type Kiln cannot hold).
+// parameter or with a value its parameter's list lacks, two records of one
+// config, a value type Kiln cannot hold). A time that is no measurement
+// (a failure's name, Kernel Tuner's error value 1e20, zero or less) makes
+// its config a failed one.
 Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path);
+
+// The same from the file's (uncompressed) text; `path` names it in errors.
+// Any text gives a space or an error, never an exception.
+Result<RecordedSpace> parse_recorded_space(std::string_view text,
+                                           const std::filesystem::path& path);
 
 // A tuning record's measurements in Kernel Tuner's cache file layout (what
 // `kiln cache export --format kernel-tuner` writes): the parameters sorted
