@@ -133,9 +133,15 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
                           "Kernel Tuner cache file");
   RecordedSpace out;
   out.path = path;
-  out.device = j.value("device_name", std::string());
-  if (out.device.empty()) out.device = "an unnamed device";
-  out.kernel = j.value("kernel_name", std::string("unknown kernel"));
+  // Labels only: one that is not a string is shown as its JSON.
+  auto label = [&](const char* field, const char* fallback) {
+    const auto it = j.find(field);
+    if (it == j.end() || it->is_null()) return std::string(fallback);
+    std::string shown = it->is_string() ? it->get<std::string>() : it->dump();
+    return shown.empty() ? std::string(fallback) : shown;
+  };
+  out.device = label("device_name", "an unnamed device");
+  out.kernel = label("kernel_name", "unknown kernel");
   std::vector<std::string> names;
   std::vector<std::vector<Value>> lists;  // each parameter's values, as in `names`
   std::vector<bool> as_text;              // each parameter's numbers_as_text
@@ -155,6 +161,9 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
   } catch (const std::exception& e) {
     return make_error(ErrorCode::kInvalidArgument, where + ": bad parameter list: " + e.what());
   }
+  if (names.empty())
+    return make_error(ErrorCode::kInvalidArgument,
+                      where + ": \"tune_params_keys\" names no parameter: a space needs one");
   auto index = std::make_shared<std::unordered_map<std::string, std::size_t>>();
   std::vector<std::string> record_keys;  // as out.configs, for the duplicate error
   double best = 0;
@@ -211,6 +220,24 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
   out.index = index;
   out.space.constraint("recorded",
                        [index](const Config& c) { return index->count(c.to_string()) > 0; });
+  // The default is the first record in the space's odometer order, found
+  // from the records: a search of a sparse recorded space would otherwise
+  // scan the product of its parameter lists for it.
+  auto position = [&](const Config& c) {
+    std::vector<std::size_t> at;
+    for (std::size_t p = 0; p < names.size(); ++p)
+      at.push_back(static_cast<std::size_t>(
+          std::find(lists[p].begin(), lists[p].end(), c.at(names[p])) - lists[p].begin()));
+    return at;
+  };
+  const RecordedConfig* first = &out.configs.front();
+  std::vector<std::size_t> first_at = position(first->config);
+  for (const RecordedConfig& rc : out.configs)
+    if (std::vector<std::size_t> at = position(rc.config); at < first_at) {
+      first = &rc;
+      first_at = std::move(at);
+    }
+  out.space.default_config(first->config);
   return out;
 }
 

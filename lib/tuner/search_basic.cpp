@@ -4,6 +4,7 @@
 #include <random>
 
 #include "kiln/core/error.hpp"
+#include "kiln/core/log.hpp"
 #include "kiln/tuner/search.hpp"
 #include "search_internal.hpp"
 
@@ -26,6 +27,47 @@ class ExhaustiveSearch final : public SearchStrategy {
  private:
   std::vector<Config> candidates_;
   std::size_t pos_ = 0;
+};
+
+// Every config of a space in enumerate() order, found as it is asked for:
+// listing a space up front walks its whole cartesian product before the
+// first proposal, which never ends on a sparse space of many parameters
+// (a recorded file's 64 two-valued parameters) and ignored --max-configs.
+class SpaceWalk final : public SearchStrategy {
+ public:
+  explicit SpaceWalk(ConfigSpace space)
+      : space_(std::move(space)), size_(space_.cartesian_size()) {}
+  const char* name() const override { return "exhaustive"; }
+  std::vector<Config> next(std::size_t max_batch) override {
+    std::vector<Config> batch;
+    while (batch.size() < max_batch && pos_ < size_) {
+      // A space whose constraints keep almost nothing of a huge product
+      // would scan for hours between two configs: past kScanLimit
+      // candidates without one, the walk ends, saying so.
+      if (++since_found_ > kScanLimit) {
+        KILN_LOG(kWarn) << "exhaustive search: none of " << kScanLimit
+                        << " candidates from position " << pos_ - kScanLimit << " of " << size_
+                        << " satisfies the space's constraints; the walk stops there. Use "
+                           "--search random or bayes on a space this sparse";
+        pos_ = size_;
+        break;
+      }
+      Config c = space_.config_at(pos_++);
+      if (space_.contains(c)) {
+        batch.push_back(std::move(c));
+        since_found_ = 0;
+      }
+    }
+    return batch;
+  }
+  void report(const Config&, std::optional<double>) override {}
+
+ private:
+  static constexpr std::uint64_t kScanLimit = ConfigSpace::kDefaultScanLimit;
+  ConfigSpace space_;
+  std::uint64_t size_;
+  std::uint64_t pos_ = 0;
+  std::uint64_t since_found_ = 0;  // candidates scanned since the last config found
 };
 
 class RandomSearch final : public SearchStrategy {
@@ -140,9 +182,10 @@ std::unique_ptr<SearchStrategy> make_random_search(const ConfigSpace& space, std
 namespace internal {
 
 SearchStrategyInfo exhaustive_strategy() {
-  return {
-      "exhaustive", "every config of the space, ranked by the kernel's model when it has one", 0,
-      [](const SearchSetup& setup) { return make_exhaustive_search(setup.space->enumerate()); }};
+  return {"exhaustive", "every config of the space, ranked by the kernel's model when it has one",
+          0, [](const SearchSetup& setup) -> std::unique_ptr<SearchStrategy> {
+            return std::make_unique<SpaceWalk>(*setup.space);
+          }};
 }
 
 SearchStrategyInfo random_strategy() {

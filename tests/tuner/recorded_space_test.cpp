@@ -176,6 +176,67 @@ TEST_F(RecordedSpaceTest, RecordsNoSearchCanReachAreRefusedByName) {
   EXPECT_DOUBLE_EQ(*ok->find(Config{{"x", std::string("2.5")}})->time_ms, 1.0);
 }
 
+// Labels of another JSON type are shown as their JSON (they used to throw
+// a bare type error naming neither file nor field); a file naming no
+// parameter is refused by name.
+TEST_F(RecordedSpaceTest, LabelsOfAnyTypeAreShownAndAFileWithoutParametersIsNamed) {
+  Result<RecordedSpace> r = parse_recorded_space(
+      R"({"device_name": 5, "kernel_name": null, "tune_params_keys": ["x"],
+          "tune_params": {"x": [1]}, "cache": {"1": {"x": 1, "time": 2}}})",
+      "labels.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->device, "5");
+  EXPECT_EQ(r->kernel, "unknown kernel");
+  Result<RecordedSpace> none = parse_recorded_space(
+      R"({"tune_params_keys": [], "tune_params": {}, "cache": {"a": {"time": 1}}})", "none.json");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("none.json: \"tune_params_keys\" names no parameter"),
+            std::string::npos)
+      << none.error().message;
+}
+
+// A recorded space of many parameters holds a vanishing share of their
+// product. Exhaustive search walks it as it goes (listing it first never
+// ended), and the default comes from the records, not from a scan of the
+// product that finds nothing in its first million candidates.
+std::string sparse_file(int params, const std::vector<std::uint64_t>& positions) {
+  nlohmann::json keys = nlohmann::json::array(), lists = nlohmann::json::object(),
+                 cache = nlohmann::json::object();
+  for (int p = 0; p < params; ++p) {
+    keys.push_back("p" + std::to_string(p));
+    lists["p" + std::to_string(p)] = {0, 1};
+  }
+  double time = 1;
+  for (std::uint64_t at : positions) {
+    nlohmann::json record = {{"time", time++}};
+    for (int p = 0; p < params; ++p)  // the last parameter varies fastest
+      record["p" + std::to_string(p)] = (at >> (params - 1 - p)) & 1;
+    cache[std::to_string(at)] = record;
+  }
+  return nlohmann::json{{"tune_params_keys", keys}, {"tune_params", lists}, {"cache", cache}}
+      .dump();
+}
+
+TEST_F(RecordedSpaceTest, ASparseSpaceOfManyParametersIsWalkedNotListed) {
+  Result<RecordedSpace> r = parse_recorded_space(sparse_file(34, {5, 100, 4000}), "sparse.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  Result<ReplayCurve> curve = replay_search(*r, "exhaustive", 3, 1);
+  ASSERT_TRUE(curve.ok()) << curve.error().message;
+  ASSERT_EQ(curve->measured.size(), 3u);
+  EXPECT_EQ(curve->fraction, (std::vector<double>{1, 1, 1})) << "the fastest is at position 5";
+
+  Result<RecordedSpace> far = parse_recorded_space(
+      sparse_file(34, {std::uint64_t{1} << 30, std::uint64_t{1} << 31}), "far.json");
+  ASSERT_TRUE(far.ok()) << far.error().message;
+  EXPECT_EQ(far->space.default_config().at("p3"), Value(std::int64_t{1}))
+      << "the default is the first record (2^30: p3 is its one set bit)";
+  for (const char* strategy : {"random", "bayes"}) {
+    Result<ReplayCurve> c = replay_search(*far, strategy, 4, 1);
+    ASSERT_TRUE(c.ok()) << strategy << ": " << c.error().message;
+    EXPECT_LE(c->measured.size(), 4u) << strategy;
+  }
+}
+
 // What `kiln cache export --format kernel-tuner` writes reads back as a
 // recorded space: configs, times, failures and the optimum.
 TEST_F(RecordedSpaceTest, AKilnRecordExportsAsAKernelTunerFileAndReadsBack) {
