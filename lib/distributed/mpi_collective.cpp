@@ -1,6 +1,7 @@
 // The MPI Collective: MPI_COMM_WORLD, nonblocking collectives polled against
 // a deadline (a blocking MPI_Allgather would wait forever for a rank that
 // hangs), MPI_Abort to end the job. The only file that includes mpi.h.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -29,7 +30,10 @@ using Clock = std::chrono::steady_clock;
 
 class MpiCollective final : public Collective {
  public:
-  explicit MpiCollective(std::chrono::seconds deadline) : deadline_(deadline) {
+  // The deadline is capped at 30 days: `now - start > deadline` compares in
+  // the clock's nanoseconds, where 10^10 s overflows.
+  explicit MpiCollective(std::chrono::seconds deadline)
+      : deadline_(std::min(deadline, std::chrono::seconds(30L * 86'400))) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {

@@ -102,6 +102,21 @@ TEST(Distributed, ADyingRankEndsTheJobNamingItNeverAHang) {
   EXPECT_NE((r.out + r.err).find("rank 1"), std::string::npos) << r.out << r.err;
 }
 
+// A deadline past what the clock holds (10^20 s overflowed its nanoseconds:
+// every rank crashed in its first wait) is refused by name; the job runs
+// with the default.
+TEST(Distributed, AnOverflowingTimeoutIsRefusedAndTheJobRuns) {
+  KILN_REQUIRE_MPI();
+  MpiJob job;
+  DeadlineRun r = job.run(2, "KILN_DISTRIBUTED_TIMEOUT_S=99999999999999999999 " + kTune + "merge");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("KILN_DISTRIBUTED_TIMEOUT_S=99999999999999999999 is not a positive number "
+                       "of seconds up to 2592000"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(job.rank_reports().size(), 2u);
+}
+
 TEST(Distributed, AnUnknownStrategyListsTheValidOnes) {
   DeadlineRun r = run_with_deadline(KILN_CLI_PATH
                                     " tune --kernel gemm_f32 --backend cpu --shape M=8,N=8,K=8 "

@@ -1,6 +1,10 @@
 // The remote tier's settings and its value format, in process.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/remote_cache.hpp"
 #include "remote/envelope.hpp"
@@ -45,6 +49,52 @@ TEST(RemoteUrl, MalformedUrlsNameTheProblemAndTheForm) {
     EXPECT_NE(c.error().message.find("KILN_REMOTE_CACHE"), std::string::npos) << bad;
     EXPECT_NE(c.error().message.find("redis://"), std::string::npos) << bad;
   }
+}
+
+TEST(RemoteUrl, BracketedIpv6Addresses) {
+  Result<RemoteCacheConfig> c = RemoteCacheConfig::parse_url("redis://[::1]:16380/2");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->host, "::1");
+  EXPECT_EQ(c->port, 16380);
+  EXPECT_EQ(c->db, 2);
+  EXPECT_EQ(c->redacted(), "redis://[::1]:16380/2");
+  Result<RemoteCacheConfig> no_port = RemoteCacheConfig::parse_url("redis://u:p@[fe80::2]");
+  ASSERT_TRUE(no_port.ok()) << no_port.error().message;
+  EXPECT_EQ(no_port->host, "fe80::2");
+  EXPECT_EQ(no_port->port, 6379);
+  for (const char* bad : {"redis://[::1", "redis://[::1]x", "redis://[::1]:", "redis://[::1]:0"}) {
+    Result<RemoteCacheConfig> r = RemoteCacheConfig::parse_url(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find("KILN_REMOTE_CACHE"), std::string::npos) << bad;
+  }
+}
+
+// Durations past what the clock arithmetic holds are refused by name: a
+// retry period of 10^10 s wrapped around and kept a dead server in use,
+// a flush timeout of 10^13 ms dropped every queued write at once.
+TEST(RemoteEnv, DurationsAndCountsHaveAnUpperBound) {
+  ::setenv("KILN_REMOTE_CACHE", "redis://127.0.0.1:6379", 1);
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {"KILN_REMOTE_CACHE_RETRY_S", "10000000000"},
+      {"KILN_REMOTE_CACHE_FLUSH_MS", "99999999999999999999"},
+      {"KILN_REMOTE_CACHE_CONNECT_TIMEOUT_MS", "3600001"},
+      {"KILN_REMOTE_CACHE_OP_TIMEOUT_MS", "1e9"},
+      {"KILN_REMOTE_CACHE_QUEUE", "0"}};
+  for (const auto& [name, value] : cases) {
+    ::setenv(name, value, 1);
+    Result<std::optional<RemoteCacheConfig>> c = RemoteCacheConfig::from_env();
+    ::unsetenv(name);
+    ASSERT_FALSE(c.ok()) << name << "=" << value;
+    EXPECT_NE(c.error().message.find(std::string(name) + "=" + value), std::string::npos)
+        << c.error().message;
+    EXPECT_NE(c.error().message.find("up to"), std::string::npos) << c.error().message;
+  }
+  ::setenv("KILN_REMOTE_CACHE_RETRY_S", "86400", 1);
+  Result<std::optional<RemoteCacheConfig>> most = RemoteCacheConfig::from_env();
+  ::unsetenv("KILN_REMOTE_CACHE_RETRY_S");
+  ::unsetenv("KILN_REMOTE_CACHE");
+  ASSERT_TRUE(most.ok()) << most.error().message;
+  EXPECT_EQ((*most)->retry_after, std::chrono::seconds(86400));
 }
 
 TEST(RemoteEnvelope, RoundTripsSignedAndUnsigned) {

@@ -1,6 +1,7 @@
 // kiln tune --distributed: see tune_distributed.hpp.
 #include "tune_distributed.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -16,13 +17,18 @@ namespace {
 std::chrono::seconds collective_deadline() {
   const char* text = std::getenv("KILN_DISTRIBUTED_TIMEOUT_S");
   if (text && *text) {
+    // Up to 30 days: a deadline far past that overflows the clock's
+    // nanoseconds (10^10 s wrapped and fired at once, or crashed a rank).
+    constexpr long kMost = 30L * 86'400;
     char* end = nullptr;
+    errno = 0;
     const long v = std::strtol(text, &end, 10);
-    if (end != text && *end == '\0' && v > 0) return std::chrono::seconds(v);
+    if (end != text && *end == '\0' && errno != ERANGE && v > 0 && v <= kMost)
+      return std::chrono::seconds(v);
     std::fprintf(stderr,
                  "kiln tune: KILN_DISTRIBUTED_TIMEOUT_S=%s is not a positive number of "
-                 "seconds; using 3600\n",
-                 text);
+                 "seconds up to %ld (30 days); using 3600\n",
+                 text, kMost);
   }
   return std::chrono::seconds(3600);
 }

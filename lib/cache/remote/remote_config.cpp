@@ -1,4 +1,5 @@
 // RemoteCacheConfig: the KILN_REMOTE_CACHE* variables and the server URL.
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -62,14 +63,19 @@ Result<std::string> read_secret(const char* variable, const std::string& path) {
   return value;
 }
 
-Result<long> positive(const char* variable, long fallback) {
+// A positive integer of at most `most`: a larger one would overflow the
+// clock arithmetic it feeds (a deadline of now + 10^10 s wraps and fires at
+// once) or be refused by hiredis as an invalid timeout.
+Result<long> positive(const char* variable, long fallback, long most) {
   const std::string text = env(variable);
   if (text.empty()) return fallback;
   char* end = nullptr;
+  errno = 0;
   const long v = std::strtol(text.c_str(), &end, 10);
-  if (end == text.c_str() || *end != '\0' || v <= 0)
-    return make_error(ErrorCode::kInvalidArgument,
-                      std::string(variable) + "=" + text + " is not a positive integer");
+  if (end == text.c_str() || *end != '\0' || errno == ERANGE || v <= 0 || v > most)
+    return make_error(ErrorCode::kInvalidArgument, std::string(variable) + "=" + text +
+                                                       " is not a positive integer up to " +
+                                                       std::to_string(most));
   return v;
 }
 
@@ -79,7 +85,9 @@ std::string RemoteCacheConfig::redacted() const {
   if (!unix_path.empty()) return "unix://" + unix_path;
   std::string out = "redis://";
   if (!user.empty() || !password.empty()) out += user + (password.empty() ? "" : ":***") + "@";
-  return out + host + ":" + std::to_string(port) + "/" + std::to_string(db);
+  const bool v6 = host.find(':') != std::string::npos;
+  return out + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + "/" +
+         std::to_string(db);
 }
 
 Result<RemoteCacheConfig> RemoteCacheConfig::parse_url(const std::string& url) {
@@ -115,10 +123,23 @@ Result<RemoteCacheConfig> RemoteCacheConfig::parse_url(const std::string& url) {
       config.db = static_cast<int>(v);
     }
   }
-  if (const auto colon = rest.rfind(':');
-      colon != std::string::npos && rest.find(']') == std::string::npos) {
-    const std::string port = rest.substr(colon + 1);
+  // An IPv6 address is bracketed, as in any URL: redis://[::1]:6380.
+  std::string port;
+  if (!rest.empty() && rest.front() == '[') {
+    const auto close = rest.find(']');
+    if (close == std::string::npos) return bad_url(url, "the IPv6 address has no closing ]");
+    const std::string after = rest.substr(close + 1);
+    if (!after.empty() && after.front() != ':')
+      return bad_url(url, "\"" + after + "\" follows the IPv6 address, where :PORT belongs");
+    if (!after.empty()) port = after.substr(1);
+    rest = rest.substr(1, close - 1);
+    if (!after.empty() && port.empty()) port = "(none)";
+  } else if (const auto colon = rest.rfind(':'); colon != std::string::npos) {
+    port = rest.substr(colon + 1);
     rest = rest.substr(0, colon);
+    if (port.empty()) port = "(none)";
+  }
+  if (!port.empty()) {
     char* end = nullptr;
     const long v = std::strtol(port.c_str(), &end, 10);
     if (end == port.c_str() || *end != '\0' || v <= 0 || v > 65535)
@@ -166,11 +187,12 @@ Result<std::optional<RemoteCacheConfig>> RemoteCacheConfig::from_env() {
                       "KILN_REMOTE_CACHE_TRUST=" + trust +
                           " is not \"unsigned\" (load unsigned artifacts) or \"signed\"");
   config.trust_unsigned = trust == "unsigned";
-  Result<long> connect = positive("KILN_REMOTE_CACHE_CONNECT_TIMEOUT_MS", 1000);
-  Result<long> op = positive("KILN_REMOTE_CACHE_OP_TIMEOUT_MS", 2000);
-  Result<long> retry = positive("KILN_REMOTE_CACHE_RETRY_S", 30);
-  Result<long> queue = positive("KILN_REMOTE_CACHE_QUEUE", 256);
-  Result<long> flush = positive("KILN_REMOTE_CACHE_FLUSH_MS", 5000);
+  constexpr long kHourMs = 3'600'000, kDayS = 86'400;
+  Result<long> connect = positive("KILN_REMOTE_CACHE_CONNECT_TIMEOUT_MS", 1000, kHourMs);
+  Result<long> op = positive("KILN_REMOTE_CACHE_OP_TIMEOUT_MS", 2000, kHourMs);
+  Result<long> retry = positive("KILN_REMOTE_CACHE_RETRY_S", 30, kDayS);
+  Result<long> queue = positive("KILN_REMOTE_CACHE_QUEUE", 256, 1'000'000);
+  Result<long> flush = positive("KILN_REMOTE_CACHE_FLUSH_MS", 5000, kHourMs);
   for (const auto* r : {&connect, &op, &retry, &queue, &flush})
     if (!*r) return r->error();
   config.connect_timeout = std::chrono::milliseconds(*connect);
