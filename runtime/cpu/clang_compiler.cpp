@@ -217,9 +217,13 @@ Result<std::shared_ptr<clang::CompilerInvocation>> ClangCompiler::invocation(
     options.VFS = std::move(files);
     options.CC1Args = &cc1_args;
     out = clang::createInvocation(argv, options);
-    if (out) remember_cc1_args(args, std::move(cc1_args));
+    if (out && !diags.hasErrorOccurred()) remember_cc1_args(args, std::move(cc1_args));
   }
-  if (!out) return make_error(ErrorCode::kCompileFailed, "the Clang driver rejected the options");
+  // The driver reports an option it does not know (KILN_CPU_FLAGS=-ffast-mth)
+  // as an error yet still returns an invocation without it: compiling that
+  // would store artifacts claiming a flag they never saw.
+  if (!out || diags.hasErrorOccurred())
+    return make_error(ErrorCode::kCompileFailed, "the Clang driver rejected the options");
   // NOTES: the driver sets DisableFree for a process that exits after one
   // compile; in a long-lived process that leaks about 1.25 MB per compile.
   out->getFrontendOpts().DisableFree = false;

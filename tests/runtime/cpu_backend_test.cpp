@@ -202,6 +202,30 @@ TEST(CpuBackend, SourcesIncludingSystemHeadersCompileWithThePch) {
             cpu::ClangCompiler(settings).driver_args(unit).size() - 2);
 }
 
+// An option the driver does not know (a KILN_CPU_FLAGS typo) fails the
+// compile with the driver's diagnostic; the driver used to drop it with an
+// error nobody read, and the artifact claimed the flag in its options. The
+// PCH build and the plain compile alike, and a failed option set is not
+// remembered as good for the next compile.
+TEST(CpuBackend, AnOptionTheDriverDoesNotKnowFailsTheCompile) {
+  CompileUnit unit = test::gemm_unit({GemmTile{16, 16, 8}});
+  unit.source = "#include <cmath>\n" + unit.source;
+  for (bool pch : {true, false}) {
+    SCOPED_TRACE(pch ? "with PCH" : "without PCH");
+    cpu::ClangSettings settings = cpu::ClangSettings::from_options();
+    settings.pch = pch;
+    settings.extra_options = {"-ffast-mth"};
+    cpu::ClangCompiler compiler(settings);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      auto program = compiler.compile(unit, CancelToken());
+      ASSERT_FALSE(program.ok()) << "attempt " << attempt;
+      EXPECT_EQ(program.error().code, ErrorCode::kCompileFailed);
+      EXPECT_NE(program.error().details.at("log").find("unknown argument"), std::string::npos)
+          << program.error().details.at("log");
+    }
+  }
+}
+
 TEST(CpuBackend, CancelledBeforeStartIsCancelled) {
   CancelToken cancel;
   cancel.cancel();
