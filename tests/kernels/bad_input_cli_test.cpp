@@ -13,6 +13,9 @@ using testing::CliRun;
 
 const std::string kBadInputExample = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
 const std::string kSmallGemm = "tune --kernel gemm_f32 --shape M=8,N=8,K=8 ";
+// Any existing file passes --recorded's own check; the option after it fails first.
+const std::string kBenchSearch =
+    "bench search --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md ";
 
 struct Case {
   std::string args;
@@ -132,6 +135,22 @@ TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
       {"bench tune --rounds 0", {"--rounds", "between 1 and"}},
       {"bench tune --size 1000000", {"--size", "between 1 and 16384"}},
       {"bench tune --group-size 0", {"--group-size", "between 1 and 256"}},
+      {kBenchSearch + "--seeds 0", {"--seeds", "between 1 and 10000"}},
+      {kBenchSearch + "--seeds 0x3", {"--seeds", "not a whole decimal number"}},
+      {kBenchSearch + "--first-seed 1e3", {"--first-seed", "not a whole decimal number"}},
+      {kBenchSearch + "--budget-fraction nan", {"--budget-fraction", "not a finite"}},
+      {kBenchSearch + "--budget-fraction 1.5", {"--budget-fraction", "between 0.0001 and 1"}},
+      {kBenchSearch + "--max-configs -1", {"--max-configs", "between 1 and"}},
+      {kBenchSearch + "--max-configs 0", {"--max-configs", "between 1 and"}},
+      {kBenchSearch + "--max-configs 18446744073709551616", {"--max-configs", "out of range"}},
+      {kBenchSearch + "--threads 0", {"--threads", "between 1 and 1024"}},
+      // A trace goes where it can be written, and only beside a real tuning.
+      {kSmallGemm + "--trace /nonexistent-kiln-dir/t.json",
+       {"cannot write the trace to /nonexistent-kiln-dir/t.json", "not a directory"}},
+      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --trace t.json",
+       {"--trace", "excludes", "--recorded"}},
+      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --shape M=8",
+       {"--shape", "excludes", "--recorded"}},
       {"cache prune --max-size -1", {"--max-size", "not a size"}},
       {"cache prune --max-size 12Q", {"--max-size", "not a size"}},
       // Names out of their set are usage errors too.

@@ -85,6 +85,8 @@ TEST_F(TuneRecordedCli, BudgetIsInSimulatedSeconds) {
   EXPECT_DOUBLE_EQ(j.at("simulated_wall_s").get<double>(), 3.5);
   EXPECT_EQ(j.at("recorded").at("budget_cancelled"), 3);
   EXPECT_EQ(count_status(j, "cancelled"), 3u);
+  // The cancelled have rows but were never measured.
+  EXPECT_EQ(j.at("recorded").at("measured").get<std::size_t>() + 3, j.at("configs").size());
 }
 
 TEST_F(TuneRecordedCli, ReplaysASharedKernelTunerFileDeterministically) {
@@ -332,6 +334,22 @@ TEST_F(TuneRecordedCli, BenchSearchTracesEveryMeasurementInOrder) {
     }
     EXPECT_DOUBLE_EQ(drawn[s * 3].at("best_so_far").get<double>(), per_seed[s]);
   }
+
+  // So does a plot, and a plot of a one-config budget has no NaN in it (its
+  // log axis had no width).
+  CliRun no_plot = kiln("bench search --recorded " + hand().string() +
+                        " --strategy random --seeds 1 --plot " + (dir_ / "no" / "p.svg").string());
+  EXPECT_EQ(no_plot.exit_code, 2);
+  EXPECT_NE(no_plot.err.find("cannot write the plot to " + (dir_ / "no" / "p.svg").string()),
+            std::string::npos)
+      << no_plot.err;
+  CliRun one =
+      kiln("bench search --recorded " + hand().string() +
+           " --strategy random --seeds 2 --max-configs 1 --plot " + (dir_ / "one.svg").string());
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const std::string svg = testing::read_file(dir_ / "one.svg");
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_EQ(svg.find("nan"), std::string::npos) << svg;
 
   // A trace that cannot be written stops the run before it starts, saying where.
   CliRun bad = kiln("bench search --recorded " + hand().string() +

@@ -26,6 +26,7 @@
 #include "commands.hpp"
 #include "kiln/tuner/search.hpp"
 #include "kiln/tuner/search_replay.hpp"
+#include "option_checks.hpp"
 #include "parallel_runs.hpp"
 #include "sample_stats.hpp"
 #include "search_time_curves.hpp"
@@ -108,7 +109,10 @@ std::string plot_svg(const std::vector<FileResult>& files) {
     p.y0 = static_cast<double>((f / 3) * panel_h + 30);
     p.w = panel_w - margin - 15, p.h = panel_h - 80;
     const double n = static_cast<double>(file.space.configs.size());
-    const double lo = std::log10(1.0 / n), hi = std::log10(static_cast<double>(file.budget) / n);
+    // A budget of one config has no width on a log axis: the axis then
+    // spans one decade, so the single point sits at its left end.
+    const double lo = std::log10(1.0 / n),
+                 hi = std::max(lo + 1, std::log10(static_cast<double>(file.budget) / n));
     auto px = [&](double k) { return p.x0 + p.w * (std::log10(k / n) - lo) / (hi - lo); };
     const std::string title = file.space.kernel + " on " + file.space.device + " (" +
                               std::to_string(file.space.configs.size()) + " configs)";
@@ -160,6 +164,19 @@ int run_bench_search(const SearchBenchArgs& args) {
                    "kiln bench search: cannot write the trace to %s (%s); give --trace a path "
                    "in a writable directory\n",
                    args.trace.c_str(), std::strerror(errno));
+      return 2;
+    }
+  }
+  // The plot too is opened before the run: a path that cannot be written
+  // is said before minutes of replays, not after.
+  std::ofstream svg;
+  if (!args.plot.empty()) {
+    svg.open(args.plot);
+    if (!svg) {
+      std::fprintf(stderr,
+                   "kiln bench search: cannot write the plot to %s (%s); give --plot a path "
+                   "in a writable directory\n",
+                   args.plot.c_str(), std::strerror(errno));
       return 2;
     }
   }
@@ -276,7 +293,14 @@ int run_bench_search(const SearchBenchArgs& args) {
   }
   if (args.json) std::cout << out.dump(2) << "\n";
   if (!args.plot.empty()) {
-    std::ofstream(args.plot) << plot_svg(results);
+    svg << plot_svg(results);
+    svg.close();
+    if (!svg) {
+      // The numbers were printed; the run still says it could not plot.
+      std::fprintf(stderr, "kiln bench search: writing the plot to %s failed (%s)\n",
+                   args.plot.c_str(), std::strerror(errno));
+      return 1;
+    }
     if (!args.json) std::printf("plot: %s\n", args.plot.c_str());
   }
   return 0;
@@ -294,19 +318,21 @@ void add_bench_search_command(CLI::App& bench, int& exit_code) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--strategy", a->strategies, "Strategies to compare (default: every one)");
-  cmd->add_option("--seeds", a->seeds, "Seeds per strategy and file")->check(CLI::Range(1, 10000));
+  cmd->add_option("--seeds", a->seeds, "Seeds per strategy and file")
+      ->transform(integer_in(1, 10000));
   cmd->add_option("--first-seed", a->first_seed,
                   "The first seed (default 1): a fresh range checks a setting on seeds it was "
                   "not chosen on")
-      ->check(CLI::Range(1, 1000000000));
+      ->transform(integer_in(1, 1000000000));
   auto* fraction = cmd->add_option("--budget-fraction", a->budget_fraction,
                                    "Budget as a share of each space (default 0.10)")
-                       ->check(CLI::Range(0.0001, 1.0));
+                       ->check(number_in(0.0001, 1.0));
   cmd->add_option("--max-configs", a->max_configs, "Budget in configs (instead of a share)")
+      ->transform(integer_in(1, kMaxConfigs))
       ->excludes(fraction);
   cmd->add_option("--threads", a->threads,
                   "Simulated compile workers of the curves against time (default 2)")
-      ->check(CLI::Range(1, 1024));
+      ->transform(integer_in(1, kMaxThreads));
   cmd->add_flag("--json", a->json, "Print one JSON document");
   cmd->add_option("--plot", a->plot, "Write an SVG of the curves to FILE");
   cmd->add_option("--trace", a->trace,

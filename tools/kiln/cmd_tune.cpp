@@ -13,6 +13,7 @@
 // benchmark worker is missing; 2 bad input (docs/user-kernels.md, `kiln kernels`).
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
@@ -143,6 +144,20 @@ int run_tune(TuneArgs args) {
     std::fprintf(stderr, "kiln tune: --shape is required (or --recorded FILE to replay one)\n");
     return 2;
   }
+  // A trace is written at the end: a directory that is not there is said
+  // now, before the tuning, not after it in a warning.
+  if (!args.trace.empty()) {
+    std::filesystem::path dir = std::filesystem::path(args.trace).parent_path();
+    if (dir.empty()) dir = ".";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      std::fprintf(stderr,
+                   "kiln tune: cannot write the trace to %s: %s is not a directory; give "
+                   "--trace a path in a writable directory\n",
+                   args.trace.c_str(), dir.c_str());
+      return 2;
+    }
+  }
   args.request.seed = args.seed;
   args.request.isolation = args.isolation == "thread" ? Isolation::kThread
                            : args.isolation == "auto" ? Isolation::kAuto
@@ -182,7 +197,10 @@ int run_tune(TuneArgs args) {
       result->source == ResultSource::kMemory || result->source == ResultSource::kDisk;
   if (!served_from_cache) {
     report.rows = rows_from(result->measurements);
-    if (!args.trace.empty()) report.trace_path = args.trace;
+    // Only a trace that was written is reported (the writer warned if not).
+    std::error_code ec;
+    if (!args.trace.empty() && std::filesystem::is_regular_file(args.trace, ec))
+      report.trace_path = args.trace;
   } else if (result->record) {
     // Served from the cache: the record it was served from has the table.
     report.rows = rows_from(*result->record);
@@ -318,6 +336,12 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       ->excludes("--kernel")
       ->excludes("--template")
       ->excludes("--distributed");
+  // What a replay has no use for is refused beside --recorded rather than
+  // silently ignored: there is no kernel, device or output to check.
+  for (const char* physical :
+       {"--space", "--entry", "--shape", "--dtype", "--backend", "--devices", "--trace",
+        "--reference", "--no-check", "--cold-l2", "--graphs", "--delay-us", "--isolation"})
+    cmd->get_option("--recorded")->excludes(physical);
   cmd->callback([a, &exit_code] { exit_code = run_tune(*a); });
 }
 

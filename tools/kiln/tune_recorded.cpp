@@ -3,6 +3,8 @@
 // simulated wall time.
 #include "tune_recorded.hpp"
 
+#include <algorithm>
+
 #include <cstdio>
 #include <iostream>
 
@@ -53,6 +55,15 @@ TuneReport make_report(const RecordedTuneArgs& a, const RecordedSpace& space,
   return report;
 }
 
+// Configs the replay compiled and ran (or saw fail): a config the budget
+// cancelled or a prune removed was never measured, though it has a row.
+std::size_t measured(const ReplayTuneResult& run) {
+  return static_cast<std::size_t>(
+      std::count_if(run.measurements.begin(), run.measurements.end(), [](const Measurement& m) {
+        return m.outcome != Outcome::kCancelled && m.outcome != Outcome::kPruned;
+      }));
+}
+
 // What only a replay knows: the file, its optimum, and the simulated run.
 nlohmann::json recorded_json(const RecordedTuneArgs& a, const RecordedSpace& space,
                              const ReplayTuneResult& run) {
@@ -63,7 +74,7 @@ nlohmann::json recorded_json(const RecordedTuneArgs& a, const RecordedSpace& spa
           {"optimum_ms", space.optimum_ms},
           {"best", run.best ? run.best->to_json() : nlohmann::json()},
           {"best_ms", run.best ? nlohmann::json(run.best_ms) : nlohmann::json()},
-          {"measured", run.measurements.size()},
+          {"measured", measured(run)},
           {"budget_cancelled", run.budget_cancelled},
           {"clock_stalls", run.stalls}};
 }
@@ -94,8 +105,7 @@ int run_tune_recorded(const RecordedTuneArgs& args) {
                 space->configs.size(), space->device.c_str(), space->optimum_ms);
     if (run->best) {
       std::printf("best found: %s at %.4g ms = %.3f of the optimum, %zu configs measured\n",
-                  run->best->to_string().c_str(), run->best_ms, run->fraction,
-                  run->measurements.size());
+                  run->best->to_string().c_str(), run->best_ms, run->fraction, measured(*run));
     }
     std::printf(
         "simulated wall time: %.4g s on %d compile worker(s), %s%s (times above are "
