@@ -92,6 +92,19 @@ struct FileResult {
 
 // An SVG of every file's median curves (quartile bands), log x axis: a row
 // against configs measured, and below it a row against simulated seconds.
+// Opens `path` (when given) for an output the run writes; false, having
+// said why, when it cannot be.
+bool open_output(std::ofstream& out, const std::string& path, const char* what) {
+  if (path.empty()) return true;
+  out.open(path);
+  if (out) return true;
+  std::fprintf(stderr,
+               "kiln bench search: cannot write the %s to %s (%s); give --%s a path in a "
+               "writable directory\n",
+               what, path.c_str(), std::strerror(errno), what);
+  return false;
+}
+
 std::string plot_svg(const std::vector<FileResult>& files) {
   const int panel_w = 460, panel_h = 300, margin = 55;
   const int width = panel_w * static_cast<int>(std::min<std::size_t>(files.size(), 3));
@@ -156,30 +169,10 @@ int run_bench_search(const SearchBenchArgs& args) {
       return 2;
     }
   }
-  std::ofstream trace;
-  if (!args.trace.empty()) {
-    trace.open(args.trace);
-    if (!trace) {
-      std::fprintf(stderr,
-                   "kiln bench search: cannot write the trace to %s (%s); give --trace a path "
-                   "in a writable directory\n",
-                   args.trace.c_str(), std::strerror(errno));
-      return 2;
-    }
-  }
-  // The plot too is opened before the run: a path that cannot be written
-  // is said before minutes of replays, not after.
-  std::ofstream svg;
-  if (!args.plot.empty()) {
-    svg.open(args.plot);
-    if (!svg) {
-      std::fprintf(stderr,
-                   "kiln bench search: cannot write the plot to %s (%s); give --plot a path "
-                   "in a writable directory\n",
-                   args.plot.c_str(), std::strerror(errno));
-      return 2;
-    }
-  }
+  // The trace and the plot are opened before the run: a path that cannot
+  // be written is said before minutes of replays, not after.
+  std::ofstream trace, svg;
+  if (!open_output(trace, args.trace, "trace") || !open_output(svg, args.plot, "plot")) return 2;
   std::vector<FileResult> results;
   for (const auto& path : args.files) {
     Result<RecordedSpace> space = read_recorded_space(path);
@@ -292,7 +285,7 @@ int run_bench_search(const SearchBenchArgs& args) {
     out.push_back(jf);
   }
   if (args.json) std::cout << out.dump(2) << "\n";
-  if (!args.plot.empty()) {
+  if (svg.is_open()) {
     svg << plot_svg(results);
     svg.close();
     if (!svg) {
