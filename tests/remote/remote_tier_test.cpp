@@ -98,6 +98,17 @@ TEST(RemoteTier, PrefixesKeepTeamsApart) {
   EXPECT_NE(server.cli("--scan --pattern 'team1:*'").out, "");
   TuneRun other_team = tune_on(b, url + " KILN_REMOTE_CACHE_PREFIX=team2:");
   EXPECT_GT(other_team.compiled(), 0);
+  // A prefix is a literal, not a pattern: "team?:" lists neither team's keys.
+  auto ls = [&](const std::string& prefix) {
+    DeadlineRun r = run_with_deadline("env KILN_CACHE_DIR=" + a.dir().string() + " " + url +
+                                      " KILN_REMOTE_CACHE_PREFIX='" + prefix +
+                                      "' " KILN_CLI_PATH " cache remote ls --json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["count"].get<int>();
+  };
+  EXPECT_GT(ls("team1:"), 0);
+  EXPECT_EQ(ls("team?:"), 0);
+  EXPECT_EQ(ls("team[12]:"), 0);
 }
 
 TEST(RemoteCli, PushPullPingLsAndTheRedactedPassword) {

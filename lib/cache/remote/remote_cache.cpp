@@ -316,19 +316,37 @@ Result<std::string> RemoteCache::ping() {
   return version;
 }
 
+namespace {
+
+// `text` as a SCAN MATCH pattern that matches only itself: a prefix of
+// "team?:" or "kiln[1]:" would otherwise list other prefixes' keys.
+std::string glob_literal(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::vector<RemoteCache::Listed>> RemoteCache::list(bool verify) {
   std::vector<Listed> out;
   std::string cursor = "0";
   do {
     Result<remote::Reply> page = [&] {
       std::lock_guard<std::mutex> lock(impl_->read_mutex);
-      return impl_->reader.run({"SCAN", cursor, "MATCH", config_.prefix + "*", "COUNT", "1000"});
+      return impl_->reader.run(
+          {"SCAN", cursor, "MATCH", glob_literal(config_.prefix) + "*", "COUNT", "1000"});
     }();
     if (!page) return page.error();
     if (page->type != remote::Reply::kArray || page->elements.size() != 2)
       return make_error(ErrorCode::kIo, "the remote cache answered SCAN with an unexpected reply");
     cursor = page->elements[0].text;
     for (const auto& element : page->elements[1].elements) {
+      // The pattern is escaped; the prefix is checked again all the same.
+      if (element.text.rfind(config_.prefix, 0) != 0) continue;
       Listed item;
       item.raw_key = element.text.substr(config_.prefix.size());
       std::optional<Hash128> key;
