@@ -398,6 +398,13 @@ TEST_F(TuneRecordedCli, ReplaysKilnsOwnKernelTunerExport) {
   CliRun exported = kiln("cache export --format kernel-tuner --kernel " +
                          t.at("template").get<std::string>() + " " + file.string());
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  // The family's name is not the record's: the error names the records.
+  CliRun family = kiln("cache export --format kernel-tuner --kernel fused_add_rmsnorm " +
+                       (dir_ / "family.json").string());
+  EXPECT_EQ(family.exit_code, 1);
+  EXPECT_NE(family.err.find("holds records of " + t.at("template").get<std::string>()),
+            std::string::npos)
+      << family.err;
   CliRun replay = kiln("tune --recorded " + file.string() + " --json");
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   const nlohmann::json r = replay.json();

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -283,6 +284,16 @@ void run_export_kernel_tuner(const Context& c, const std::string& file, const st
   for (const auto& r : records) {
     if (!kernel.empty() && r.kernel() != kernel) continue;
     if (!newest || r.created > newest->created) newest = &r;
+  }
+  if (!newest && !records.empty()) {
+    // Records carry the template's name (gemm_f32_cpu), not the family a
+    // tune was asked for (gemm_f32): name the ones there are.
+    std::set<std::string> names;
+    for (const auto& r : records) names.insert(r.kernel());
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    return c.fail("no tuning record of kernel " + kernel + " in the cache; it holds records of " +
+                  list + ": give one of those to --kernel");
   }
   if (!newest)
     return c.fail("no tuning record" + (kernel.empty() ? "" : " of kernel " + kernel) +
