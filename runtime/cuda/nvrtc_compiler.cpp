@@ -150,7 +150,9 @@ std::unique_ptr<Compiler> make_compiler(NvrtcSettings settings) {
 }
 
 Result<std::string> default_arch() {
-  if (!Options::global().arch.empty()) return Options::global().arch;
+  // KILN_ARCH=native means the device's, like no KILN_ARCH at all.
+  const std::string& chosen = Options::global().arch;
+  if (!chosen.empty() && chosen != "native") return chosen;
   // The driver alone, probed once: the whole toolchain report would also
   // open the CPU backend (an LLVM JIT and a thread pool) for nothing.
   static const CudaDriverStatus driver = probe_driver();

@@ -158,9 +158,23 @@ TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
       {"compile --kernel gemm_f16 --arch sm_xx", {"--arch", "not a CUDA arch"}},
       {"bench compile --kernel nope", {"--kernel", "nope"}},
       {"bench compile --arch 90", {"--arch", "not a CUDA arch"}},
+      // A target of the wrong kind fails once, as usage, not once per config.
+      {"compile --kernel fused_add_rmsnorm --arch sm_80",
+       {"--arch sm_80 is a CUDA target", "builds for the CPU"}},
+      {"compile --kernel fused_add_rmsnorm --ptx", {"--ptx", "PTX is a CUDA format"}},
       {"bench tune --kernel nope", {"no shipped kernel 'nope'"}},
   };
   for (const auto& c : cases) expect_usage_error(c);
+}
+
+// --arch native is the device's arch, resolved before NVRTC sees it: with
+// no GPU a usage error saying so, never a failed compile per config.
+TEST_F(BadInput, ArchNativeIsTheDevicesArch) {
+  CliRun run = kiln("compile --kernel gemm_f16 --arch native --json");
+  if (run.exit_code == 0) return;  // a machine with a GPU: it compiled for it
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("no CUDA device to take the arch from"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("'native' is not a CUDA arch"), std::string::npos) << run.err;
 }
 
 // A value in range is read as decimal: CLI11 alone read "010" as octal 8.

@@ -30,8 +30,13 @@ struct BenchArgs {
 };
 
 int run_bench_compile(const BenchArgs& args) {
+  Result<std::string> arch = resolve_arch(args.arch, DeviceKind::kCuda);
+  if (!arch) {
+    std::fprintf(stderr, "kiln bench compile: %s\n", arch.error().message.c_str());
+    return 2;
+  }
   CompileBenchSettings s;
-  s.arch = args.arch;
+  s.arch = *arch;
   s.kernels = args.kernels;
   s.max_configs = args.max_configs;
   const int cores = resolve_workers(args.cores);
@@ -59,6 +64,12 @@ int run_bench_compile(const BenchArgs& args) {
   for (const auto& [kernel, kj] : report["kernels"].items()) {
     for (const auto& v : kj["variants"]) failed += v["failed"].get<int>();
   }
+  // The table's times are of failed compiles too: say so, not only by exit.
+  if (failed)
+    std::fprintf(stderr,
+                 "kiln bench compile: %d compile(s) failed, so the times above are not of "
+                 "working compiles; `kiln compile --kernel K --arch %s` shows why\n",
+                 failed, s.arch.c_str());
   return failed == 0 ? 0 : 1;
 }
 

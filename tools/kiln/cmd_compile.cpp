@@ -95,6 +95,13 @@ int run_compile(const CompileArgs& args) {
     std::fprintf(stderr, "kiln compile: %s\n", backend.error().message.c_str());
     return 2;
   }
+  if (args.ptx && kind != DeviceKind::kCuda) {
+    std::fprintf(stderr,
+                 "kiln compile: --ptx: %s builds for the CPU, and PTX is a CUDA format: drop "
+                 "--ptx, or name a CUDA kernel\n",
+                 args.kernel.c_str());
+    return 2;
+  }
   const bool pch = !args.no_pch && Options::global().pch;
   CompileRunSettings settings;
   settings.arch = *arch;

@@ -33,7 +33,16 @@ const DeviceBackend& backend_or_throw(DeviceKind kind) {
 }  // namespace
 
 Result<std::string> resolve_arch(const std::string& requested, DeviceKind kind) {
-  if (!requested.empty()) return requested;
+  // A CUDA target for a CPU kernel compiled every config to a Clang error
+  // each; it is a usage error, once.
+  if (kind == DeviceKind::kCpu && !requested.empty() && requested != "host")
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--arch " + requested +
+                          " is a CUDA target, and this kernel builds for the CPU (arch host): "
+                          "drop --arch, or name a CUDA kernel");
+  // "native" is the device's arch, as KILN_ARCH=native: resolved here, not
+  // handed to NVRTC, which knows no such target.
+  if (!requested.empty() && requested != "native") return requested;
   auto backend = find_backend(kind);
   if (!backend.ok()) return backend.error();
   return (*backend)->default_arch();
