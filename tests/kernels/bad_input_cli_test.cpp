@@ -147,6 +147,7 @@ TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
       // A trace goes where it can be written, and only beside a real tuning.
       {kSmallGemm + "--trace /nonexistent-kiln-dir/t.json",
        {"cannot write the trace to /nonexistent-kiln-dir/t.json", "not a directory"}},
+      {"tune --recorded /", {"--recorded", "is actually a directory"}},
       {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --trace t.json",
        {"--trace", "excludes", "--recorded"}},
       {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --shape M=8",

@@ -333,6 +333,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "Replay a recorded space (a Kernel Tuner cache file, .json or .json.gz, or "
                   "`kiln cache export --format kernel-tuner` output) on a virtual clock: "
                   "--budget-s and --threads (default 1) are then simulated")
+      ->check(CLI::ExistingFile)  // "" or a directory: named here, not as "--shape is required"
       ->excludes("--kernel")
       ->excludes("--template")
       ->excludes("--distributed");
