@@ -72,7 +72,7 @@ TEST(RemoteUrl, BracketedIpv6Addresses) {
 // Durations past what the clock arithmetic holds are refused by name: a
 // retry period of 10^10 s wrapped around and kept a dead server in use,
 // a flush timeout of 10^13 ms dropped every queued write at once.
-TEST(RemoteEnv, DurationsAndCountsHaveAnUpperBound) {
+TEST(RemoteEnv, DurationsAndCountsHaveAnUpperBoundASecretFileIsAFile) {
   ::setenv("KILN_REMOTE_CACHE", "redis://127.0.0.1:6379", 1);
   const std::vector<std::pair<const char*, const char*>> cases = {
       {"KILN_REMOTE_CACHE_RETRY_S", "10000000000"},
@@ -89,6 +89,13 @@ TEST(RemoteEnv, DurationsAndCountsHaveAnUpperBound) {
         << c.error().message;
     EXPECT_NE(c.error().message.find("up to"), std::string::npos) << c.error().message;
   }
+  ::setenv("KILN_REMOTE_CACHE_SECRET_FILE", "/", 1);
+  Result<std::optional<RemoteCacheConfig>> dir = RemoteCacheConfig::from_env();
+  ::unsetenv("KILN_REMOTE_CACHE_SECRET_FILE");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.error().message.find("KILN_REMOTE_CACHE_SECRET_FILE names /, which is a directory"),
+            std::string::npos)
+      << dir.error().message;
   ::setenv("KILN_REMOTE_CACHE_RETRY_S", "86400", 1);
   Result<std::optional<RemoteCacheConfig>> most = RemoteCacheConfig::from_env();
   ::unsetenv("KILN_REMOTE_CACHE_RETRY_S");

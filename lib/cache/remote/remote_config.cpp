@@ -1,6 +1,7 @@
 // RemoteCacheConfig: the KILN_REMOTE_CACHE* variables and the server URL.
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -44,6 +45,11 @@ ErrorInfo bad_url(const std::string& url, const std::string& what) {
 
 // Reads a small secret file (a password or an HMAC key), without a final newline.
 Result<std::string> read_secret(const char* variable, const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return make_error(ErrorCode::kInvalidArgument,
+                      std::string(variable) + " names " + path +
+                          ", which is a directory; point it at the file holding the secret");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return make_error(ErrorCode::kNotFound,
