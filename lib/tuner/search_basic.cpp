@@ -52,8 +52,9 @@ class SpaceWalk final : public SearchStrategy {
         pos_ = size_;
         break;
       }
+      // config_at gives members by construction: only the constraints to check.
       Config c = space_.config_at(pos_++);
-      if (space_.contains(c)) {
+      if (space_.violated(c).empty()) {
         batch.push_back(std::move(c));
         since_found_ = 0;
       }
@@ -63,7 +64,9 @@ class SpaceWalk final : public SearchStrategy {
   void report(const Config&, std::optional<double>) override {}
 
  private:
-  static constexpr std::uint64_t kScanLimit = ConfigSpace::kDefaultScanLimit;
+  // 2^23: a space of up to 8M configs before its constraints is always
+  // walked whole; past that only a run of 8M unsatisfying candidates ends it.
+  static constexpr std::uint64_t kScanLimit = std::uint64_t{1} << 23;
   ConfigSpace space_;
   std::uint64_t size_;
   std::uint64_t pos_ = 0;
