@@ -221,6 +221,15 @@ Result<StoreOutcome> ArtifactCache::store_local(const Hash128& key,
   // Never write what no reader would take in.
   if (index.size() + program_bytes > max_bytes_ || index.size() > cache::kMaxArtifactEntryBytes ||
       program_bytes > cache::kMaxArtifactEntryBytes) {
+    // A bound smaller than one entry (KILN_CACHE_MAX_SIZE=0 or 1K) keeps
+    // nothing on disk: said once, since every later run would compile again.
+    if (index.size() + program_bytes > max_bytes_)
+      log_once(LogLevel::kWarn, "artifact-over-bound",
+               "an artifact entry of " + std::to_string(index.size() + program_bytes) +
+                   " bytes is larger than the whole cache bound, KILN_CACHE_MAX_SIZE=" +
+                   std::to_string(max_bytes_) +
+                   " bytes, so it is not kept on disk and later runs compile it again; raise "
+                   "KILN_CACHE_MAX_SIZE (512M, 4G) to keep compiled kernels");
     return StoreOutcome::kTooLarge;
   }
   const std::filesystem::path path = entry_path(key);

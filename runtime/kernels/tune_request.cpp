@@ -172,10 +172,18 @@ ShapeDims parse_shape(const std::string& text) {
 
 Result<TuneJob> resolve_tune_request(const TuneRequest& a) {
   try {
-    if (a.kernel.empty() == a.template_file.empty()) {
+    if (!a.kernel.empty() && !a.template_file.empty())
       bad_request(
           "give either --kernel NAME (a shipped kernel: `kiln kernels` lists them) or "
           "--template FILE --space FILE.json (your own), not both");
+    if (a.kernel.empty() && a.template_file.empty()) {
+      if (!a.space_file.empty() || !a.entry.empty())
+        bad_request(
+            "--space and --entry describe your own kernel, whose source --template FILE "
+            "gives: add --template FILE");
+      bad_request(
+          "nothing to tune: give --kernel NAME (a shipped kernel: `kiln kernels` lists them) or "
+          "--template FILE --space FILE.json (your own)");
     }
     if (!a.kernel.empty() && (!a.space_file.empty() || !a.entry.empty()))
       bad_request(

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "run_command.hpp"
 
@@ -47,6 +48,33 @@ TEST(BenchGemmCli, ComparesTheTunedGemmWithOpenBlasOnTheSameCall) {
     EXPECT_GE(row["space_size"].get<int>(), 1);
   }
   EXPECT_EQ(j["sizes"][1]["size"], 37) << "sizes in the order asked";
+}
+
+// More threads than the machine has is measured, and said: the device line
+// counts them as cores.
+TEST(BenchGemmCli, MoreThreadsThanTheMachineHasAreNamedAsOversubscribed) {
+  const unsigned hardware = std::thread::hardware_concurrency();
+  if (hardware == 0 || hardware >= 1024) GTEST_SKIP() << "hardware threads unknown or too many";
+  const auto cache = std::filesystem::temp_directory_path() /
+                     ("kiln_bench_gemm_over_" + std::to_string(::getpid()));
+  const auto err = cache.string() + ".err";
+  std::filesystem::remove_all(cache);
+  const std::string threads = std::to_string(hardware + 1);
+  kiln::testing::CommandRun r = kiln::testing::run_command(
+      "KILN_CACHE_DIR=" + cache.string() + " " KILN_CLI_PATH " bench gemm --sizes 16 --threads " +
+      threads + " --max-configs 1 --rounds 1 --json 2>" + err);
+  std::filesystem::remove_all(cache);
+  const std::string text = kiln::testing::run_command("cat " + err).out;
+  std::filesystem::remove(err);
+  if (r.exit_code == 3) GTEST_SKIP() << "OpenBLAS is not installed";
+  ASSERT_EQ(r.exit_code, 0) << text;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["threads"], hardware + 1);
+  EXPECT_EQ(j["hardware_threads"], hardware);
+  EXPECT_NE(text.find("--threads " + threads + " is more than the " + std::to_string(hardware) +
+                      " hardware threads"),
+            std::string::npos)
+      << text;
 }
 
 TEST(BenchGemmCli, ABadSizeIsAUsageError) {

@@ -168,6 +168,28 @@ TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
   for (const auto& c : cases) expect_usage_error(c);
 }
 
+// A missing or unknown choice names what was given and what to give:
+// CLI11 alone said "A subcommand is required" for `kiln bench bogus`, and
+// `tune --space F` alone got the "not both" message.
+TEST_F(BadInput, MissingOrUnknownChoicesNameTheFix) {
+  const std::string export_to = "cache export " + (dir_ / "out.json").string();
+  const Case cases[] = {
+      {"bogus", {"kiln: unknown subcommand 'bogus'", "use one of", "tune"}},
+      {"bench bogus", {"kiln bench: unknown subcommand 'bogus'", "gemm", "search"}},
+      {"cache remote bogus", {"kiln cache remote: unknown subcommand 'bogus'", "ls"}},
+      {"tune --space s.json --shape M=8", {"--space and --entry", "add --template FILE"}},
+      {"tune --shape M=8", {"nothing to tune", "--kernel NAME", "--template FILE"}},
+      {"tune --kernel gemm_f32 --template t.cpp --shape M=8", {"not both"}},
+      {"cache export ''", {"FILE", "the output file name is empty"}},
+      {"cache export /", {"'/' is a directory"}},
+      {"cache export /nonexistent-kiln-dir/out.json", {"/nonexistent-kiln-dir", "does not exist"}},
+      {export_to + " --kernel gemm_f32_cpu",
+       {"--kernel", "--format kernel-tuner", "exports every record"}},
+  };
+  for (const auto& c : cases) expect_usage_error(c);
+  EXPECT_FALSE(fs::exists(dir_ / "out.json"));
+}
+
 // --arch native is the device's arch, resolved before NVRTC sees it: with
 // no GPU a usage error saying so, never a failed compile per config.
 TEST_F(BadInput, ArchNativeIsTheDevicesArch) {
@@ -203,6 +225,19 @@ TEST_F(BadInput, EnvironmentWarningsArePrintedOnce) {
         "KILN_PCH='maybe' is not valid", "KILN_CACHE_MAX_SIZE='huge' is not valid"}) {
     EXPECT_EQ(count(text, var), 1u) << var << "\n" << text;
   }
+}
+
+// A cache bound smaller than one artifact keeps nothing on disk: the run
+// works and says so once, rather than compiling again every run unexplained.
+TEST_F(BadInput, ACacheBoundBelowOneArtifactIsWarnedOnce) {
+  const fs::path err = dir_ / "stderr.txt";
+  const auto ran = testing::run_command("env KILN_CACHE_DIR=" + (dir_ / "cache").string() +
+                                        " KILN_CACHE_MAX_SIZE=1K " KILN_CLI_PATH " " + kSmallGemm +
+                                        "--max-configs 3 2>" + err.string());
+  const std::string text = testing::read_file(err);
+  ASSERT_EQ(ran.exit_code, 0) << text;
+  EXPECT_EQ(count(text, "larger than the whole cache bound, KILN_CACHE_MAX_SIZE=1024"), 1u) << text;
+  EXPECT_NE(text.find("raise KILN_CACHE_MAX_SIZE"), std::string::npos) << text;
 }
 
 // A space with nothing left in it is a usage error naming the spec file and

@@ -203,7 +203,7 @@ TEST_F(TuneCli, BadInputExitsTwoNamingTheProblem) {
       {"tune --kernel gemm_f32 --shape M=8,N=8,K=8 --dtype f17", "unknown dtype 'f17'"},
       {"tune --kernel gemm_f32 --shape M=8,N=8,K=8 --dtype f16", "use --kernel gemm_f16"},
       {"tune --kernel gemm_f16 --backend cpu --shape M=8,N=8,K=8", "use --kernel gemm_f32"},
-      {"tune --shape M=8", "give either --kernel"},
+      {"tune --shape M=8", "nothing to tune: give --kernel NAME"},
       {"tune --template " + kExample + "transpose.cpp --shape M=8,N=8", "needs --space"},
       {"tune --template " + kExample + "transpose.cpp --space " + kExample +
            "space.json --shape M=8,N=8",

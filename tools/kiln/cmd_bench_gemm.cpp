@@ -172,7 +172,16 @@ int run_bench_gemm(const GemmBenchArgs& args) {
   }
   blas->use_threads(args.threads);
   const DeviceTraits host = host_cpu_traits(args.threads);
+  // More threads than the machine runs at once is allowed (it measures
+  // oversubscription) but said, since the summary counts them as cores.
+  const unsigned hardware = std::thread::hardware_concurrency();
+  if (hardware > 0 && static_cast<unsigned>(args.threads) > hardware)
+    std::fprintf(stderr,
+                 "kiln bench gemm: --threads %d is more than the %u hardware threads this machine "
+                 "has: both sides are oversubscribed, and the numbers measure that\n",
+                 args.threads, hardware);
   nlohmann::json report = {{"threads", args.threads},
+                           {"hardware_threads", hardware},
                            {"search", args.search},
                            {"max_configs", args.max_configs},
                            {"rounds", args.rounds},

@@ -313,6 +313,12 @@ void run_export_kernel_tuner(const Context& c, const std::string& file, const st
 void run_export(const Context& c, const std::string& file, const std::string& format,
                 const std::string& kernel) {
   if (format == "kernel-tuner") return run_export_kernel_tuner(c, file, kernel);
+  // The kiln table holds every record; a --kernel it would ignore is refused.
+  if (!kernel.empty())
+    throw CLI::ValidationError("--kernel",
+                               "selects the record of --format kernel-tuner; the kiln "
+                               "format exports every record: drop --kernel or add "
+                               "--format kernel-tuner");
   TuningCache tuning(Options::global());
   Result<std::size_t> n = tuning.export_table(file);
   if (!n) return c.fail(n.error().describe());
@@ -366,7 +372,7 @@ void add_cache_command(CLI::App& app, int& exit_code) {
   auto format = std::make_shared<std::string>("kiln");
   auto kernel = std::make_shared<std::string>();
   auto* exp = sub("export", "Write every tuning record into FILE (a table to ship)");
-  exp->add_option("FILE", *file, "Output JSON file")->required();
+  exp->add_option("FILE", *file, "Output JSON file")->required()->check(output_file());
   exp->add_option("--format", *format,
                   "kiln (every record, a table to ship) or kernel-tuner (the newest record's "
                   "measurements as a Kernel Tuner cache file)")

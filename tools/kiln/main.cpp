@@ -21,17 +21,27 @@ int main(int argc, char** argv) {
   kiln::tool::add_bench_command(app, exit_code);
   kiln::tool::add_tune_command(app, exit_code);
   kiln::tool::add_kernels_command(app, exit_code);
-  // CLI11 reports an unknown first word as "a subcommand is required";
-  // name it instead.
-  auto known = [&](const std::string& word) {
-    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-      if (sub->check_name(word)) return true;
+  // CLI11 reports an unknown subcommand word, at any level (`kiln bogus`,
+  // `kiln bench bogus`, `kiln cache remote bogus`), as "a subcommand is
+  // required"; name the word and list what that level has instead.
+  CLI::App* level = &app;
+  std::string path = "kiln";
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    const auto subs = level->get_subcommands([](CLI::App*) { return true; });
+    if (subs.empty() || level->get_require_subcommand_min() == 0) break;
+    CLI::App* next = nullptr;
+    std::string names;
+    for (CLI::App* sub : subs) {
+      if (sub->check_name(argv[i])) next = sub;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
     }
-    return false;
-  };
-  if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
-    std::fprintf(stderr, "kiln: unknown subcommand '%s'\n%s", argv[1], app.help().c_str());
-    return 2;
+    if (!next) {
+      std::fprintf(stderr, "%s: unknown subcommand '%s': use one of %s (--help says more)\n",
+                   path.c_str(), argv[i], names.c_str());
+      return 2;
+    }
+    level = next;
+    path += std::string(" ") + argv[i];
   }
   try {
     app.parse(argc, argv);

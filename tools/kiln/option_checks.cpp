@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "kiln/core/options.hpp"
 
@@ -73,6 +74,23 @@ CLI::Validator size_text() {
         return "'" + text + "' is not a size: use 512M, 4G or a byte count (at most 18 digits)";
       },
       "SIZE");
+}
+
+CLI::Validator output_file() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        namespace fs = std::filesystem;
+        if (text.empty()) return "the output file name is empty: give a path to write";
+        std::error_code ec;
+        if (fs::is_directory(text, ec))
+          return "'" + text + "' is a directory: give a file path inside it";
+        const fs::path parent = fs::path(text).parent_path();
+        if (!parent.empty() && !fs::is_directory(parent, ec))
+          return "'" + text + "': its directory " + parent.string() +
+                 " does not exist: create it or write elsewhere";
+        return "";
+      },
+      "FILE");
 }
 
 CLI::Validator cuda_arch() {

@@ -23,6 +23,10 @@ CLI::Validator number_in(double lo, double hi, const std::string& meaning = "");
 // A size such as 512M, 4G or a byte count (kiln/core/options.hpp parse_size).
 CLI::Validator size_text();
 
+// A file to write: a non-empty path that is not a directory, in a directory
+// that exists (checked before anything runs, not after the work is done).
+CLI::Validator output_file();
+
 // A CUDA target: sm_NN or compute_NN with an optional letter (sm_90a), or
 // native (as KILN_ARCH).
 CLI::Validator cuda_arch();
