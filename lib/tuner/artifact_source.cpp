@@ -41,9 +41,16 @@ UnitPlan plan_units(const TunableKernel& kernel, const std::vector<Config>& conf
     missing.specializations.clear();
     for (std::size_t i = 0; i < unit.specializations.size(); ++i) {
       Hash128 key = specialization_key(context, *backend.compiler, unit, i);
-      if (auto hit = cached_artifact(cache, key))
+      if (auto hit = cached_artifact(cache, key)) {
+        // NOTES: the key covers the code, not the config: another config
+        // (of this kernel, or of another kernel with the same source and
+        // entry) that compiles to the same program shares the entry. The
+        // config and kernel are this request's, or the measurement and the
+        // saved winner name a config outside this kernel's space.
+        hit->kernel = unit.specializations[i].kernel;
+        hit->config = unit.specializations[i].config;
         plan.cached.push_back(std::move(*hit));
-      else
+      } else
         missing.specializations.push_back(unit.specializations[i]);
     }
     if (!missing.specializations.empty()) plan.to_compile.push_back(std::move(missing));

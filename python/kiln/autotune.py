@@ -73,6 +73,18 @@ def autotune(
         )
     if isinstance(key, str):
         key = [key]
+    for what, names in (("reset_to_zero", reset_to_zero), ("restore_value", restore_value),
+                        ("outputs", outputs)):
+        if isinstance(names, str):
+            raise ConfigError(f"{what}={names!r} is a string: give a list of argument names, "
+                              f"e.g. {what}=[{names!r}]", code="invalid_argument")
+    _check_number("max_configs", max_configs, integer=True, minimum=0)
+    _check_number("warmup", warmup, integer=True, minimum=0, maximum=1_000_000)
+    _check_number("rep", rep, minimum=0)
+    _check_number("budget_s", budget_s, minimum=0)
+    _check_number("deadline_s", deadline_s, minimum=0, positive=True)
+    _check_number("rtol", rtol, minimum=0)
+    _check_number("atol", atol, minimum=0)
     prune = dict(prune_configs_by or {})
     unknown = set(prune) - {"perf_model", "top_k", "early_config_prune"}
     if unknown:
@@ -81,6 +93,18 @@ def autotune(
             "early_config_prune",
             code="invalid_argument",
         )
+    if prune.get("top_k") is not None:
+        _check_number("prune_configs_by['top_k']", prune["top_k"], minimum=0, positive=True)
+    for hook in ("perf_model", "early_config_prune"):
+        if prune.get(hook) is not None and not callable(prune[hook]):
+            raise ConfigError(f"prune_configs_by[{hook!r}] is a {type(prune[hook]).__name__}: "
+                              "give a function", code="invalid_argument")
+    if reference is not None and not callable(reference):
+        raise ConfigError(f"reference is a {type(reference).__name__}: give a function that "
+                          "writes the expected outputs in place", code="invalid_argument")
+    if not isinstance(search, str):
+        raise ConfigError(f"search={search!r}: give a strategy name such as \"exhaustive\"",
+                          code="invalid_argument")
 
     def decorate(kernel: Kernel) -> "Autotuned":
         if not isinstance(kernel, Kernel):
@@ -112,6 +136,30 @@ def autotune(
         )
 
     return decorate
+
+
+def _check_number(name: str, value, *, integer: bool = False, minimum=None, maximum=None,
+                  positive: bool = False) -> None:
+    """A numeric option checked here: the native side would read a NaN, a
+    negative count or a string as garbage (a NaN ``rep`` aborted the
+    interpreter) or as a bare std::bad_cast."""
+    if value is None:
+        return
+    import math
+    import numbers
+
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        want = "an int" if integer else "a number"
+        raise ConfigError(f"{name}={value!r} is a {type(value).__name__}: give {want}",
+                          code="invalid_argument")
+    if not integer and not math.isfinite(value):
+        raise ConfigError(f"{name}={value!r}: give a finite number", code="invalid_argument")
+    if (minimum is not None and value < minimum) or (positive and value <= 0):
+        bound = "greater than 0" if positive else f"at least {minimum}"
+        raise ConfigError(f"{name}={value!r}: it must be {bound}", code="invalid_argument")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{name}={value!r}: it must be at most {maximum}", code="invalid_argument")
 
 
 def _code_of(obj) -> str:
@@ -265,7 +313,11 @@ class Autotuned(_kiln._Autotuned):
         table = self._sources()
         if key is None:
             return list(table.values())[-1] if table else ""
-        return table[key if isinstance(key, tuple) else (key,)]
+        if not isinstance(key, tuple):
+            key = (key,)
+        if key not in table:
+            raise KeyError(f"{self._name} has made no decision for the key {key!r} (known: {list(table)})")
+        return table[key]
 
     def trace(self, path: str) -> None:
         """Writes a Chrome/Perfetto trace of each later tuning run to ``path``."""

@@ -45,9 +45,21 @@ class DynamicDim:
     __slots__ = ("input", "dim", "buckets", "map")
 
     def __init__(self, input: int, dim: int, buckets, map=None):
+        from .errors import ConfigError
+
+        for what, v in (("input", input), ("dim", dim)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ConfigError(f"DynamicDim {what}={v!r}: give an index, an int from 0 "
+                                  "(count from the front; -1 is not taken)", code="invalid_argument")
         self.input = int(input)
         self.dim = int(dim)
         self.buckets = tuple(int(b) for b in buckets)
+        if any(b < 1 for b in self.buckets):
+            raise ConfigError(f"DynamicDim buckets={self.buckets}: every bucket is a size of 1 "
+                              "or more", code="invalid_argument")
+        if map is not None and not callable(map):
+            raise ConfigError(f"DynamicDim map={map!r}: give a function of the size, or None",
+                              code="invalid_argument")
         self.map = map
 
     def __repr__(self) -> str:
@@ -71,6 +83,17 @@ _specs_lock = threading.Lock()
 
 
 def _spec(dynamic: Sequence[DynamicDim], constraints: Sequence, max_bucket: int):
+    from .errors import ConfigError
+
+    for d in dynamic:
+        if not isinstance(d, DynamicDim):
+            raise ConfigError(f"dynamic= holds {d!r}: give kiln.DynamicDim(input, dim, buckets)",
+                              code="invalid_argument")
+    for c in constraints:
+        if (not isinstance(c, (tuple, list)) or len(c) != 3 or not callable(c[2])
+                or any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in c[:2])):
+            raise ConfigError(f"constraints= holds {c!r}: each is (input, dim, f(profile) -> size)",
+                              code="invalid_argument")
     key = (
         tuple((d.input, d.dim, d.buckets, id(d.map)) for d in dynamic),
         tuple((c[0], c[1], id(c[2])) for c in constraints),
@@ -117,6 +140,8 @@ def tuning(tune: bool = True, *, skip_ops: Iterable[str] = (), cache: str | None
     set returns at exit). ``cache``: a JSON file of decisions, one per rank
     ("tuning.json" -> "tuning.rank3.json" for rank 3), loaded at entry and
     saved at exit."""
+    if isinstance(skip_ops, str):  # one op, not its letters
+        skip_ops = (skip_ops,)
     scope = _kiln._Scope(bool(tune), sorted(set(skip_ops)), None if cache is None else str(cache), rank)
     try:
         yield scope

@@ -29,6 +29,7 @@ def compile(
 
     Launch: ``kernel(*args, grid=, block=, shared_bytes=, stream=)``.
     Raises kiln.CompileError with the compiler's log on a bad program."""
+    _check_texts(source, entry, options, headers, signature)
     return _kiln._compile(
         source,
         entry,
@@ -70,11 +71,14 @@ class Kernel:
 
         if not isinstance(source, str) or not source.strip():
             raise ConfigError("Kernel source is empty: pass the kernel's source text", code="invalid_argument")
-        if isinstance(signature, str):
-            raise ConfigError(
-                "signature is a string: give a list, e.g. [\"x: f32*\", \"n: i32\"]",
-                code="invalid_argument",
-            )
+        if signature is None:
+            raise ConfigError("kiln.Kernel needs signature=[\"x: f32*\", \"n: i32\", ...]: it names "
+                              "and types the arguments", code="invalid_argument")
+        _check_texts(source, entry, options, headers, signature)
+        for s in signature:
+            if ":" not in s:
+                raise ConfigError(f"signature entry {s!r} has no type: write \"name: type\", "
+                                  "e.g. \"x: f32*\"", code="invalid_argument")
         self.source = source
         self.entry = entry
         self.signature = list(signature)
@@ -106,6 +110,36 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<kiln.Kernel {self.name} ({self.entry}) on {self.backend}>"
+
+
+def _check_texts(source, entry, options, headers, signature) -> None:
+    """The text arguments, checked before the native side reads them (which
+    would answer a wrong type with a bare std::bad_cast or nanobind's list
+    of overloads)."""
+    from .errors import ConfigError
+
+    def bad(what: str, value, want: str):
+        raise ConfigError(f"{what} is {value!r} ({type(value).__name__}): {want}", code="invalid_argument")
+
+    if not isinstance(source, str):
+        bad("source", source, "give the kernel's source text as a str")
+    if not isinstance(entry, str) or not entry.strip():
+        bad("entry", entry, "give the kernel's function name (or a template instance) as a str")
+    if isinstance(options, str):
+        bad("options", options, f"give a list of options, e.g. [{options!r}]")
+    if any(not isinstance(o, str) for o in options):
+        bad("options", list(options), "every option is a str")
+    if headers is not None:
+        if not hasattr(headers, "items"):
+            bad("headers", headers, "give a dict of include name -> header text")
+        for name, text in headers.items():
+            if not isinstance(name, str) or not isinstance(text, str):
+                bad(f"headers[{name!r}]", text, "a header maps an include name (str) to its text (str)")
+    if signature is not None:
+        if isinstance(signature, str):
+            bad("signature", signature, f"give a list, one \"name: type\" per argument, e.g. [{signature!r}]")
+        if any(not isinstance(e, str) for e in signature):
+            bad("signature", list(signature), "each entry is a str \"name: type\", e.g. \"x: f32*\"")
 
 
 def _name_of_entry(entry: str) -> str:

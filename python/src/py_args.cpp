@@ -107,13 +107,47 @@ std::optional<Tensor> as_tensor(nb::handle obj) {
   return t;
 }
 
-std::optional<std::pair<std::uintptr_t, std::size_t>> as_sized_pointer(nb::handle obj) {
+// Why a tensor cannot be passed as a bare pointer, or empty. A kernel
+// indexes forward from the pointer it gets: with a negative stride (x[::-1])
+// that pointer is the highest address, and the kernel reads and writes past
+// the end of the buffer.
+std::string negative_stride(const TensorArg& t) {
+  for (std::size_t i = 0; i < t.strides.size(); ++i) {
+    if (t.strides[i] < 0 && t.shape[i] > 1) {
+      return "dim " + std::to_string(i) + " has the negative stride " +
+             std::to_string(t.strides[i]) +
+             ", and a kernel indexes forward from its pointer: pass a copy "
+             "(np.ascontiguousarray(x), x.contiguous())";
+    }
+  }
+  return {};
+}
+
+// An address: a Python int from 0 to 2^64-1 (nb::cast would throw a bare
+// std::bad_cast for a negative or larger one).
+std::optional<std::uintptr_t> as_address(nb::handle obj) {
+  std::uintptr_t v = 0;
+  if (!nb::isinstance<nb::int_>(obj) || !nb::try_cast(obj, v, false)) return std::nullopt;
+  return v;
+}
+
+// (address, bytes): nullopt when `obj` is not a pair of ints; an error
+// naming `what` when it is one with a negative or oversized member.
+std::optional<std::pair<std::uintptr_t, std::size_t>> as_sized_pointer(nb::handle obj,
+                                                                       const std::string& what) {
   if (!nb::isinstance<nb::tuple>(obj)) return std::nullopt;
   nb::tuple t = nb::borrow<nb::tuple>(obj);
   if (t.size() != 2 || !nb::isinstance<nb::int_>(t[0]) || !nb::isinstance<nb::int_>(t[1])) {
     return std::nullopt;
   }
-  return std::make_pair(nb::cast<std::uintptr_t>(t[0]), nb::cast<std::size_t>(t[1]));
+  auto address = as_address(t[0]);
+  auto bytes = as_address(t[1]);
+  if (!address || !bytes) {
+    argument_error(what + " is the pair " + nb::cast<std::string>(nb::repr(obj)) +
+                       ": an (address, bytes) pair holds two integers from 0 to 2^64-1",
+                   "");
+  }
+  return std::make_pair(*address, static_cast<std::size_t>(*bytes));
 }
 
 template <class T>
@@ -236,6 +270,7 @@ CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>&
                       ", the signature says " + dtype_name(p.dtype) +
                       ": convert it (x.astype / x.to) or fix the signature");
         }
+        if (std::string why = negative_stride(t->info); !why.empty()) bad_arg(kernel, p, why);
         if (out.any_tensor && !(t->info.device == out.device)) {
           bad_arg(kernel, p,
                   "on " + t->info.device.to_string() + " while earlier tensors are on " +
@@ -253,13 +288,20 @@ CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>&
         break;
       }
       case Param::Kind::kPointer: {
-        if (auto sized = as_sized_pointer(obj)) {
+        if (auto sized = as_sized_pointer(
+                obj, std::string(kernel) + ": argument '" + p.name + "' (" + p.type_text + ")")) {
           out.args.push_back(
               Arg::of_pointer(p.name, reinterpret_cast<const void*>(sized->first), sized->second));
         } else if (nb::isinstance<nb::int_>(obj)) {
-          out.args.push_back(
-              Arg::of_scalar(p.name, reinterpret_cast<void*>(nb::cast<std::uintptr_t>(obj))));
+          auto address = as_address(obj);
+          if (!address) {
+            bad_arg(kernel, p,
+                    nb::cast<std::string>(nb::repr(obj)) +
+                        " is not an address: an address is an integer from 0 to 2^64-1");
+          }
+          out.args.push_back(Arg::of_scalar(p.name, reinterpret_cast<void*>(*address)));
         } else if (auto t = as_tensor(obj)) {
+          if (std::string why = negative_stride(t->info); !why.empty()) bad_arg(kernel, p, why);
           const std::size_t bytes = static_cast<std::size_t>(t->info.storage_bytes(p.name));
           out.args.push_back(Arg::of_pointer(p.name, t->data, bytes));
         } else {
@@ -321,7 +363,10 @@ KernelArgs infer_and_pack(nb::handle args, const char* kernel) {
     if (type_name.rfind("numpy.", 0) == 0 && type_name != "numpy.ndarray") {
       // A numpy scalar (np.float64 is also a float, np.int64 maybe an int):
       // its own width, checked before the Python types.
-      const std::string dt = nb::cast<std::string>(nb::str(obj.attr("dtype")));
+      // NOTES: nb::str(obj.attr(...)) would check that the attribute *is* a
+      // str (and throw a bare std::bad_cast); str() of the dtype object is
+      // wanted.
+      const std::string dt = nb::str(nb::handle(obj.attr("dtype"))).c_str();
       nb::object v = obj.attr("item")();
       if (dt == "float32")
         out.add(nb::cast<float>(v));
@@ -352,14 +397,24 @@ KernelArgs infer_and_pack(nb::handle args, const char* kernel) {
         out.add(static_cast<std::int32_t>(v));
       } else if (nb::try_cast(obj, v, false)) {
         out.add(static_cast<std::int64_t>(v));
+      } else if (std::uint64_t u = 0; nb::try_cast(obj, u, false)) {
+        out.add(u);
       } else {
-        out.add(nb::cast<std::uint64_t>(obj));
+        argument_error(std::string(kernel) + ": argument " + std::to_string(i) + " is " +
+                           nb::cast<std::string>(nb::repr(obj)) +
+                           ", which fits no kernel parameter (64 bits at most): pass a smaller "
+                           "value",
+                       "");
       }
     } else if (nb::isinstance<nb::float_>(obj)) {
       out.add(static_cast<float>(nb::cast<double>(obj)));
-    } else if (auto sized = as_sized_pointer(obj)) {
+    } else if (auto sized =
+                   as_sized_pointer(obj, std::string(kernel) + ": argument " + std::to_string(i))) {
       out.add(reinterpret_cast<void*>(sized->first));
     } else if (auto t = as_tensor(obj)) {
+      if (std::string why = negative_stride(t->info); !why.empty()) {
+        argument_error(std::string(kernel) + ": argument " + std::to_string(i) + ": " + why, "");
+      }
       out.add(t->data);
     } else {
       throw Error(ErrorCode::kInvalidArgument,
@@ -432,15 +487,21 @@ nb::object arg_view(const Arg& a) {
 
 std::optional<std::uintptr_t> stream_handle(nb::handle stream) {
   if (stream.is_none()) return std::nullopt;
-  if (nb::isinstance<nb::int_>(stream)) return nb::cast<std::uintptr_t>(stream);
+  auto handle_of = [&](nb::handle h) -> std::uintptr_t {
+    if (auto v = as_address(h)) return *v;
+    throw Error(ErrorCode::kInvalidArgument,
+                "stream=" + nb::cast<std::string>(nb::repr(stream)) + " gives the handle " +
+                    nb::cast<std::string>(nb::repr(h)) +
+                    ": a stream handle is an integer from 0 to 2^64-1");
+  };
+  if (nb::isinstance<nb::int_>(stream)) return handle_of(stream);
   if (nb::hasattr(stream, "__cuda_stream__")) {
     nb::object s = stream.attr("__cuda_stream__")();
     // The CUDA stream protocol: (version, handle).
-    if (nb::isinstance<nb::tuple>(s)) return nb::cast<std::uintptr_t>(s[1]);
-    return nb::cast<std::uintptr_t>(s);
+    if (nb::isinstance<nb::tuple>(s) && nb::len(s) == 2) return handle_of(s[1]);
+    return handle_of(s);
   }
-  if (nb::hasattr(stream, "cuda_stream"))
-    return nb::cast<std::uintptr_t>(stream.attr("cuda_stream"));
+  if (nb::hasattr(stream, "cuda_stream")) return handle_of(stream.attr("cuda_stream"));
   throw Error(ErrorCode::kInvalidArgument,
               std::string("stream=") + nb::inst_name(stream).c_str() +
                   " is not a stream: pass an int handle or an object with cuda_stream or "

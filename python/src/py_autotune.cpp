@@ -40,7 +40,16 @@ nb::object from_value(const Value& v) {
 
 Config to_config(nb::handle d) {
   Config c;
+  if (!nb::isinstance<nb::dict>(d)) {
+    throw Error(ErrorCode::kInvalidArgument, "a config is " + nb::cast<std::string>(nb::repr(d)) +
+                                                 ": give a kiln.Config or a dict of parameters");
+  }
   for (auto [k, v] : nb::borrow<nb::dict>(d)) {
+    if (!nb::isinstance<nb::str>(k)) {
+      throw Error(ErrorCode::kInvalidArgument, "a config names the parameter " +
+                                                   nb::cast<std::string>(nb::repr(k)) +
+                                                   ": parameter names are strings");
+    }
     const std::string name = nb::cast<std::string>(k);
     c.set(name, to_value(v, name));
   }
@@ -70,7 +79,11 @@ struct Hooks {
   nb::object py_config(const Config& c) const {
     nb::dict kw;
     for (const auto& [k, v] : c.values()) kw[k.c_str()] = from_value(v);
-    return nb::steal(PyObject_Call(config_cls.ptr(), nb::tuple().ptr(), kw.ptr()));
+    nb::object made = nb::steal(PyObject_Call(config_cls.ptr(), nb::tuple().ptr(), kw.ptr()));
+    // A failed call (a KeyboardInterrupt delivered inside Config.__init__)
+    // is raised as itself, never used as a null object.
+    if (!made.is_valid()) throw nb::python_error();
+    return made;
   }
 
   LaunchGeometry geometry(const Config& c, nb::handle call_named) const {
@@ -89,14 +102,7 @@ struct Hooks {
     LaunchGeometry g;
     g.grid = to_dim3(eval(grid, "grid(meta)"), "grid");
     g.block = to_dim3(eval(block, "block(meta)"), "block");
-    nb::object sb = eval(shared_bytes, "shared_bytes(meta)");
-    long long bytes = 0;
-    if (!nb::try_cast(sb, bytes, false) || bytes < 0) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  "shared_bytes is " + nb::cast<std::string>(nb::repr(sb)) +
-                      ": give a non-negative int or a callable of meta returning one");
-    }
-    g.shared_bytes = static_cast<std::size_t>(bytes);
+    g.shared_bytes = to_shared_bytes(eval(shared_bytes, "shared_bytes(meta)"));
     return g;
   }
 };
@@ -256,11 +262,21 @@ class Autotuned {
         nb::gil_scoped_acquire gil;
         nb::dict kw;
         for (const auto& [k, v] : c.values()) kw[k.c_str()] = from_value(v);
+        nb::object verdict;
         try {
-          return nb::cast<bool>(nb::handle(f)(kw));
+          verdict = nb::handle(f)(kw);
         } catch (nb::python_error& e) {
           throw hook_error("a constraint", e);
         }
+        // Truthiness, as Python's `if` reads it: a constraint may return
+        // None, 0/1 or a numpy bool (nb::cast<bool> takes only True/False
+        // and throws a bare std::bad_cast for the rest).
+        const int truth = PyObject_IsTrue(verdict.ptr());
+        if (truth < 0) {
+          nb::python_error e;
+          throw hook_error("a constraint's result", e);
+        }
+        return truth == 1;
       });
     }
     if (!spec["default"].is_none()) space.default_config(to_config(spec["default"]));
@@ -314,7 +330,14 @@ class Autotuned {
           nb::python_error e;
           throw hook_error("perf_model", e);
         }
-        return nb::cast<double>(r);
+        const double seconds = PyFloat_AsDouble(r.ptr());
+        if (seconds == -1.0 && PyErr_Occurred()) {
+          PyErr_Clear();
+          throw Error(ErrorCode::kInvalidArgument,
+                      "perf_model returned " + nb::cast<std::string>(nb::repr(r)) +
+                          ": it returns the estimated time of a config, a number");
+        }
+        return seconds;
       };
       const double top_k = nb::cast<double>(spec["top_k"]);
       kernel_.top_k =
@@ -436,7 +459,25 @@ class Autotuned {
         throw hook_error("early_config_prune", e);
       }
       hooks_.kept.clear();
-      for (auto c : kept) hooks_.kept.insert(to_config(c.attr("kwargs")).to_string());
+      if (!nb::isinstance<nb::list>(kept) && !nb::isinstance<nb::tuple>(kept)) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "early_config_prune returned " + nb::cast<std::string>(nb::repr(kept)) +
+                        ": it returns the list of configs to keep (kiln.Config or dicts)");
+      }
+      for (auto c : kept) {
+        nb::object params;
+        if (nb::isinstance(c, hooks_.config_cls)) {
+          params = c.attr("kwargs");
+        } else if (nb::isinstance<nb::dict>(c)) {
+          params = nb::borrow(c);
+        } else {
+          throw Error(ErrorCode::kInvalidArgument,
+                      "early_config_prune returned a list holding " +
+                          nb::cast<std::string>(nb::repr(c)) +
+                          ": each item is a kiln.Config (or a dict of parameters)");
+        }
+        hooks_.kept.insert(to_config(params).to_string());
+      }
       hooks_.has_kept = true;
     }
     Result<TuneResult> r = make_error(ErrorCode::kInternal, "not tuned");
@@ -444,6 +485,11 @@ class Autotuned {
       nb::gil_scoped_release release;
       r = rt_->tuner->tune(kernel_, ca.args, rt_->device(), options_);
     }
+    // NOTES: Python runs a signal's handler only when the main thread is
+    // back in the interpreter; a Ctrl-C that came while the tuner ran (the
+    // GIL released) is raised here, as KeyboardInterrupt, not inside the
+    // first Python call below (which would turn it into a SystemError).
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
     if (!r.ok()) raise(r.error());
     stats_.merge(r->stats);
     auto e = std::make_shared<Entry>();

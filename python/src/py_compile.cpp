@@ -59,7 +59,7 @@ class CompiledKernel {
     load();
   }
 
-  void call(nb::args args, nb::handle grid, nb::handle block, std::size_t shared_bytes,
+  void call(nb::args args, nb::handle grid, nb::handle block, nb::handle shared_bytes,
             nb::handle stream) {
     if (pid_ != ::getpid()) {  // a forked child: this process's runtime, loaded again
       nb::gil_scoped_release release;
@@ -69,7 +69,7 @@ class CompiledKernel {
     LaunchConfig lc;
     lc.grid = to_dim3(grid, "grid");
     lc.block = to_dim3(block, "block");
-    lc.shared_bytes = shared_bytes;
+    lc.shared_bytes = to_shared_bytes(shared_bytes);
     KernelArgs packed;
     if (params_) {
       CallArgs converted = convert_args(*params_, {}, args, kernel_.tmpl.name.c_str());

@@ -46,7 +46,22 @@ nb::list shapes(const ArgList& args) {
   return out;
 }
 
+// KeyboardInterrupt or SystemExit raised in a runner, on its way out of the
+// tuner: the Python exception waits in this thread's error indicator. Not a
+// std::exception on purpose: the tuner records those as the tactic's
+// failure; this one it cannot catch, so no decision is made or saved.
+struct Interrupted {};
+
+// KeyboardInterrupt and SystemExit are the user stopping the program, not
+// a tactic failing: they leave choose_one at once.
+void rethrow_interrupt(nb::python_error& e) {
+  if (e.matches(PyExc_Exception)) return;
+  e.restore();
+  throw Interrupted{};
+}
+
 Status python_failure(const std::string& runner, const char* what, nb::python_error& e) {
+  rethrow_interrupt(e);
   return make_error(ErrorCode::kLaunchFailed, runner + "." + what + " raised " + e.what());
 }
 
@@ -63,9 +78,20 @@ class PyRunner final : public TunableRunner {
     try {
       nb::object r = runner_.attr("get_valid_tactics")(views(in), shapes(in));
       std::vector<int> out;
-      for (auto t : r) out.push_back(nb::cast<int>(t));
+      for (auto t : r) {
+        int tactic = 0;
+        if (nb::isinstance<nb::bool_>(t) || !nb::try_cast(t, tactic, true)) {
+          log_once(LogLevel::kWarn, "py-tactics-type-" + id().text(),
+                   id().text() + ".get_valid_tactics returned the tactic " +
+                       nb::cast<std::string>(nb::repr(t)) +
+                       ": tactics are ints (32-bit); only the fallback runs");
+          return {};
+        }
+        out.push_back(tactic);
+      }
       return out;
     } catch (nb::python_error& e) {
+      rethrow_interrupt(e);
       log_once(LogLevel::kWarn, "py-tactics-" + id().text(),
                id().text() + ".get_valid_tactics raised " + e.what() + ": only the fallback runs");
       return {};
@@ -126,12 +152,32 @@ PyRunner* native_runner(nb::handle runner) {
                 std::string("choose_one got a ") + nb::inst_name(runner).c_str() +
                     ", not a runner: subclass kiln.Runner (get_valid_tactics and forward)");
   }
-  const std::string name = nb::cast<std::string>(runner.attr("name"));
-  const std::string version = nb::cast<std::string>(nb::str(runner.attr("version")));
+  nb::object name_obj = runner.attr("name");
+  if (!nb::isinstance<nb::str>(name_obj)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string("runner ") + nb::inst_name(runner).c_str() + " has the name " +
+                    nb::cast<std::string>(nb::repr(name_obj)) +
+                    ": a runner's name is a str (it keys the tuning cache)");
+  }
+  const std::string name = nb::cast<std::string>(name_obj);
+  // str() of the version: a version may be given as 2 or "2".
+  const std::string version = nb::str(nb::handle(runner.attr("version"))).c_str();
   auto r = std::make_unique<PyRunner>(nb::borrow(runner), name, version);
   PyRunner* raw = r.get();
   runners.emplace(runner.ptr(), std::move(r));
   return raw;
+}
+
+// A size a user's callable returned (a DynamicDim map, a constraint): an
+// int, named in the error otherwise.
+std::int64_t size_of(nb::handle v, const char* what) {
+  std::int64_t size = 0;
+  if (nb::isinstance<nb::bool_>(v) || !nb::try_cast(v, size, true)) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(what) + " returned " +
+                                                 nb::cast<std::string>(nb::repr(v)) +
+                                                 ": it returns a size, an int");
+  }
+  return size;
 }
 
 // A TuningSpec built once per distinct Python description (cached by the
@@ -149,7 +195,7 @@ class Spec {
         PyObject* f = map.ptr();
         dim.map = [f](std::int64_t size) {
           nb::gil_scoped_acquire gil;
-          return nb::cast<std::int64_t>(nb::handle(f)(size));
+          return size_of(nb::handle(f)(size), "a DynamicDim's map");
         };
       }
       spec_.dynamic.push_back(std::move(dim));
@@ -164,7 +210,8 @@ class Spec {
                                      nb::gil_scoped_acquire gil;
                                      nb::list p;
                                      for (auto v : profile) p.append(v);
-                                     return nb::cast<std::int64_t>(nb::handle(f)(nb::tuple(p)));
+                                     return size_of(nb::handle(f)(nb::tuple(p)),
+                                                    "a constraint of choose_one");
                                    }});
     }
     spec_.max_bucket = max_bucket;
@@ -212,17 +259,21 @@ ArgList framework_inputs(nb::handle inputs) {
       using C = nb::dlpack::dtype_code;
       const auto dt = arr.dtype();
       const auto code = static_cast<C>(dt.code);
-      const std::string name = code == C::Float    ? "f" + std::to_string(dt.bits)
+      const std::string name = dt.lanes != 1       ? "vector"
+                               : code == C::Float  ? "f" + std::to_string(dt.bits)
                                : code == C::Bfloat ? "bf16"
                                : code == C::Int    ? "i" + std::to_string(dt.bits)
                                : code == C::UInt   ? "u" + std::to_string(dt.bits)
-                                                   : "bool";
+                               : code == C::Bool   ? "bool"
+                                                   : "complex";
       try {
         p.dtype = parse_dtype(name);
       } catch (const Error&) {
         throw Error(ErrorCode::kInvalidArgument, "choose_one: input " + std::to_string(i) +
                                                      " has dtype " + name +
-                                                     ", which Kiln does not handle");
+                                                     ", which Kiln does not handle: convert it "
+                                                     "(f16, bf16, f32, f64, i8, u8, i16, i32, "
+                                                     "i64 or bool)");
       }
       p.type_text = name + "*";
     }
@@ -281,9 +332,11 @@ void register_framework(nb::module_& m) {
         }
         ArgList in = framework_inputs(inputs);
         Choice c;
-        {
+        try {
           nb::gil_scoped_release release;
           c = framework().tuner->choose_one(op, native, in, spec.spec());
+        } catch (const Interrupted&) {
+          throw nb::python_error();  // the KeyboardInterrupt a runner raised
         }
         return nb::make_tuple(runners[c.runner_index], c.tactic, choice_source_name(c.source));
       },

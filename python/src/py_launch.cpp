@@ -15,9 +15,20 @@ namespace kiln::py {
 
 namespace {
 
+// An integer: a Python int or anything with __index__ (numpy's and
+// PyTorch's integer scalars, as Triton takes them); never a bool or float.
+bool is_index(nb::handle v) {
+  return !nb::isinstance<nb::bool_>(v) && PyIndex_Check(v.ptr());
+}
+
 std::uint32_t extent(nb::handle v, const char* what) {
   long long x = 0;
-  if (nb::isinstance<nb::bool_>(v) || !nb::try_cast(v, x, false) || x < 1 ||
+  nb::object index;
+  if (is_index(v)) {
+    index = nb::steal(PyNumber_Index(v.ptr()));
+    if (!index.is_valid()) PyErr_Clear();
+  }
+  if (!index.is_valid() || !nb::try_cast(index, x, false) || x < 1 ||
       x > std::numeric_limits<std::uint32_t>::max()) {
     throw Error(ErrorCode::kInvalidArgument, std::string(what) + " has " +
                                                  nb::cast<std::string>(nb::repr(v)) +
@@ -30,7 +41,7 @@ std::uint32_t extent(nb::handle v, const char* what) {
 
 Dim3 to_dim3(nb::handle value, const char* what) {
   Dim3 d;
-  if (nb::isinstance<nb::int_>(value)) {
+  if (is_index(value)) {
     d.x = extent(value, what);
     return d;
   }
@@ -48,6 +59,22 @@ Dim3 to_dim3(nb::handle value, const char* what) {
   std::uint32_t* dims[3] = {&d.x, &d.y, &d.z};
   for (std::size_t i = 0; i < n; ++i) *dims[i] = extent(value[i], what);
   return d;
+}
+
+std::size_t to_shared_bytes(nb::handle value) {
+  long long bytes = 0;
+  nb::object index;
+  if (is_index(value)) {
+    index = nb::steal(PyNumber_Index(value.ptr()));
+    if (!index.is_valid()) PyErr_Clear();
+  }
+  if (!index.is_valid() || !nb::try_cast(index, bytes, false) || bytes < 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "shared_bytes is " + nb::cast<std::string>(nb::repr(value)) +
+                    ": give a non-negative int (or, for kiln.Kernel, a callable of meta "
+                    "returning one)");
+  }
+  return static_cast<std::size_t>(bytes);
 }
 
 namespace {
