@@ -169,7 +169,9 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
   } else {
     run.reference = checking.report;
   }
-  if (opt.cache.save) {
+  // An interrupted run remembers no failures: what the interruption cut
+  // short is not the config's fault.
+  if (opt.cache.save && !run.out.interrupted) {
     Status kept =
         failures.remember(failure_key, internal::failures_to_remember(run.out.measurements));
     if (!kept.ok())
@@ -253,6 +255,15 @@ Result<TuneResult> Autotuner::tune_now(const TuneCall& call, TuneResult result) 
   auto ran = run_search(call, backend_, artifacts_, tunings_);
   if (!ran.ok()) return ran.error();
   internal::PipelineOutput& out = ran->out;
+  if (out.interrupted) {
+    std::size_t measured = 0;
+    for (const auto& m : out.measurements) measured += m.ok();
+    return make_error(ErrorCode::kCancelled,
+                      call.kernel.tmpl.name + ": the tuning run was interrupted after " +
+                          std::to_string(measured) +
+                          " configs were measured; nothing was saved, so the next call tunes "
+                          "again");
+  }
   result.reference = ran->reference;
   result.measurements = out.measurements;
   result.stats.merge(out.stats);

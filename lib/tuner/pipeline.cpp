@@ -180,6 +180,7 @@ WatchRules watch_rules(const PipelineInputs& in, const BenchPlan& plan) {
   rules.bench_deadline_seconds = in.options.pipeline.bench_deadline_seconds;
   rules.budget_deadline = in.deadline;
   rules.may_fall_back = plan.process && in.backend.bench.isolation == Isolation::kAuto;
+  rules.interrupted = in.options.pipeline.interrupted;
   return rules;
 }
 
@@ -324,6 +325,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   // (5) The results; nothing the caller lent is used after this.
   PipelineOutput out;
   out.measurements = ledger->close();
+  out.interrupted = dog.interrupted();
   // Verdicts known by now (the default's outputs landed); the rest, when
   // consensus decides, come when the whole search is over.
   if (in.judge) {

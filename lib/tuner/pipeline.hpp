@@ -68,6 +68,9 @@ struct PipelineOutput {
   // The configs re-measured at the end (finalists.hpp); the winner is among
   // them when any is ok. Empty: finalists off.
   std::vector<Config> finalists;
+  // TuneOptions::pipeline.interrupted said so: the run stopped early, and
+  // what it measured is not to be saved.
+  bool interrupted = false;
 };
 
 PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs inputs);

@@ -225,11 +225,12 @@ PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, Progress
       progress->benchmarked(out.stats.benchmarked);
       progress->failed(out.stats.failed);
     }
-    if (over || Clock::now() >= in.deadline) break;
+    total.interrupted = total.interrupted || out.interrupted;
+    if (over || total.interrupted || Clock::now() >= in.deadline) break;
   }
   total.stats.skipped_failed_before = driver.memory().skipped();
   total.stats.warm_started = driver.memory().seeds_measured();
-  remeasure_finalists(total, in, in.options.search.finalists);
+  if (!total.interrupted) remeasure_finalists(total, in, in.options.search.finalists);
   // Times of the whole search: the rounds share one trace.
   total.stats.compile_seconds = trace->busy_seconds("compile");
   total.stats.benchmark_seconds = trace->busy_seconds("benchmark");

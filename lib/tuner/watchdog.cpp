@@ -36,11 +36,13 @@ WatchOrders Watchdog::check(WatchClock::time_point now, const std::vector<Worker
     orders.next_check = now;
     return orders;
   }
-  // (3) The budget, or no worker left: the run stops (the crew closes the
-  // ready queue and cancels the compiles).
-  if (!stopping_ && (now >= rules_.budget_deadline || alive == 0)) {
+  // (3) The caller interrupted, the budget, or no worker left: the run
+  // stops (the crew closes the ready queue and cancels the compiles).
+  if (!stopping_ && rules_.interrupted && rules_.interrupted()) interrupted_ = true;
+  if (!stopping_ && (interrupted_ || now >= rules_.budget_deadline || alive == 0)) {
     stopping_ = true;
-    orders.stop = now >= rules_.budget_deadline
+    orders.stop = interrupted_ ? "the run was interrupted before this config ran"
+                  : now >= rules_.budget_deadline
                       ? "the tuning budget was spent before this config ran"
                   : !worker_failure.empty() ? "no benchmark worker is left: " + worker_failure
                   : workers.empty()         ? "no benchmark device could be opened"
@@ -51,6 +53,8 @@ WatchOrders Watchdog::check(WatchClock::time_point now, const std::vector<Worker
   // deadline from now (a config that starts after this check).
   orders.next_check = now + rules_.bench_deadline;
   if (!stopping_) orders.next_check = std::min(orders.next_check, rules_.budget_deadline);
+  if (!stopping_ && rules_.interrupted)
+    orders.next_check = std::min(orders.next_check, now + rules_.interrupt_poll);
   for (const WorkerWatch& w : workers) {
     if (w.alive && !w.keeps_deadline && w.busy_since) {
       orders.next_check = std::min(orders.next_check, *w.busy_since + rules_.bench_deadline);

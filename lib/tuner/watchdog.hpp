@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct WatchRules {
   // Worker processes under Isolation::kAuto: when none of them starts,
   // benchmark in threads rather than not at all (once).
   bool may_fall_back = false;
+  // Asked at every check and at least every interrupt_poll until the run
+  // stops (TuneOptions::pipeline.interrupted): true stops it.
+  std::function<bool()> interrupted;
+  WatchClock::duration interrupt_poll = std::chrono::milliseconds(50);
 };
 
 // One benchmark worker as the watchdog sees it at a check.
@@ -62,6 +67,7 @@ class Watchdog {
                     const std::string& worker_failure);
 
   bool stopping() const { return stopping_; }
+  bool interrupted() const { return interrupted_; }
   const WatchRules& rules() const { return rules_; }
   // The message of a config abandoned at its deadline.
   std::string timeout_reason() const;
@@ -69,6 +75,7 @@ class Watchdog {
  private:
   WatchRules rules_;
   bool stopping_ = false;
+  bool interrupted_ = false;
   bool fell_back_ = false;
 };
 

@@ -9,7 +9,9 @@
 #include <nanobind/stl/vector.h>
 
 #include <cmath>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -481,14 +483,26 @@ class Autotuned {
       hooks_.has_kept = true;
     }
     Result<TuneResult> r = make_error(ErrorCode::kInternal, "not tuned");
+    // Ctrl-C stops the run: the tuner asks, on this thread, while it waits
+    // on its workers; Python runs the SIGINT handler (KeyboardInterrupt, or
+    // the user's own) there. The exception is taken out of the thread's
+    // error indicator at once, so no later hook call meets it, and raised
+    // when the tuner has returned (kCancelled: nothing saved).
+    auto pending = std::make_shared<std::optional<nb::python_error>>();
+    TuneOptions options = options_;
+    options.pipeline.interrupted = [pending] {
+      nb::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() == 0) return false;
+      pending->emplace();
+      return true;
+    };
     {
       nb::gil_scoped_release release;
-      r = rt_->tuner->tune(kernel_, ca.args, rt_->device(), options_);
+      r = rt_->tuner->tune(kernel_, ca.args, rt_->device(), options);
     }
-    // NOTES: Python runs a signal's handler only when the main thread is
-    // back in the interpreter; a Ctrl-C that came while the tuner ran (the
-    // GIL released) is raised here, as KeyboardInterrupt, not inside the
-    // first Python call below (which would turn it into a SystemError).
+    if (pending->has_value()) throw **pending;
+    // NOTES: a signal that came after the last check is raised here, not
+    // inside the first Python call below (which would make it a SystemError).
     if (PyErr_CheckSignals() != 0) throw nb::python_error();
     if (!r.ok()) raise(r.error());
     stats_.merge(r->stats);

@@ -387,6 +387,31 @@ TEST(AutotuneCpu, ResetToZeroZeroesOnEveryRunAndTheRealCall) {
   for (std::size_t i = 0; i < call.x.size(); ++i) ASSERT_EQ(call.y[i], 2.0f * call.x[i]) << i;
 }
 
+// An interrupt (TuneOptions::pipeline.interrupted: Python's Ctrl-C) stops
+// the run at the tuner's next check: kCancelled, nothing saved, so the next
+// call tunes again rather than serving a winner of part of the space.
+TEST(AutotuneCpu, AnInterruptedRunSavesNothingAndTheNextCallTunesAgain) {
+  Session session("interrupted", kThreads);
+  auto [dir, artifacts, tunings, device, tuner] = session.parts();
+  ScaleCall call(512);
+  TuneOptions to;
+  to.pipeline.group_size = 1;
+  std::atomic<int> asked{0};
+  // Pressed from the first check on: that comes as the compiles start,
+  // long before the first config could be measured.
+  to.pipeline.interrupted = [&asked] { return ++asked >= 1; };
+  auto r = tuner.tune(scale_kernel({0, 1}), call.args, **device, to);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
+  EXPECT_NE(r.error().message.find("interrupted"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("nothing was saved"), std::string::npos) << r.error().message;
+  EXPECT_EQ(asked.load(), 1) << "not asked again once it said so";
+  EXPECT_TRUE(tunings.records().empty());
+  auto again = tuner.tune(scale_kernel({0, 1}), call.args, **device);
+  ASSERT_TRUE(again.ok()) << again.error().describe();
+  EXPECT_EQ(again->source, ResultSource::kTuned);
+}
+
 TEST(AutotuneCpu, BudgetCancelsWhatIsLeft) {
   Session session("budget", kThreads);
   auto [dir, artifacts, tunings, device, tuner] = session.parts();

@@ -42,6 +42,33 @@ TEST(Watchdog, AThreadPastItsDeadlineIsAbandonedAndReplaced) {
   EXPECT_NE(dog.timeout_reason().find("deadline of 2.0"), std::string::npos);
 }
 
+// The caller's interrupt (Python's Ctrl-C) is asked at every check, and the
+// run waits no longer than the poll for it; once it says so, the run stops
+// and it is not asked again.
+TEST(Watchdog, AnInterruptStopsTheRunAndIsPolledWhileWaiting) {
+  WatchRules rules = two_second_rules();
+  int asked = 0;
+  bool pressed = false;
+  rules.interrupted = [&] {
+    ++asked;
+    return pressed;
+  };
+  Watchdog dog(rules);
+  const std::vector<WorkerWatch> workers = {busy_thread(0, watch_time(0))};
+  WatchOrders quiet = dog.check(watch_time(0), workers, "");
+  EXPECT_FALSE(quiet.acted());
+  EXPECT_EQ(quiet.next_check, watch_time(0) + rules.interrupt_poll) << "polls, not the deadline";
+  EXPECT_FALSE(dog.interrupted());
+  pressed = true;
+  WatchOrders stop = dog.check(watch_time(0), workers, "");
+  ASSERT_TRUE(stop.stop.has_value());
+  EXPECT_NE(stop.stop->find("interrupted"), std::string::npos) << *stop.stop;
+  EXPECT_TRUE(dog.interrupted());
+  EXPECT_TRUE(dog.stopping());
+  dog.check(watch_time(1), workers, "");
+  EXPECT_EQ(asked, 2) << "not asked again once stopping";
+}
+
 TEST(Watchdog, AWorkerProcessKeepsItsOwnDeadline) {
   Watchdog dog(two_second_rules());
   WorkerWatch process = busy_thread(0, watch_time(0));

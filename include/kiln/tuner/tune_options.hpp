@@ -72,6 +72,11 @@ struct PipelineOptions {
   double bench_deadline_seconds = 10;     // per config: a hung config is abandoned
   std::string trace_path;                 // Chrome/Perfetto trace of the run
   std::optional<bool> progress;           // nullopt: on a terminal
+  // Asked on the calling thread about every 50 ms while the run waits on
+  // its workers (Python's Ctrl-C check): true stops the run as a spent
+  // budget would, and tune() returns ErrorCode::kCancelled with nothing
+  // saved or remembered. Unset: never asked.
+  std::function<bool()> interrupted;
 };
 
 // Timing: warm-up runs, then repetitions until `target_seconds` of kernel
