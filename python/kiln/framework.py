@@ -142,6 +142,12 @@ def tuning(tune: bool = True, *, skip_ops: Iterable[str] = (), cache: str | None
     saved at exit."""
     if isinstance(skip_ops, str):  # one op, not its letters
         skip_ops = (skip_ops,)
+    if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 0):
+        from .errors import ConfigError
+        # The rank names the decisions file (tuning.rank3.json): a negative
+        # or non-int rank would name a file no other run reads.
+        raise ConfigError(f"rank={rank!r}: give this process's rank, an int from 0, or None",
+                          code="invalid_argument")
     scope = _kiln._Scope(bool(tune), sorted(set(skip_ops)), None if cache is None else str(cache), rank)
     try:
         yield scope

@@ -69,3 +69,10 @@ def test_bad_specs_are_refused_when_declared():
 def test_skip_ops_takes_one_op_as_a_string():
     with kiln.tuning(skip_ops="attention"):
         assert kiln._kiln._skipped_ops() == ["attention"]
+
+
+def test_tuning_rank_must_be_a_rank():
+    for rank in (-1, "3", 1.5, True):
+        with pytest.raises(kiln.ConfigError, match="give this process's rank"):
+            with kiln.tuning(rank=rank):
+                pass
