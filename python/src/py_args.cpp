@@ -123,9 +123,9 @@ std::string negative_stride(const TensorArg& t) {
   return {};
 }
 
-// An address: a Python int from 0 to 2^64-1 (nb::cast would throw a bare
-// std::bad_cast for a negative or larger one).
-std::optional<std::uintptr_t> as_address(nb::handle obj) {
+// An address or a byte count: a Python int from 0 to 2^64-1 (nb::cast
+// would throw a bare std::bad_cast for a negative or larger one).
+std::optional<std::uintptr_t> as_u64(nb::handle obj) {
   std::uintptr_t v = 0;
   if (!nb::isinstance<nb::int_>(obj) || !nb::try_cast(obj, v, false)) return std::nullopt;
   return v;
@@ -140,8 +140,8 @@ std::optional<std::pair<std::uintptr_t, std::size_t>> as_sized_pointer(nb::handl
   if (t.size() != 2 || !nb::isinstance<nb::int_>(t[0]) || !nb::isinstance<nb::int_>(t[1])) {
     return std::nullopt;
   }
-  auto address = as_address(t[0]);
-  auto bytes = as_address(t[1]);
+  auto address = as_u64(t[0]);
+  auto bytes = as_u64(t[1]);
   if (!address || !bytes) {
     argument_error(what + " is the pair " + nb::cast<std::string>(nb::repr(obj)) +
                        ": an (address, bytes) pair holds two integers from 0 to 2^64-1",
@@ -293,7 +293,7 @@ CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>&
           out.args.push_back(
               Arg::of_pointer(p.name, reinterpret_cast<const void*>(sized->first), sized->second));
         } else if (nb::isinstance<nb::int_>(obj)) {
-          auto address = as_address(obj);
+          auto address = as_u64(obj);
           if (!address) {
             bad_arg(kernel, p,
                     nb::cast<std::string>(nb::repr(obj)) +
@@ -488,7 +488,7 @@ nb::object arg_view(const Arg& a) {
 std::optional<std::uintptr_t> stream_handle(nb::handle stream) {
   if (stream.is_none()) return std::nullopt;
   auto handle_of = [&](nb::handle h) -> std::uintptr_t {
-    if (auto v = as_address(h)) return *v;
+    if (auto v = as_u64(h)) return *v;
     throw Error(ErrorCode::kInvalidArgument,
                 "stream=" + nb::cast<std::string>(nb::repr(stream)) + " gives the handle " +
                     nb::cast<std::string>(nb::repr(h)) +

@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "kiln/core/error.hpp"
@@ -21,20 +22,27 @@ bool is_index(nb::handle v) {
   return !nb::isinstance<nb::bool_>(v) && PyIndex_Check(v.ptr());
 }
 
-std::uint32_t extent(nb::handle v, const char* what) {
+// The value of such an integer, when it fits a long long.
+std::optional<long long> index_value(nb::handle v) {
+  if (!is_index(v)) return std::nullopt;
+  nb::object index = nb::steal(PyNumber_Index(v.ptr()));
   long long x = 0;
-  nb::object index;
-  if (is_index(v)) {
-    index = nb::steal(PyNumber_Index(v.ptr()));
-    if (!index.is_valid()) PyErr_Clear();
+  if (!index.is_valid()) {
+    PyErr_Clear();
+    return std::nullopt;
   }
-  if (!index.is_valid() || !nb::try_cast(index, x, false) || x < 1 ||
-      x > std::numeric_limits<std::uint32_t>::max()) {
+  if (!nb::try_cast(index, x, false)) return std::nullopt;
+  return x;
+}
+
+std::uint32_t extent(nb::handle v, const char* what) {
+  const std::optional<long long> x = index_value(v);
+  if (!x || *x < 1 || *x > std::numeric_limits<std::uint32_t>::max()) {
     throw Error(ErrorCode::kInvalidArgument, std::string(what) + " has " +
                                                  nb::cast<std::string>(nb::repr(v)) +
                                                  ": each extent is an integer from 1 to 2^32-1");
   }
-  return static_cast<std::uint32_t>(x);
+  return static_cast<std::uint32_t>(*x);
 }
 
 }  // namespace
@@ -62,19 +70,14 @@ Dim3 to_dim3(nb::handle value, const char* what) {
 }
 
 std::size_t to_shared_bytes(nb::handle value) {
-  long long bytes = 0;
-  nb::object index;
-  if (is_index(value)) {
-    index = nb::steal(PyNumber_Index(value.ptr()));
-    if (!index.is_valid()) PyErr_Clear();
-  }
-  if (!index.is_valid() || !nb::try_cast(index, bytes, false) || bytes < 0) {
+  const std::optional<long long> bytes = index_value(value);
+  if (!bytes || *bytes < 0) {
     throw Error(ErrorCode::kInvalidArgument,
                 "shared_bytes is " + nb::cast<std::string>(nb::repr(value)) +
                     ": give a non-negative int (or, for kiln.Kernel, a callable of meta "
                     "returning one)");
   }
-  return static_cast<std::size_t>(bytes);
+  return static_cast<std::size_t>(*bytes);
 }
 
 namespace {
