@@ -102,7 +102,7 @@ struct Hooks {
       }
     };
     LaunchGeometry g;
-    g.grid = to_dim3(eval(grid, "grid(meta)"), "grid");
+    g.grid = to_dim3(eval(grid, "grid(meta)"), "grid", /*empty_ok=*/true);
     g.block = to_dim3(eval(block, "block(meta)"), "block");
     g.shared_bytes = to_shared_bytes(eval(shared_bytes, "shared_bytes(meta)"));
     return g;
@@ -165,6 +165,11 @@ class Autotuned {
     auto it = table_.find(ca.key);
     if (it == table_.end()) {
       if (hooks_.constant_geometry) named = named_args(args);
+      // A call over no blocks (grid cdiv(n, BLOCK) with n = 0) runs nothing,
+      // as in Triton, and is not tuned: every config would time an empty
+      // launch, and the key would keep whichever came first.
+      if (empty_grid(hooks_.geometry(kernel_.tmpl.space.default_config(), named).grid))
+        return nb::none();
       it = table_.emplace(ca.key, tune(ca, named, args)).first;
     } else {
       ++fast_hits_;
@@ -175,6 +180,7 @@ class Autotuned {
     const Entry& e = *held;
     last_config_ = e.config;
     const LaunchGeometry g = hooks_.geometry(e.result.config, named);
+    if (empty_grid(g.grid)) return nb::none();
     std::optional<Stream> s = to_stream(rt_->device(), stream, args);
     Status st = ok_status();
     {
@@ -299,7 +305,13 @@ class Autotuned {
     kernel_.launch = [h](const Config& c, const ArgList&) {
       if (h->constant_geometry) return h->constant;
       nb::gil_scoped_acquire gil;
-      return h->geometry(c, h->named);
+      LaunchGeometry g = h->geometry(c, h->named);
+      // Timing a launch over no blocks would make this config the fastest.
+      if (empty_grid(g.grid))
+        throw Error(ErrorCode::kInvalidArgument,
+                    "grid(meta) gives no blocks for this config (" + c.to_string() +
+                        ") where the space's default config has some: nothing would run");
+      return g;
     };
 
     // Lists of arguments, each checked against the signature.

@@ -67,7 +67,7 @@ class CompiledKernel {
       load();
     }
     LaunchConfig lc;
-    lc.grid = to_dim3(grid, "grid");
+    lc.grid = to_dim3(grid, "grid", /*empty_ok=*/true);
     lc.block = to_dim3(block, "block");
     lc.shared_bytes = to_shared_bytes(shared_bytes);
     KernelArgs packed;
@@ -77,6 +77,7 @@ class CompiledKernel {
     } else {
       packed = infer_and_pack(args, kernel_.tmpl.name.c_str());
     }
+    if (empty_grid(lc.grid)) return;  // the arguments are checked; there is nothing to run
     std::optional<Stream> s = to_stream(rt_->device(), stream, args);
     lc.stream = s ? &*s : nullptr;
     Status st = ok_status();

@@ -35,22 +35,24 @@ std::optional<long long> index_value(nb::handle v) {
   return x;
 }
 
-std::uint32_t extent(nb::handle v, const char* what) {
+std::uint32_t extent(nb::handle v, const char* what, bool empty_ok) {
   const std::optional<long long> x = index_value(v);
-  if (!x || *x < 1 || *x > std::numeric_limits<std::uint32_t>::max()) {
-    throw Error(ErrorCode::kInvalidArgument, std::string(what) + " has " +
-                                                 nb::cast<std::string>(nb::repr(v)) +
-                                                 ": each extent is an integer from 1 to 2^32-1");
+  const long long least = empty_ok ? 0 : 1;
+  if (!x || *x < least || *x > std::numeric_limits<std::uint32_t>::max()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(what) + " has " + nb::cast<std::string>(nb::repr(v)) +
+                    (empty_ok ? ": each extent is an integer from 0 (launch nothing) to 2^32-1"
+                              : ": each extent is an integer from 1 to 2^32-1"));
   }
   return static_cast<std::uint32_t>(*x);
 }
 
 }  // namespace
 
-Dim3 to_dim3(nb::handle value, const char* what) {
+Dim3 to_dim3(nb::handle value, const char* what, bool empty_ok) {
   Dim3 d;
   if (is_index(value)) {
-    d.x = extent(value, what);
+    d.x = extent(value, what, empty_ok);
     return d;
   }
   if (!nb::isinstance<nb::tuple>(value) && !nb::isinstance<nb::list>(value)) {
@@ -65,7 +67,7 @@ Dim3 to_dim3(nb::handle value, const char* what) {
                                                  std::to_string(n) + " extents: give 1 to 3");
   }
   std::uint32_t* dims[3] = {&d.x, &d.y, &d.z};
-  for (std::size_t i = 0; i < n; ++i) *dims[i] = extent(value[i], what);
+  for (std::size_t i = 0; i < n; ++i) *dims[i] = extent(value[i], what, empty_ok);
   return d;
 }
 

@@ -284,3 +284,40 @@ void with_ws(const kiln::cpu::BlockContext&, void* ws, float* y, int n) {
                     signature=["ws: void*", "y: f32*", "n: i32"], grid=(1,)))
     with pytest.raises(kiln.KilnError, match="ws"):
         other(ws.ctypes.data, y, 64)
+
+
+def test_an_empty_call_runs_nothing_and_is_not_tuned():
+    # n = 0 gives grid (0,) for every config, as in Triton a no-op; tuning it
+    # would time empty launches and keep whichever came first.
+    configs = [kiln.Config(BLOCK=b) for b in (256, 1024)]
+    tuned = kiln.autotune(configs=configs, key=["n"], restore_value=["y"])(
+        saxpy_kernel(name="saxpy_empty"))
+    x = np.zeros(0, dtype=np.float32)
+    y = np.zeros(0, dtype=np.float32)
+    tuned(2.0, x, y, 0)
+    tuned(2.0, x, y, 0)
+    s = tuned.stats()
+    assert s["misses"] == 0 and s["benchmarked"] == 0 and s["compiled"] == 0, s
+    x = np.ones(3000, dtype=np.float32)
+    y = np.zeros(3000, dtype=np.float32)
+    tuned(2.0, x, y, 3000)
+    np.testing.assert_allclose(y, 2.0)
+    assert tuned.stats()["misses"] == 1
+
+
+def test_a_config_whose_grid_is_empty_fails_instead_of_winning():
+    # BLOCK=0 would give no blocks where the others give some: it must not
+    # be timed as the fastest.
+    configs = [kiln.Config(BLOCK=b) for b in (256, 1024, 8192)]
+    kernel = kiln.Kernel(SAXPY, entry="saxpy<{BLOCK}>", backend="cpu", name="saxpy_half_empty",
+                         signature=["a: f32", "x: f32*", "y: f32*", "n: i32"],
+                         grid=lambda meta: (0 if meta["BLOCK"] == 8192 else
+                                            kiln.cdiv(meta["n"], meta["BLOCK"]),))
+    tuned = kiln.autotune(configs=configs, key=["n"], restore_value=["y"])(kernel)
+    x = np.ones(5000, dtype=np.float32)
+    y = np.zeros(5000, dtype=np.float32)
+    tuned(2.0, x, y, 5000)
+    np.testing.assert_allclose(y, 2.0)
+    assert tuned.best_config != kiln.Config(BLOCK=8192)
+    failed = [m for m in tuned.measurements((5000,)) if m["status"] != "ok"]
+    assert len(failed) == 1 and "no blocks" in failed[0]["reason"], failed

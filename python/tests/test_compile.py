@@ -84,7 +84,7 @@ def test_bad_grid_and_backend():
     k = kiln.compile(ADD, "add", backend="cpu")
     f = np.zeros(4, dtype=np.float32)
     with pytest.raises(kiln.ConfigError, match="grid"):
-        k(f, f, f, 4, grid=(0,))
+        k(f, f, f, 4, grid=(2**32,))
     with pytest.raises(kiln.ConfigError, match="backend"):
         kiln.compile(ADD, "add", backend="tpu")
 
@@ -96,3 +96,22 @@ def test_wrong_argument_types_are_refused_by_the_kernel_signature():
     # kernel's own signature.
     with pytest.raises(kiln.KilnError):
         k(f, f, f, 4.0)
+
+
+def test_an_empty_grid_launches_nothing_but_the_call_is_still_checked():
+    # As in Triton: a grid of cdiv(n, BLOCK) with n = 0 (an empty batch) is a no-op.
+    k = kiln.compile(ADD, "add", backend="cpu")
+    out = np.full(4, 7.0, dtype=np.float32)
+    f = np.ones(4, dtype=np.float32)
+    k(f, f, out, 4, grid=(0,))
+    k(f, f, out, 4, grid=(4, 0))
+    k(f, f, out, 4, grid=0)
+    np.testing.assert_array_equal(out, 7.0)  # nothing ran
+    with pytest.raises(kiln.ConfigError, match="argument 2 is a str"):  # still converted
+        k(f, f, "out", 4, grid=(0,))
+    with pytest.raises(kiln.ConfigError, match="from 0"):
+        k(f, f, out, 4, grid=(-1,))
+    with pytest.raises(kiln.ConfigError, match="from 1"):
+        k(f, f, out, 4, grid=(1,), block=(0,))
+    k(f, f, out, 4, grid=(2,))
+    np.testing.assert_array_equal(out, 2.0)
