@@ -508,4 +508,13 @@ std::optional<std::uintptr_t> stream_handle(nb::handle stream) {
                   "__cuda_stream__");
 }
 
+void check_writable(nb::handle obj, const Param& p, const char* kernel, const char* role) {
+  nb::ndarray<nb::ro> read;
+  nb::ndarray<> write;
+  if (!nb::try_cast(obj, read, false) || nb::try_cast(obj, write, false)) return;
+  bad_arg(kernel, p,
+          std::string("the array is read-only, and this argument is written (") + role +
+              "): pass a writable array (x.copy(), or np.require(x, requirements='W'))");
+}
+
 }  // namespace kiln::py

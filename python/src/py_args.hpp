@@ -48,6 +48,11 @@ CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>&
 // i64 when it does not fit), float (f32), numpy scalars by their dtype, and
 // (address, bytes) pairs as raw pointers.
 KernelArgs infer_and_pack(nanobind::handle args, const char* kernel);
+// Refuses a read-only array (a numpy view of a bytes object, an array with
+// writeable=False) passed as `p`, an argument Kiln writes (an autotuned
+// kernel's restore_value, reset_to_zero): kiln.ArgumentError
+// naming it, `role` and the fix. Anything else passes.
+void check_writable(nanobind::handle obj, const Param& p, const char* kernel, const char* role);
 
 // An argument as Python code sees it (a reference, a runner): a numpy
 // array over its memory (a DLPack array for a CUDA tensor), a number for a

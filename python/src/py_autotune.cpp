@@ -155,6 +155,8 @@ class Autotuned {
       generation_ = fork_generation();
     }
     CallArgs ca = convert_args(params_, key_mask_, args, name_.c_str());
+    for (const auto& [i, role] : written_)
+      if (i < args.size()) check_writable(args[i], params_[i], name_.c_str(), role);
     if (!rt_) {
       const BackendKind kind = kind_from(ca);
       nb::gil_scoped_release release;
@@ -323,6 +325,14 @@ class Autotuned {
     kernel_.outputs = names_of("outputs");
     kernel_.restore_value = names_of("restore_value");
     kernel_.reset_to_zero = names_of("reset_to_zero");
+    // What Kiln itself writes: a read-only array there is refused, not written.
+    // (outputs are only compared, and by default every tensor, inputs too.)
+    const std::pair<const std::vector<std::string>*, const char*> written[] = {
+        {&kernel_.restore_value, "restore_value"}, {&kernel_.reset_to_zero, "reset_to_zero"}};
+    for (const auto& [names, role] : written)
+      for (const auto& n : *names)
+        for (std::size_t i = 0; i < params_.size(); ++i)
+          if (params_[i].name == n) written_.push_back({i, role});
     const auto key = names_of("key");
     key_names_ = key;
     key_mask_.assign(params_.size(), false);
@@ -561,6 +571,7 @@ class Autotuned {
   std::vector<Param> params_;
   std::vector<std::string> names_, key_names_;
   std::vector<bool> key_mask_;
+  std::vector<std::pair<std::size_t, const char*>> written_;  // argument index, why Kiln writes it
   Hooks hooks_;
   std::shared_ptr<Runtime> rt_;
   std::unordered_map<std::string, std::shared_ptr<Entry>> table_;  // touched with the GIL held

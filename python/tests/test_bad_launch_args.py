@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import kiln
+from conftest import SAXPY
 
 SCALE = r"""
 #include "kiln/cpu_kernel.h"
@@ -73,3 +74,25 @@ def test_launch_extents_take_numpy_ints_and_refuse_negatives(scale):
     assert (y == 2 * x).all()
     with pytest.raises(kiln.ConfigError, match="shared_bytes is -1: give a non-negative int"):
         scale(x, y, 2.0, 4, shared_bytes=-1)
+
+
+@pytest.mark.parametrize("role", ["restore_value", "reset_to_zero"])
+def test_a_read_only_array_where_kiln_writes_is_refused(role):
+    # restore_value saves and rewrites y, reset_to_zero zeroes it: a
+    # read-only y must be refused, not written behind numpy's back.
+    tuned = kiln.autotune(configs=[kiln.Config(BLOCK=b) for b in (256, 1024)], key=["n"],
+                          **{role: ["y"]})(
+        kiln.Kernel(SAXPY, entry="saxpy<{BLOCK}>", backend="cpu", name="saxpy_ro_" + role,
+                    signature=["a: f32", "x: f32*", "y: f32*", "n: i32"],
+                    grid=lambda meta: (kiln.cdiv(meta["n"], meta["BLOCK"]),)))
+    x = np.ones(1000, dtype=np.float32)
+    y = np.zeros(1000, dtype=np.float32)
+    y.setflags(write=False)
+    with pytest.raises(kiln.ArgumentError, match=r"'y'.*read-only.*" + role):
+        tuned(2.0, x, y, 1000)
+    assert (y == 0).all()
+    x.setflags(write=False)  # an input may be read-only
+    y2 = np.zeros(1000, dtype=np.float32)
+    tuned(2.0, x, y2, 1000)
+    if role == "restore_value":
+        np.testing.assert_allclose(y2, 2.0)
