@@ -170,8 +170,7 @@ class Autotuned {
       // A call over no blocks (grid cdiv(n, BLOCK) with n = 0) runs nothing,
       // as in Triton, and is not tuned: every config would time an empty
       // launch, and the key would keep whichever came first.
-      if (empty_grid(hooks_.geometry(kernel_.tmpl.space.default_config(), named).grid))
-        return nb::none();
+      if (default_grid_is_empty(named)) return nb::none();
       it = table_.emplace(ca.key, tune(ca, named, args)).first;
     } else {
       ++fast_hits_;
@@ -192,6 +191,17 @@ class Autotuned {
     }
     check(st);
     return nb::none();
+  }
+
+  // Whether the space's default config launches no blocks for this call. A
+  // launch rule that fails there is not this check's to report: the tuning
+  // then records it as that config's failure, as for any other.
+  bool default_grid_is_empty(nb::handle named) const {
+    try {
+      return empty_grid(hooks_.geometry(kernel_.tmpl.space.default_config(), named).grid);
+    } catch (const Error&) {
+      return false;
+    }
   }
 
   nb::object best_config() const { return last_config_; }

@@ -321,3 +321,23 @@ def test_a_config_whose_grid_is_empty_fails_instead_of_winning():
     assert tuned.best_config != kiln.Config(BLOCK=8192)
     failed = [m for m in tuned.measurements((5000,)) if m["status"] != "ok"]
     assert len(failed) == 1 and "no blocks" in failed[0]["reason"], failed
+
+
+def test_a_launch_rule_failing_on_the_default_config_still_tunes_the_others():
+    # The empty-grid check evaluates the default config's grid first; its
+    # failure is that config's, recorded by the tuning, not the call's.
+    def grid(meta):
+        if meta["BLOCK"] == 256:
+            raise ValueError("no 256 here")
+        return (kiln.cdiv(meta["n"], meta["BLOCK"]),)
+    kernel = kiln.Kernel(SAXPY, entry="saxpy<{BLOCK}>", backend="cpu", name="saxpy_bad_default",
+                         signature=["a: f32", "x: f32*", "y: f32*", "n: i32"], grid=grid)
+    tuned = kiln.autotune(configs=[kiln.Config(BLOCK=b) for b in (256, 1024)], key=["n"],
+                          restore_value=["y"])(kernel)
+    x = np.ones(3000, dtype=np.float32)
+    y = np.zeros(3000, dtype=np.float32)
+    tuned(2.0, x, y, 3000)
+    np.testing.assert_allclose(y, 2.0)
+    assert tuned.best_config == kiln.Config(BLOCK=1024)
+    failed = [m for m in tuned.measurements((3000,)) if m["status"] != "ok"]
+    assert len(failed) == 1 and "no 256 here" in failed[0]["reason"], failed
