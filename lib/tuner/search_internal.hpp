@@ -111,5 +111,6 @@ SearchStrategyInfo model_strategy();
 SearchStrategyInfo pattern_strategy();
 SearchStrategyInfo evolution_strategy();
 SearchStrategyInfo bayes_strategy();
+SearchStrategyInfo gp_strategy();
 
 }  // namespace kiln::internal

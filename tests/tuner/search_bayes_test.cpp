@@ -1,6 +1,7 @@
-// The "bayes" strategy on synthetic spaces whose best config is known:
-// power-of-two and string parameters, a failing region, a space where
-// everything fails; its budget and its determinism for a seed.
+// The model-based strategies ("bayes", a forest; "gp", a Gaussian process)
+// on synthetic spaces whose best config is known: power-of-two and string
+// parameters, a failing region, a space where everything fails; their
+// budget and their determinism for a seed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,17 +42,17 @@ bool is_best(const Config& c) {
          c.get_string("layout") == "blocked" && c.get_bool("unroll");
 }
 
-// Runs bayes as the tuner's round driver does (rounds of 4 after its first);
-// returns every config measured, in order.
-std::vector<Config> run(const ConfigSpace& space, const TimeFn& time, std::size_t budget,
-                        std::uint64_t seed) {
+// Runs `strategy` as the tuner's round driver does (rounds of 4 after its
+// first); returns every config measured, in order.
+std::vector<Config> run(const std::string& strategy, const ConfigSpace& space, const TimeFn& time,
+                        std::size_t budget, std::uint64_t seed) {
   SearchSetup setup;
   setup.space = &space;
   setup.max_configs = budget;
   setup.start = space.default_config();
   setup.default_measured = false;
   setup.seed = seed;
-  auto search = find_search_strategy("bayes")->make(setup);
+  auto search = find_search_strategy(strategy)->make(setup);
   EXPECT_TRUE(search->steered());
   std::vector<Config> measured;
   bool first = true;
@@ -68,13 +69,15 @@ std::vector<Config> run(const ConfigSpace& space, const TimeFn& time, std::size_
   return measured;
 }
 
-TEST(BayesSearch, FindsTheKnownBestInASmallShareOfTheSpace) {
+class ModelSearch : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ModelSearch, FindsTheKnownBestInASmallShareOfTheSpace) {
   // 40 of 384 configs (10%): random search finds the one best config in 40
-  // draws about 10% of the time; bayes must for most seeds.
+  // draws about 10% of the time; a model must for most seeds.
   const ConfigSpace space = kernel_space();
   int found = 0;
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    for (const Config& c : run(space, kernel_time, 40, seed)) found += is_best(c);
+    for (const Config& c : run(GetParam(), space, kernel_time, 40, seed)) found += is_best(c);
   }
   EXPECT_GE(found, 4);
 }
@@ -96,23 +99,23 @@ TEST(BayesSearch, FollowsAProductOfTwoParameters) {
   };
   int found = 0;
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    for (const Config& c : run(space, time, 32, seed))
+    for (const Config& c : run("bayes", space, time, 32, seed))
       found += c.get_int("x") == 64 && c.get_int("y") == 4 && c.get_int("tile") == 2;
   }
   EXPECT_GE(found, 4);
 }
 
-TEST(BayesSearch, RespectsTheBudgetNeverRepeatsAndIsDeterministicForASeed) {
+TEST_P(ModelSearch, RespectsTheBudgetNeverRepeatsAndIsDeterministicForASeed) {
   const ConfigSpace space = kernel_space();
-  const std::vector<Config> a = run(space, kernel_time, 33, 5);
+  const std::vector<Config> a = run(GetParam(), space, kernel_time, 33, 5);
   EXPECT_EQ(a.size(), 33u);
-  EXPECT_EQ(run(space, kernel_time, 33, 5), a);
+  EXPECT_EQ(run(GetParam(), space, kernel_time, 33, 5), a);
   std::set<std::string> unique;
   for (const Config& c : a) unique.insert(c.to_string());
   EXPECT_EQ(unique.size(), a.size());
-  EXPECT_NE(run(space, kernel_time, 33, 6), a) << "another seed explores differently";
-  // A budget smaller than its space-filling start is still respected.
-  EXPECT_EQ(run(space, kernel_time, 3, 5).size(), 3u);
+  EXPECT_NE(run(GetParam(), space, kernel_time, 33, 6), a) << "another seed explores differently";
+  // A budget smaller than its start is still respected.
+  EXPECT_EQ(run(GetParam(), space, kernel_time, 3, 5).size(), 3u);
 }
 
 std::size_t parameters_apart(const Config& a, const Config& b) {
@@ -135,7 +138,7 @@ TEST(BayesSearch, YoungRoundsSpreadAcrossTheSpaceThenMayCluster) {
   };
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     // 300 of 1,024: rounds of 4 after a start of 8; the tenth ends at 30.
-    const std::vector<Config> m = run(space, bowl, 300, seed);
+    const std::vector<Config> m = run("bayes", space, bowl, 300, seed);
     ASSERT_EQ(m.size(), 300u);
     // Rounds starting at 8, 12, ..., 24 (the 16th model pick, a random one,
     // falls in the round starting at 28).
@@ -152,39 +155,42 @@ TEST(BayesSearch, YoungRoundsSpreadAcrossTheSpaceThenMayCluster) {
   }
 }
 
-TEST(BayesSearch, LearnsToAvoidAFailingRegion) {
+TEST_P(ModelSearch, LearnsToAvoidAFailingRegion) {
   // Tile 8 (1/8 of the space) fails: once the model has seen it fail, it
   // proposes it far less often than a uniform sample would.
   const ConfigSpace space = kernel_space();
   std::size_t failed = 0, after_start = 0;
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
-    const std::vector<Config> m = run(space, kernel_time, 100, seed);
+    const std::vector<Config> m = run(GetParam(), space, kernel_time, 100, seed);
     for (std::size_t i = 20; i < m.size(); ++i, ++after_start) failed += m[i].get_int("tile") == 8;
   }
   EXPECT_LT(static_cast<double>(failed), 0.6 * static_cast<double>(after_start) / 8)
       << failed << " of " << after_start;
 }
 
-TEST(BayesSearch, AnAllFailingSpaceIsSearchedToTheBudgetAndThenToTheEnd) {
+TEST_P(ModelSearch, AnAllFailingSpaceIsSearchedToTheBudgetAndThenToTheEnd) {
   const ConfigSpace space = kernel_space();
   const TimeFn fail = [](const Config&) { return std::nullopt; };
-  EXPECT_EQ(run(space, fail, 50, 1).size(), 50u);
+  EXPECT_EQ(run(GetParam(), space, fail, 50, 1).size(), 50u);
   // No budget limit reached: every config once, then nothing.
-  const std::vector<Config> all = run(space, fail, 5000, 1);
+  const std::vector<Config> all = run(GetParam(), space, fail, 5000, 1);
   EXPECT_EQ(all.size(), 384u);
 }
 
-TEST(BayesSearch, SpacesWithConstraintsAndOneConfig) {
+TEST_P(ModelSearch, SpacesWithConstraintsAndOneConfig) {
   ConfigSpace space = kernel_space();
   space.constraint("block<=64", [](const Config& c) { return c.get_int("block") <= 64; });
-  for (const Config& c : run(space, kernel_time, 60, 2)) EXPECT_LE(c.get_int("block"), 64);
+  for (const Config& c : run(GetParam(), space, kernel_time, 60, 2))
+    EXPECT_LE(c.get_int("block"), 64);
   ConfigSpace one;
   one.param("x", {1});
   EXPECT_EQ(run(
-                one, [](const Config&) { return 1.0; }, 10, 1)
+                GetParam(), one, [](const Config&) { return 1.0; }, 10, 1)
                 .size(),
             1u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Models, ModelSearch, ::testing::Values("bayes", "gp"));
 
 }  // namespace
 }  // namespace kiln

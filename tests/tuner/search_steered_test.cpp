@@ -83,7 +83,7 @@ TEST_P(SteeredSearch, StopsWhenTheSpaceIsExhausted) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, SteeredSearch,
-                         ::testing::Values("model", "pattern", "evolution", "bayes"));
+                         ::testing::Values("model", "pattern", "evolution", "bayes", "gp"));
 
 }  // namespace
 }  // namespace kiln

@@ -1,0 +1,231 @@
+// CategoricalGp: see search_gp_model.hpp.
+#include "search_gp_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+namespace kiln::internal {
+namespace {
+
+// The grid the marginal likelihood picks from. theta: from "a differing
+// value barely matters" to "one differing value makes configs strangers";
+// lambda 0 (no trend along axes) or a trend over a half or a quarter of an
+// axis; the noise of log times measured on a real GPU.
+constexpr double kThetas[] = {0.05, 0.1, 0.2, 0.3, 0.5, 1.0};
+constexpr double kLambdas[] = {0, 1, 4};
+constexpr double kNoises[] = {1e-3, 1e-2, 1e-1, 0.3};
+constexpr std::size_t kFitRows = 128;
+
+// Solves L z = b in place (L lower, row-major n x n).
+void forward(const std::vector<double>& l, std::size_t n, std::vector<double>& b) {
+  for (std::size_t i = 0; i < n; ++i) {
+    double s = b[i];
+    const double* row = &l[i * n];
+    for (std::size_t k = 0; k < i; ++k) s -= row[k] * b[k];
+    b[i] = s / row[i];
+  }
+}
+
+// Solves L^T z = b in place.
+void backward(const std::vector<double>& l, std::size_t n, std::vector<double>& b) {
+  for (std::size_t i = n; i-- > 0;) {
+    double s = b[i];
+    for (std::size_t k = i + 1; k < n; ++k) s -= l[k * n + i] * b[k];
+    b[i] = s / l[i * n + i];
+  }
+}
+
+// In-place Cholesky of the lower half of `a` (n x n); false when not positive definite.
+bool cholesky(std::vector<double>& a, std::size_t n) {
+  for (std::size_t j = 0; j < n; ++j) {
+    double d = a[j * n + j];
+    for (std::size_t k = 0; k < j; ++k) d -= a[j * n + k] * a[j * n + k];
+    if (!(d > 0)) return false;
+    const double root = std::sqrt(d);
+    a[j * n + j] = root;
+    for (std::size_t i = j + 1; i < n; ++i) {
+      double s = a[i * n + j];
+      for (std::size_t k = 0; k < j; ++k) s -= a[i * n + k] * a[j * n + k];
+      a[i * n + j] = s / root;
+    }
+  }
+  return true;
+}
+
+std::size_t differing(const GpRow& a, const GpRow& b) {
+  std::size_t d = 0;
+  for (std::size_t p = 0; p < a.codes.size(); ++p) d += a.codes[p] != b.codes[p];
+  return d;
+}
+
+double squared_distance(const GpRow& a, const GpRow& b) {
+  double d = 0;
+  for (std::size_t p = 0; p < a.coords.size(); ++p)
+    d += (a.coords[p] - b.coords[p]) * (a.coords[p] - b.coords[p]);
+  return d;
+}
+
+bool same(const GpHyper& a, const GpHyper& b) {
+  return a.theta == b.theta && a.lambda == b.lambda && a.noise == b.noise;
+}
+
+}  // namespace
+
+double CategoricalGp::kernel(const GpRow& a, const GpRow& b, const GpHyper& h) const {
+  double e = h.theta * static_cast<double>(differing(a, b));
+  if (h.lambda > 0) e += h.lambda * squared_distance(a, b);
+  return std::exp(-e);
+}
+
+bool CategoricalGp::factor(const GpHyper& h) {
+  const std::size_t n = x_.size();
+  chol_.assign(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j <= i; ++j)
+      chol_[i * n + j] = kernel(x_[i], x_[j], h) + (i == j ? h.noise : 0.0);
+  return cholesky(chol_, n);
+}
+
+void CategoricalGp::standardise(const std::vector<double>& y) {
+  const auto n = static_cast<double>(y.size());
+  double sum = 0, sq = 0;
+  for (double v : y) sum += v;
+  offset_ = sum / n;
+  for (double v : y) sq += (v - offset_) * (v - offset_);
+  scale_ = std::sqrt(sq / n);
+  if (!(scale_ > 1e-12)) scale_ = 1;  // all alike: any scale will do
+  z_.resize(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) z_[i] = (y[i] - offset_) / scale_;
+  best_ = *std::min_element(z_.begin(), z_.end());
+}
+
+void CategoricalGp::fit(const std::vector<GpRow>& x, const std::vector<double>& y) {
+  // The grid scores the hyperparameters on at most kFitRows rows spread
+  // evenly over the data: they describe the space as a whole, which that
+  // many rows show as well as more, and each of the grid's factors costs
+  // rows^3.
+  std::vector<GpRow> sx;
+  std::vector<double> sy;
+  const std::size_t total = x.size();
+  for (std::size_t k = 0, m = std::min(total, kFitRows); k < m; ++k) {
+    sx.push_back(x[k * total / m]);
+    sy.push_back(y[k * total / m]);
+  }
+  x_ = std::move(sx);
+  standardise(sy);
+  const std::size_t n = x_.size();
+  // What the grid varies, computed once: codes differing, squared distances.
+  std::vector<double> mismatch(n * n), distance(n * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j <= i; ++j) {
+      mismatch[i * n + j] = static_cast<double>(differing(x_[i], x_[j]));
+      distance[i * n + j] = squared_distance(x_[i], x_[j]);
+    }
+  double best_ll = -std::numeric_limits<double>::infinity();
+  GpHyper best = hyper_;
+  std::vector<double> k(n * n), alpha(n);
+  for (double theta : kThetas)
+    for (double lambda : kLambdas) {
+      if (lambda > 0 && x_[0].coords.empty()) continue;  // no axis to trend along
+      for (double noise : kNoises) {
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t j = 0; j <= i; ++j)
+            k[i * n + j] = std::exp(-theta * mismatch[i * n + j] - lambda * distance[i * n + j]) +
+                           (i == j ? noise : 0.0);
+        if (!cholesky(k, n)) continue;
+        alpha = z_;
+        forward(k, n, alpha);
+        // log marginal likelihood, less constants: -1/2 z^T K^-1 z - log det L
+        double ll = 0;
+        for (std::size_t i = 0; i < n; ++i)
+          ll += -0.5 * alpha[i] * alpha[i] - std::log(k[i * n + i]);
+        if (ll > best_ll) {
+          best_ll = ll;
+          best = {theta, lambda, noise};
+        }
+      }
+    }
+  hyper_ = best;
+  factored_ = false;
+  condition(x, y);
+}
+
+void CategoricalGp::condition(const std::vector<GpRow>& x, const std::vector<double>& y) {
+  // The factor of K's leading block is the leading block of K's factor, so
+  // rows conditioned on before (a search appends its measurements) keep
+  // theirs and each new row costs n^2, not the n^3 of a fresh factor.
+  std::size_t kept = factored_ && same(hyper_, factored_hyper_) ? std::min(x_.size(), x.size()) : 0;
+  for (std::size_t i = 0; i < kept; ++i)
+    if (x_[i].codes != x[i].codes || x_[i].coords != x[i].coords) kept = i;
+  const std::size_t n = x.size(), old_n = x_.size();
+  std::vector<double> chol(n * n, 0.0);
+  for (std::size_t i = 0; i < kept; ++i) std::copy_n(&chol_[i * old_n], i + 1, &chol[i * n]);
+  x_ = x;
+  chol_ = std::move(chol);
+  bool ok = kept > 0;
+  for (std::size_t i = kept; i < n && ok; ++i) ok = append(i);
+  if (!ok) {
+    // A noise too small for these rows (near duplicates): more, until K factors.
+    while (!factor(hyper_) && hyper_.noise < 1e6) hyper_.noise *= 10;
+  }
+  factored_ = true;
+  factored_hyper_ = hyper_;
+  standardise(y);
+  alpha_ = z_;
+  forward(chol_, n, alpha_);
+  backward(chol_, n, alpha_);
+}
+
+bool CategoricalGp::append(std::size_t i) {
+  const std::size_t n = x_.size();
+  std::vector<double> row(i);
+  for (std::size_t j = 0; j < i; ++j) row[j] = kernel(x_[i], x_[j], hyper_);
+  // L[i, :i] solves L[:i, :i] l = k; L[i, i] = sqrt(k_ii + noise - l.l).
+  double d = 1.0 + hyper_.noise;
+  for (std::size_t j = 0; j < i; ++j) {
+    double s = row[j];
+    for (std::size_t k = 0; k < j; ++k) s -= chol_[j * n + k] * chol_[i * n + k];
+    chol_[i * n + j] = s / chol_[j * n + j];
+    d -= chol_[i * n + j] * chol_[i * n + j];
+  }
+  if (!(d > 0)) return false;
+  chol_[i * n + i] = std::sqrt(d);
+  return true;
+}
+
+CategoricalGp::Posterior CategoricalGp::predict_bound(const GpRow& row) const {
+  double mean = 0, nearest = 0;
+  for (std::size_t i = 0; i < x_.size(); ++i) {
+    const double k = kernel(row, x_[i], hyper_);
+    mean += k * alpha_[i];
+    nearest = std::max(nearest, k);
+  }
+  // Conditioning on more rows never widens the posterior, so the nearest
+  // row alone bounds the sd: 1 - k^2 / (1 + noise) of the prior's variance.
+  return {mean, std::sqrt(std::max(1.0 - nearest * nearest / (1.0 + hyper_.noise), 1e-9))};
+}
+
+CategoricalGp::Posterior CategoricalGp::predict(const GpRow& row) const {
+  const std::size_t n = x_.size();
+  std::vector<double> k(n);
+  double mean = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    k[i] = kernel(row, x_[i], hyper_);
+    mean += k[i] * alpha_[i];
+  }
+  forward(chol_, n, k);
+  double explained = 0;
+  for (double v : k) explained += v * v;
+  return {mean, std::sqrt(std::max(1.0 - explained, 1e-9))};
+}
+
+double CategoricalGp::expected_improvement(double mean, double sd) const {
+  const double gain = best_ - mean, z = gain / sd;
+  const double cdf = 0.5 * std::erfc(-z / std::numbers::sqrt2);
+  const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2 * std::numbers::pi);
+  return gain * cdf + sd * pdf;
+}
+
+}  // namespace kiln::internal

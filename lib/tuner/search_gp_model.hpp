@@ -1,0 +1,79 @@
+// A Gaussian process over a config space's parameter values, the model of
+// the "gp" search (search_gp.cpp).
+//
+// Two configs are alike by the values they share and by how close their
+// ordered values lie:
+//   k(a, b) = exp(-theta * (codes of a and b that differ)
+//                 - lambda * (sum of squared differences of coords))
+// Codes are categorical (a parameter's value; derived ones such as "is a
+// power of two"); coords are positions along ordered axes, in [0, 1]. With
+// lambda 0 the model is purely categorical: a block shape fast with three
+// tiles is expected fast with a fourth, which a forest, splitting on one
+// value at a time, learns only once it has seen that pair. With lambda > 0
+// it also expects a trend to go on along an axis (a faster config one tile
+// further along), which is what a space whose optimum sits at an edge needs.
+// theta, lambda and the noise are chosen on a small grid by the marginal
+// likelihood: a handful of hyperparameters, fitted from a few dozen
+// measurements without a gradient to go astray.
+// Private to the tuner: rows in, a mean and a standard deviation out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kiln::internal {
+
+struct GpRow {
+  std::vector<std::int32_t> codes;  // alike when equal
+  std::vector<double> coords;       // alike when close, each in [0, 1]
+};
+
+struct GpHyper {
+  double theta = 0.2, lambda = 0, noise = 1e-2;  // noise: of the standardised targets
+};
+
+class CategoricalGp {
+ public:
+  // Chooses the hyperparameters on the grid, then conditions on (x, y).
+  // Lower y is better, any scale (standardised here). `x` must be
+  // non-empty, its rows of one shape.
+  void fit(const std::vector<GpRow>& x, const std::vector<double>& y);
+  // Conditions on (x, y) with the hyperparameters of the last fit (or the
+  // defaults): a refit without the grid search.
+  void condition(const std::vector<GpRow>& x, const std::vector<double>& y);
+
+  struct Posterior {
+    double mean = 0, sd = 0;  // standardised units
+  };
+  Posterior predict(const GpRow& row) const;
+  // The posterior mean and an upper bound on the sd: n kernel
+  // evaluations, no solve.
+  Posterior predict_bound(const GpRow& row) const;
+  // Expected improvement below the lowest y conditioned on, standardised;
+  // increasing in both -mean and sd.
+  double expected_improvement(double mean, double sd) const;
+  // A standardised value back in y's units.
+  double to_y(double standardised) const { return standardised * scale_ + offset_; }
+  const GpHyper& hyper() const { return hyper_; }
+
+ private:
+  double kernel(const GpRow& a, const GpRow& b, const GpHyper& h) const;
+  // The lower Cholesky factor of K + noise I into chol_; false when K is
+  // not positive definite at these hyperparameters.
+  bool factor(const GpHyper& h);
+  // Row i of the factor from rows 0..i-1 (n^2); false when not positive definite.
+  bool append(std::size_t i);
+  void standardise(const std::vector<double>& y);
+
+  GpHyper hyper_;
+  bool factored_ = false;  // chol_ holds x_'s factor at factored_hyper_
+  GpHyper factored_hyper_;
+  std::vector<GpRow> x_;
+  std::vector<double> z_;      // y standardised
+  std::vector<double> alpha_;  // (K + noise I)^-1 z
+  std::vector<double> chol_;   // n x n, row-major, lower
+  double offset_ = 0, scale_ = 1, best_ = 0;
+};
+
+}  // namespace kiln::internal
