@@ -1,4 +1,4 @@
-// The steered strategies (model, pattern, evolution) on a synthetic space
+// The steered strategies (model, pattern, evolution, bayes, gp) on a synthetic space
 // whose best config is known: a smooth bowl over two numeric axes and a
 // flag, with a failing region.
 #include <gtest/gtest.h>

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Prototype of the "gp" search (lib/tuner/search_gp.cpp) on recorded spaces.
+
+usage: [EXTRA=pow2,align] [TH=..] [LA=0,1,4] [WM=0] [INIT=8] [FAILPEN=0.5] [SEL=loo|loorank]
+       python3 bench/search_gp_prototype.py SEEDS FILE.json.gz...
+
+One config at a time: a random start of INIT configs, then the unmeasured
+config of the highest expected improvement under a GP on log time whose
+kernel is exp(-theta * codes differing - lambda * squared rank distance),
+optionally mixed with a main-effects term (WM); theta, lambda, WM and the
+noise picked on a grid by the marginal likelihood (SEL: leave-one-out
+instead). Prints, per file, the share of seeds reaching 0.90 of the
+optimum by 1% of the space and 0.95 by 2%, and the medians at 0.5/1/2%.
+docs/benchmarks.md ("The gp strategy") lists what each setting scored.
+Needs numpy (the venv of scripts/setup.sh has it).
+"""
+import gzip, itertools, json, math, os, sys
+
+import numpy as np
+
+E=os.environ
+def load(fn):
+    j=json.load(gzip.open(fn)); keys=j['tune_params_keys']; tp=j['tune_params']
+    keys=[k for k in keys if len(tp[k])>1]
+    X=[];t=[]
+    for c in j['cache'].values():
+        X.append([tp[k].index(c[k]) for k in keys])
+        v=c['time']; t.append(v if isinstance(v,(int,float)) and v>0 and np.isfinite(v) else np.inf)
+    X=np.array(X); t=np.array(t)
+    vals=np.array([[tp[k][X[i,p]] for p,k in enumerate(keys)] for i in range(len(X))])
+    cols=[]; extra=E.get('EXTRA','pow2,align')
+    numeric=[p for p,k in enumerate(keys) if all(isinstance(u,(int,float)) for u in tp[k]) and len(tp[k])>2]
+    for p in numeric:
+        v=vals[:,p].astype(int)
+        if 'pow2' in extra: cols.append(((v&(v-1))==0).astype(int))
+        if 'align' in extra and (v>0).all(): cols.append(np.array([(int(u)&-int(u)).bit_length() for u in v]))
+    H=np.concatenate([X]+([np.stack(cols,1)] if cols else []),1)
+    O=np.stack([X[:,p]/(len(tp[keys[p]])-1) for p in numeric],1) if numeric else np.zeros((len(X),0))
+    return H,O,X,t
+def erf(z): return np.vectorize(math.erf)(z)
+TH=[float(x) for x in E.get('TH','0.05,0.1,0.2,0.3,0.5,1.0').split(',')]
+LA=[float(x) for x in E.get('LA','0').split(',')]
+WM=[float(x) for x in E.get('WM','0').split(',')]
+NZ=[1e-3,1e-2,1e-1,0.3]
+def run(H,O,X,t,seed,budget):
+    rng=np.random.default_rng(seed); N=len(t); best=np.min(t); P=X.shape[1]
+    meas=list(rng.choice(N,int(E.get('INIT','8')),replace=False))
+    while len(meas)<budget:
+        y=np.log(t[meas]); fin=np.isfinite(y)
+        ymax=np.max(y[fin]) if fin.any() else 0
+        y=np.where(fin,y,ymax+float(E.get('FAILPEN','0.5')))
+        yn=(y-y.mean())/(y.std()+1e-9); n=len(meas)
+        Hm=H[meas]; Om=O[meas]; Xm=X[meas]
+        Dh=(Hm[:,None,:]!=Hm[None,:,:]).sum(2); Do=((Om[:,None,:]-Om[None,:,:])**2).sum(2); Dx=(Xm[:,None,:]==Xm[None,:,:]).sum(2)/P
+        bestll=-np.inf
+        for th,la,wm,nz in itertools.product(TH,LA,WM,NZ):
+            K=(1-wm)*np.exp(-th*Dh-la*Do)+wm*Dx+nz*np.eye(n)
+            try: L=np.linalg.cholesky(K)
+            except np.linalg.LinAlgError: continue
+            a=np.linalg.solve(L.T,np.linalg.solve(L,yn))
+            if E.get('SEL')=='loo':
+                Ki=np.linalg.solve(L.T,np.linalg.solve(L,np.eye(n))); d=np.diag(Ki)
+                ll=np.sum(-0.5*np.log(1/d)-0.5*(a/d)**2*d)
+            elif E.get('SEL')=='loorank':
+                Ki=np.linalg.solve(L.T,np.linalg.solve(L,np.eye(n))); d=np.diag(Ki); mloo=yn-a/d
+                r1=np.argsort(np.argsort(mloo)); r2=np.argsort(np.argsort(yn)); ll=np.corrcoef(r1,r2)[0,1]
+            else:
+                ll=-0.5*yn@a-np.log(np.diag(L)).sum()
+            if ll>bestll: bestll=ll; sel=(th,la,wm,L,a)
+        th,la,wm,L,a=sel
+        Sh=(H[:,None,:]!=Hm[None,:,:]).sum(2); So=((O[:,None,:]-Om[None,:,:])**2).sum(2); Sx=(X[:,None,:]==Xm[None,:,:]).sum(2)/P
+        Ks=(1-wm)*np.exp(-th*Sh-la*So)+wm*Sx; mu=Ks@a; v=np.linalg.solve(L,Ks.T)
+        s=np.sqrt(np.maximum(1-(v*v).sum(0),1e-9))
+        f=yn.min(); z=(f-mu)/s
+        acq=-((f-mu)*0.5*(1+erf(z/math.sqrt(2)))+s*np.exp(-z*z/2)/math.sqrt(2*math.pi))
+        acq[meas]=np.inf
+        meas.append(int(np.argmin(acq)))
+    return best/np.minimum.accumulate(t[meas])
+if __name__=='__main__':
+    seeds=int(sys.argv[1]); first=int(E.get('FIRST','1')); out=[]
+    for fn in sys.argv[2:]:
+        H,O,X,t=load(fn); N=len(t); b05=int(N*0.005); b1=int(N*0.01); b2=int(N*0.02)
+        r=[run(H,O,X,t,s,b2+1) for s in range(first,first+seeds)]
+        f05=np.array([x[b05-1] for x in r]);f1=np.array([x[b1-1] for x in r]); f2=np.array([x[b2-1] for x in r])
+        out.append(f"{fn.split('/')[-1][:16]} r90@1%={np.mean(f1>=0.9):.2f} r95@2%={np.mean(f2>=0.95):.2f} med.5/1/2={np.median(f05):.3f}/{np.median(f1):.3f}/{np.median(f2):.3f}")
+    print(' '.join(f'{k}={E[k]}' for k in ('EXTRA','TH','LA','WM','INIT','FAILPEN','SEL') if k in E),'|',' || '.join(out),flush=True)
