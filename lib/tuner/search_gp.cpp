@@ -39,15 +39,15 @@ namespace {
 using internal::CategoricalGp;
 using internal::GpRow;
 
-constexpr std::size_t kFirstRound = 8;    // random configs before the first fit
+constexpr std::size_t kGpStart = 8;       // random configs before the first fit
 constexpr std::size_t kSolvedLimit = 64;  // exact posteriors per pick, at most
 constexpr std::size_t kCandidates = 8192;
 constexpr std::size_t kNeighboursOf = 4;  // a sampled pick's candidates: near the fastest few //
                                           // configs scored per pick, at most
-constexpr std::uint64_t kPoolLimit = 500'000;  // enumerate spaces up to this cartesian size
-constexpr double kFailurePenalty = 0.5;        // log units above the median that ran
-constexpr std::size_t kRefitGrowth = 16;       // hyperparameters again once data grew 1/16
-constexpr std::size_t kCheapFit = 256;         // ... up to this many rows, then once it doubled
+constexpr std::uint64_t kGpPoolLimit = 500'000;  // enumerate spaces up to this cartesian size
+constexpr double kFailurePenalty = 0.5;          // log units above the median that ran
+constexpr std::size_t kRefitGrowth = 16;         // hyperparameters again once data grew 1/16
+constexpr std::size_t kCheapFit = 256;           // ... up to this many rows, then once it doubled
 
 class RowEncoder {
  public:
@@ -94,8 +94,8 @@ class RowEncoder {
 class GpSearch final : public internal::BudgetedSearch {
  public:
   explicit GpSearch(const SearchSetup& setup)
-      : BudgetedSearch(setup, kFirstRound), encoder_(*setup.space) {
-    if (setup.space->cartesian_size() <= kPoolLimit)
+      : BudgetedSearch(setup, kGpStart), encoder_(*setup.space) {
+    if (setup.space->cartesian_size() <= kGpPoolLimit)
       for (Config& c : setup.space->enumerate()) pool_.push_back(std::move(c));
   }
   const char* name() const override { return "gp"; }

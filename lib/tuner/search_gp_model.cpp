@@ -19,7 +19,7 @@ constexpr double kNoises[] = {1e-3, 1e-2, 1e-1, 0.3};
 constexpr std::size_t kFitRows = 128;
 
 // Solves L z = b in place (L lower, row-major n x n).
-void forward(const std::vector<double>& l, std::size_t n, std::vector<double>& b) {
+void solve_lower(const std::vector<double>& l, std::size_t n, std::vector<double>& b) {
   for (std::size_t i = 0; i < n; ++i) {
     double s = b[i];
     const double* row = &l[i * n];
@@ -29,7 +29,7 @@ void forward(const std::vector<double>& l, std::size_t n, std::vector<double>& b
 }
 
 // Solves L^T z = b in place.
-void backward(const std::vector<double>& l, std::size_t n, std::vector<double>& b) {
+void solve_upper(const std::vector<double>& l, std::size_t n, std::vector<double>& b) {
   for (std::size_t i = n; i-- > 0;) {
     double s = b[i];
     for (std::size_t k = i + 1; k < n; ++k) s -= l[k * n + i] * b[k];
@@ -38,7 +38,7 @@ void backward(const std::vector<double>& l, std::size_t n, std::vector<double>& 
 }
 
 // In-place Cholesky of the lower half of `a` (n x n); false when not positive definite.
-bool cholesky(std::vector<double>& a, std::size_t n) {
+bool factor_lower(std::vector<double>& a, std::size_t n) {
   for (std::size_t j = 0; j < n; ++j) {
     double d = a[j * n + j];
     for (std::size_t k = 0; k < j; ++k) d -= a[j * n + k] * a[j * n + k];
@@ -67,7 +67,7 @@ double squared_distance(const GpRow& a, const GpRow& b) {
   return d;
 }
 
-bool same(const GpHyper& a, const GpHyper& b) {
+bool same_hyper(const GpHyper& a, const GpHyper& b) {
   return a.theta == b.theta && a.lambda == b.lambda && a.noise == b.noise;
 }
 
@@ -85,7 +85,7 @@ bool CategoricalGp::factor(const GpHyper& h) {
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j <= i; ++j)
       chol_[i * n + j] = kernel(x_[i], x_[j], h) + (i == j ? h.noise : 0.0);
-  return cholesky(chol_, n);
+  return factor_lower(chol_, n);
 }
 
 void CategoricalGp::standardise(const std::vector<double>& y) {
@@ -134,9 +134,9 @@ void CategoricalGp::fit(const std::vector<GpRow>& x, const std::vector<double>& 
           for (std::size_t j = 0; j <= i; ++j)
             k[i * n + j] = std::exp(-theta * mismatch[i * n + j] - lambda * distance[i * n + j]) +
                            (i == j ? noise : 0.0);
-        if (!cholesky(k, n)) continue;
+        if (!factor_lower(k, n)) continue;
         alpha = z_;
-        forward(k, n, alpha);
+        solve_lower(k, n, alpha);
         // log marginal likelihood, less constants: -1/2 z^T K^-1 z - log det L
         double ll = 0;
         for (std::size_t i = 0; i < n; ++i)
@@ -156,7 +156,8 @@ void CategoricalGp::condition(const std::vector<GpRow>& x, const std::vector<dou
   // The factor of K's leading block is the leading block of K's factor, so
   // rows conditioned on before (a search appends its measurements) keep
   // theirs and each new row costs n^2, not the n^3 of a fresh factor.
-  std::size_t kept = factored_ && same(hyper_, factored_hyper_) ? std::min(x_.size(), x.size()) : 0;
+  std::size_t kept =
+      factored_ && same_hyper(hyper_, factored_hyper_) ? std::min(x_.size(), x.size()) : 0;
   for (std::size_t i = 0; i < kept; ++i)
     if (x_[i].codes != x[i].codes || x_[i].coords != x[i].coords) kept = i;
   const std::size_t n = x.size(), old_n = x_.size();
@@ -174,8 +175,8 @@ void CategoricalGp::condition(const std::vector<GpRow>& x, const std::vector<dou
   factored_hyper_ = hyper_;
   standardise(y);
   alpha_ = z_;
-  forward(chol_, n, alpha_);
-  backward(chol_, n, alpha_);
+  solve_lower(chol_, n, alpha_);
+  solve_upper(chol_, n, alpha_);
 }
 
 bool CategoricalGp::append(std::size_t i) {
@@ -215,7 +216,7 @@ CategoricalGp::Posterior CategoricalGp::predict(const GpRow& row) const {
     k[i] = kernel(row, x_[i], hyper_);
     mean += k[i] * alpha_[i];
   }
-  forward(chol_, n, k);
+  solve_lower(chol_, n, k);
   double explained = 0;
   for (double v : k) explained += v * v;
   return {mean, std::sqrt(std::max(1.0 - explained, 1e-9))};
