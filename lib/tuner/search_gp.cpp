@@ -28,6 +28,7 @@
 #include <bit>
 #include <cmath>
 #include <numeric>
+#include <span>
 
 #include "kiln/tuner/search.hpp"
 #include "search_gp_model.hpp"
@@ -41,7 +42,7 @@ using internal::GpRow;
 
 constexpr std::size_t kGpStart = 8;       // random configs before the first fit
 constexpr std::size_t kSolvedLimit = 64;  // exact posteriors per pick, at most
-constexpr std::size_t kCandidates = 8192;
+constexpr std::size_t kCandidates = 16384;
 constexpr std::size_t kNeighboursOf = 4;  // a sampled pick's candidates: near the fastest few //
                                           // configs scored per pick, at most
 constexpr std::uint64_t kGpPoolLimit = 500'000;  // enumerate spaces up to this cartesian size
@@ -97,6 +98,8 @@ class GpSearch final : public internal::BudgetedSearch {
       : BudgetedSearch(setup, kGpStart), encoder_(*setup.space) {
     if (setup.space->cartesian_size() <= kGpPoolLimit)
       for (Config& c : setup.space->enumerate()) pool_.push_back(std::move(c));
+    for (const Config& c : pool_) pool_rows_.push_back(encoder_.encode(c));
+    if (pool_.size() <= kCandidates) cache_.resize(pool_.size());
   }
   const char* name() const override { return "gp"; }
 
@@ -110,6 +113,13 @@ class GpSearch final : public internal::BudgetedSearch {
 
  private:
   static constexpr double kFailed = -1e300;  // a marker: replaced in targets()
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+  struct Candidate {
+    Config config;
+    GpRow row;
+    std::size_t pooled;  // its index in pool_, kNone when drawn
+  };
 
   std::vector<Config> propose(std::size_t n) override {
     std::vector<Config> out;
@@ -123,20 +133,21 @@ class GpSearch final : public internal::BudgetedSearch {
     } else {
       gp_.condition(rows, y);
     }
-    std::vector<Config> candidates = unmeasured();
-    std::vector<GpRow> encoded;
-    encoded.reserve(candidates.size());
-    for (const Config& c : candidates) encoded.push_back(encoder_.encode(c));
+    if (gp_.hyper().theta != cached_.theta || gp_.hyper().lambda != cached_.lambda) {
+      for (std::vector<double>& k : cache_) k.clear();  // kernel values of other hyperparameters
+      cached_ = gp_.hyper();
+    }
+    std::vector<Candidate> candidates = unmeasured();
     std::vector<bool> picked(candidates.size(), false);
     while (out.size() < n) {
-      const auto [i, mean] = best_candidate(encoded, picked);
+      const auto [i, mean] = best_candidate(candidates, picked, rows);
       if (i == kNone) break;
       picked[i] = true;
-      if (!sampler().mark(candidates[i])) continue;  // drawn twice into a sample
-      out.push_back(candidates[i]);
+      if (!sampler().mark(candidates[i].config)) continue;  // drawn twice into a sample
+      out.push_back(candidates[i].config);
       if (out.size() == n) break;
       // The believer: the pick's predicted time, as if measured.
-      rows.push_back(encoded[i]);
+      rows.push_back(candidates[i].row);
       y.push_back(gp_.to_y(mean));
       gp_.condition(rows, y);
     }
@@ -167,8 +178,6 @@ class GpSearch final : public internal::BudgetedSearch {
     return y;
   }
 
-  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-
   // The unpicked candidate of the highest expected improvement, and its
   // posterior mean. Exact, but the posterior's solve (n^2 per candidate)
   // runs only where it can matter: expected improvement rises with the
@@ -176,13 +185,15 @@ class GpSearch final : public internal::BudgetedSearch {
   // the best found cannot win. Late in a long run, where every candidate
   // has measured neighbours and the bound is loose, the solves stop at
   // kSolvedLimit candidates: the best of the most promising bounds.
-  std::pair<std::size_t, double> best_candidate(const std::vector<GpRow>& encoded,
-                                                const std::vector<bool>& picked) const {
+  std::pair<std::size_t, double> best_candidate(std::vector<Candidate>& candidates,
+                                                const std::vector<bool>& picked,
+                                                const std::vector<GpRow>& rows) {
     std::vector<std::pair<double, std::size_t>> bound;
-    std::vector<double> means(encoded.size());
-    for (std::size_t i = 0; i < encoded.size(); ++i) {
+    std::vector<double> means(candidates.size()), scratch, tail;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
       if (picked[i]) continue;
-      const CategoricalGp::Posterior b = gp_.predict_bound(encoded[i]);
+      const CategoricalGp::Posterior b =
+          gp_.bound_from(kernel_values(candidates[i], rows, scratch, tail), tail);
       means[i] = b.mean;
       bound.push_back({gp_.expected_improvement(b.mean, b.sd), i});
     }
@@ -193,7 +204,10 @@ class GpSearch final : public internal::BudgetedSearch {
     std::size_t solved = 0;
     for (const auto& [upper, i] : bound) {
       if (upper <= best_ei || ++solved > kSolvedLimit) break;
-      const CategoricalGp::Posterior p = gp_.predict(encoded[i]);
+      const std::span<const double> head = kernel_values(candidates[i], rows, scratch, tail);
+      std::vector<double> k(head.begin(), head.end());
+      k.insert(k.end(), tail.begin(), tail.end());
+      const CategoricalGp::Posterior p = gp_.predict_from(std::move(k));
       const double ei = gp_.expected_improvement(p.mean, p.sd);
       if (ei > best_ei) {
         best_ei = ei;
@@ -203,15 +217,36 @@ class GpSearch final : public internal::BudgetedSearch {
     return {best, best == kNone ? 0.0 : means[best]};
   }
 
+  // A candidate's kernel values against `rows` (the measured rows_, then
+  // this round's believed picks): those against rows_ returned (kept
+  // between picks and rounds for a listed space, in cache_, while the
+  // hyperparameters stay: a pick then costs multiply-adds, not kernels;
+  // else computed into `scratch`), those against the believed picks into
+  // `tail`.
+  std::span<const double> kernel_values(Candidate& c, const std::vector<GpRow>& rows,
+                                        std::vector<double>& scratch, std::vector<double>& tail) {
+    tail.clear();
+    for (std::size_t j = rows_.size(); j < rows.size(); ++j)
+      tail.push_back(gp_.covariance(c.row, rows[j]));
+    if (c.pooled != kNone && !cache_.empty()) {
+      std::vector<double>& kept = cache_[c.pooled];
+      while (kept.size() < rows_.size()) kept.push_back(gp_.covariance(c.row, rows_[kept.size()]));
+      return {kept.data(), rows_.size()};
+    }
+    scratch.clear();
+    for (const GpRow& r : rows_) scratch.push_back(gp_.covariance(c.row, r));
+    return scratch;
+  }
+
   // The configs a pick is chosen from: every unmeasured one of a listed
   // space up to kCandidates, else kCandidates of them drawn at random, plus
   // (when drawn) the unmeasured one-parameter neighbours of the fastest few
   // measured, where a random draw from a large space seldom lands.
-  std::vector<Config> unmeasured() {
-    std::vector<Config> out;
+  std::vector<Candidate> unmeasured() {
+    std::vector<Candidate> out;
     if (!pool_.empty()) {
-      for (const Config& c : pool_)
-        if (!sampler().taken(c)) out.push_back(c);
+      for (std::size_t i = 0; i < pool_.size(); ++i)
+        if (!sampler().taken(pool_[i])) out.push_back({pool_[i], pool_rows_[i], i});
       if (out.size() <= kCandidates) return out;
       std::shuffle(out.begin(), out.end(), sampler().rng());
       out.resize(kCandidates);
@@ -220,7 +255,9 @@ class GpSearch final : public internal::BudgetedSearch {
       std::uniform_int_distribution<std::uint64_t> pick(0, space.cartesian_size() - 1);
       for (std::size_t tries = 0; tries < 4 * kCandidates && out.size() < kCandidates; ++tries) {
         Config c = space.config_at(pick(sampler().rng()));
-        if (!sampler().taken(c) && space.contains(c)) out.push_back(std::move(c));
+        if (sampler().taken(c) || !space.contains(c)) continue;
+        GpRow r = encoder_.encode(c);
+        out.push_back({std::move(c), std::move(r), kNone});
       }
     }
     std::vector<std::size_t> order;
@@ -236,13 +273,20 @@ class GpSearch final : public internal::BudgetedSearch {
           Config c = measured_[order[k]];
           if (c.at(p.name) == v) continue;
           c.set(p.name, v);
-          if (!sampler().taken(c) && sampler().space().contains(c)) out.push_back(std::move(c));
+          if (sampler().taken(c) || !sampler().space().contains(c)) continue;
+          GpRow r = encoder_.encode(c);
+          out.push_back({std::move(c), std::move(r), kNone});
         }
     return out;
   }
 
   RowEncoder encoder_;
   std::vector<Config> pool_;  // every config, when the space can be listed
+  std::vector<GpRow> pool_rows_;
+  // Per config of a listed space of at most kCandidates: its kernel values
+  // against rows_ at the hyperparameters cached_ (kernel_values()).
+  std::vector<std::vector<double>> cache_;
+  internal::GpHyper cached_{-1, -1, -1};
   CategoricalGp gp_;
   bool fitted_ = false;
   std::size_t fitted_at_ = 0;

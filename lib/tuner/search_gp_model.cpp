@@ -197,26 +197,37 @@ bool CategoricalGp::append(std::size_t i) {
 }
 
 CategoricalGp::Posterior CategoricalGp::predict_bound(const GpRow& row) const {
+  std::vector<double> k(x_.size());
+  for (std::size_t i = 0; i < x_.size(); ++i) k[i] = kernel(row, x_[i], hyper_);
+  return bound_from(k, {});
+}
+
+CategoricalGp::Posterior CategoricalGp::predict(const GpRow& row) const {
+  std::vector<double> k(x_.size());
+  for (std::size_t i = 0; i < x_.size(); ++i) k[i] = kernel(row, x_[i], hyper_);
+  return predict_from(std::move(k));
+}
+
+CategoricalGp::Posterior CategoricalGp::bound_from(std::span<const double> head,
+                                                   std::span<const double> tail) const {
   double mean = 0, nearest = 0;
-  for (std::size_t i = 0; i < x_.size(); ++i) {
-    const double k = kernel(row, x_[i], hyper_);
-    mean += k * alpha_[i];
-    nearest = std::max(nearest, k);
+  for (std::size_t i = 0; i < head.size(); ++i) {
+    mean += head[i] * alpha_[i];
+    nearest = std::max(nearest, head[i]);
+  }
+  for (std::size_t i = 0; i < tail.size(); ++i) {
+    mean += tail[i] * alpha_[head.size() + i];
+    nearest = std::max(nearest, tail[i]);
   }
   // Conditioning on more rows never widens the posterior, so the nearest
   // row alone bounds the sd: 1 - k^2 / (1 + noise) of the prior's variance.
   return {mean, std::sqrt(std::max(1.0 - nearest * nearest / (1.0 + hyper_.noise), 1e-9))};
 }
 
-CategoricalGp::Posterior CategoricalGp::predict(const GpRow& row) const {
-  const std::size_t n = x_.size();
-  std::vector<double> k(n);
+CategoricalGp::Posterior CategoricalGp::predict_from(std::vector<double> k) const {
   double mean = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    k[i] = kernel(row, x_[i], hyper_);
-    mean += k[i] * alpha_[i];
-  }
-  solve_lower(chol_, n, k);
+  for (std::size_t i = 0; i < k.size(); ++i) mean += k[i] * alpha_[i];
+  solve_lower(chol_, k.size(), k);
   double explained = 0;
   for (double v : k) explained += v * v;
   return {mean, std::sqrt(std::max(1.0 - explained, 1e-9))};

@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace kiln::internal {
@@ -50,6 +51,14 @@ class CategoricalGp {
   // The posterior mean and an upper bound on the sd: n kernel
   // evaluations, no solve.
   Posterior predict_bound(const GpRow& row) const;
+  // The same from the row's kernel values against the rows conditioned on,
+  // in their order (`k.size()` of them): a caller that keeps them between
+  // picks saves the kernel evaluations, most of a pick's cost.
+  Posterior predict_from(std::vector<double> k) const;
+  // `head` then `tail`: the values against the first rows, then the rest.
+  Posterior bound_from(std::span<const double> head, std::span<const double> tail = {}) const;
+  // The kernel between two rows at the current hyperparameters (noise aside).
+  double covariance(const GpRow& a, const GpRow& b) const { return kernel(a, b, hyper_); }
   // Expected improvement below the lowest y conditioned on, standardised;
   // increasing in both -mean and sd.
   double expected_improvement(double mean, double sd) const;
