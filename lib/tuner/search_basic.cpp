@@ -151,6 +151,19 @@ std::vector<Config> BudgetedSearch::next(std::size_t max_batch) {
   return batch;
 }
 
+std::vector<Config> untaken_neighbours(const UniqueSampler& sampler, const Config& config) {
+  std::vector<Config> out;
+  for (const Parameter& p : sampler.space().parameters()) {
+    for (const Value& v : p.values) {
+      if (v == config.at(p.name)) continue;
+      Config n = config;
+      n.set(p.name, v);
+      if (!sampler.taken(n) && sampler.space().contains(n)) out.push_back(std::move(n));
+    }
+  }
+  return out;
+}
+
 std::vector<Config> neighbours_at(const ConfigSpace& space, const Config& config, int step) {
   std::vector<Config> out;
   for (const Parameter& p : space.parameters()) {

@@ -344,24 +344,10 @@ class BayesSearch final : public SearchStrategy {
       return seen_seconds_[a] < seen_seconds_[b];
     });
     for (std::size_t i : order) {
-      std::vector<Config> near = one_parameter_neighbours(seen_configs_[i]);
+      std::vector<Config> near = internal::untaken_neighbours(sampler_, seen_configs_[i]);
       if (!near.empty()) return near;
     }
     return {};
-  }
-
-  // Every unmarked config of the space one parameter away from `c`.
-  std::vector<Config> one_parameter_neighbours(const Config& c) const {
-    std::vector<Config> out;
-    for (const Parameter& p : sampler_.space().parameters()) {
-      for (const Value& v : p.values) {
-        if (v == c.at(p.name)) continue;
-        Config n = c;
-        n.set(p.name, v);
-        if (!sampler_.taken(n) && sampler_.space().contains(n)) out.push_back(std::move(n));
-      }
-    }
-    return out;
   }
 
   internal::UniqueSampler sampler_;

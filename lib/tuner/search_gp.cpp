@@ -268,15 +268,10 @@ class GpSearch final : public internal::BudgetedSearch {
         order.begin(), order.begin() + static_cast<std::ptrdiff_t>(few), order.end(),
         [&](std::size_t a, std::size_t b) { return log_seconds_[a] < log_seconds_[b]; });
     for (std::size_t k = 0; k < few; ++k)
-      for (const Parameter& p : sampler().space().parameters())
-        for (const Value& v : p.values) {
-          Config c = measured_[order[k]];
-          if (c.at(p.name) == v) continue;
-          c.set(p.name, v);
-          if (sampler().taken(c) || !sampler().space().contains(c)) continue;
-          GpRow r = encoder_.encode(c);
-          out.push_back({std::move(c), std::move(r), kNone});
-        }
+      for (Config& c : internal::untaken_neighbours(sampler(), measured_[order[k]])) {
+        GpRow r = encoder_.encode(c);
+        out.push_back({std::move(c), std::move(r), kNone});
+      }
     return out;
   }
 

@@ -39,6 +39,11 @@ class UniqueSampler {
 // (either way) that the space holds.
 std::vector<Config> neighbours_at(const ConfigSpace& space, const Config& config, int step);
 
+// Configs one parameter away from `config` (any other value of one
+// parameter, in parameter then value order) that the sampler's space holds
+// and the sampler has not taken.
+std::vector<Config> untaken_neighbours(const UniqueSampler& sampler, const Config& config);
+
 // The frame of a steered strategy: proposals stop at the budget, the
 // strategy's own proposals come first (after a random first round of
 // `first_round` configs) and random configs fill what it leaves. The
