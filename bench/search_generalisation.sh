@@ -2,7 +2,7 @@
 # The default strategy on recorded spaces it was not tuned on
 # (docs/benchmarks.md, "Beyond the three shared files"): every Kernel Tuner
 # cache file under DIR (e.g. a clone of the AutoTuningAssociation
-# benchmark_hub: cachefiles/*/ and currently_unused/cachefiles/*/), bayes
+# benchmark_hub: cachefiles/*/ and currently_unused/cachefiles/*/), hybrid
 # against random, 25 seeds, the best-so-far fraction of each file's
 # optimum at 0.5, 1 and 2% of its configs. Files Kiln cannot read (other
 # layouts, such as KTT's) are listed and skipped, not fatal.
@@ -19,7 +19,7 @@ kiln=$PWD/build/bin/kiln
 
 printf '%-48s %-7s %s\n' file strategy "medians at 0.5%, 1%, 2%, 5%, 10% up to $fraction [q1 at the last]"
 find "$dir" -name '*.json.gz' -o -name '*.json' | grep -v '_T4\.' | sort | while read -r f; do
-  if ! out=$("$kiln" bench search --recorded "$f" --strategy bayes --strategy random \
+  if ! out=$("$kiln" bench search --recorded "$f" --strategy hybrid --strategy random \
     --seeds "$seeds" --budget-fraction "$fraction" --json 2>&1); then
     printf '%-48s skipped: %s\n' "${f#"$dir"/}" "$(echo "$out" | tail -1 | cut -c1-80)"
     continue

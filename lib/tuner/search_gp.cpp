@@ -94,8 +94,10 @@ class RowEncoder {
 
 class GpSearch final : public internal::BudgetedSearch {
  public:
-  explicit GpSearch(const SearchSetup& setup)
-      : BudgetedSearch(setup, kGpStart), encoder_(*setup.space) {
+  // `random_start`: configs drawn at random before the first fit (kGpStart
+  // alone; none where another strategy measured the first ones, hybrid's).
+  explicit GpSearch(const SearchSetup& setup, std::size_t random_start = kGpStart)
+      : BudgetedSearch(setup, random_start), encoder_(*setup.space) {
     if (setup.space->cartesian_size() <= kGpPoolLimit)
       for (Config& c : setup.space->enumerate()) pool_.push_back(std::move(c));
     for (const Config& c : pool_) pool_rows_.push_back(encoder_.encode(c));
@@ -104,6 +106,8 @@ class GpSearch final : public internal::BudgetedSearch {
   const char* name() const override { return "gp"; }
 
   void report(const Config& config, std::optional<double> seconds) override {
+    // Taken, should another strategy have proposed it (hybrid's opening).
+    sampler().mark(config);
     const bool ok = seconds && *seconds > 0 && std::isfinite(*seconds);
     ok_ += ok;
     rows_.push_back(encoder_.encode(config));
@@ -302,6 +306,14 @@ SearchStrategyInfo gp_strategy() {
       "fitted to every measurement, failures included, proposes the configs of the highest "
       "expected improvement; finds a lone optimum sooner than bayes on the recorded GPU spaces",
       64);
+}
+
+std::unique_ptr<SearchStrategy> make_gp_search(const SearchSetup& setup, std::size_t random_start) {
+  const std::optional<std::size_t> budget = proposal_budget(setup);
+  if (!budget) return std::make_unique<SpentSearch>("gp");
+  SearchSetup s = setup;
+  s.max_configs = *budget;
+  return std::make_unique<GpSearch>(s, random_start);
 }
 
 }  // namespace internal

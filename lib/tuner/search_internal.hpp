@@ -117,5 +117,11 @@ SearchStrategyInfo pattern_strategy();
 SearchStrategyInfo evolution_strategy();
 SearchStrategyInfo bayes_strategy();
 SearchStrategyInfo gp_strategy();
+SearchStrategyInfo hybrid_strategy();
+
+// gp (search_gp.cpp) of `random_start` random configs before its first fit,
+// for a strategy that hands it measurements of its own (hybrid). `setup`
+// as a registry entry's make() takes it.
+std::unique_ptr<SearchStrategy> make_gp_search(const SearchSetup& setup, std::size_t random_start);
 
 }  // namespace kiln::internal

@@ -21,7 +21,7 @@ struct EffortRule {
 };
 
 // quick and default: the share of the space, clamped. On the recorded GPU
-// spaces bayes is within 5% of the optimum by 2% of the space (median over
+// spaces hybrid is within 5% of the optimum by 2% of the space (median over
 // seeds); 3% leaves a margin for spaces harder than those, and the floor of
 // 64 lets the model's first round (8-20 configs) be a small part of it.
 EffortRule rule(SearchEffort effort) {
@@ -59,7 +59,7 @@ std::size_t effort_budget(std::uint64_t space_size, SearchEffort effort) {
 SearchPlan plan_search(std::uint64_t space_size, SearchEffort effort, std::size_t max_configs) {
   const std::size_t budget = max_configs ? max_configs : effort_budget(space_size, effort);
   if (budget == 0 || budget >= space_size) return {"exhaustive", 0};
-  return {"bayes", budget};
+  return {"hybrid", budget};
 }
 
 std::uint64_t planning_size(const ConfigSpace& space) {

@@ -10,7 +10,7 @@ const std::vector<SearchStrategyInfo>& search_strategies() {
   static const std::vector<SearchStrategyInfo> list = {
       internal::exhaustive_strategy(), internal::random_strategy(),  internal::annealing_strategy(),
       internal::model_strategy(),      internal::pattern_strategy(), internal::evolution_strategy(),
-      internal::bayes_strategy(),      internal::gp_strategy(),
+      internal::bayes_strategy(),      internal::gp_strategy(),      internal::hybrid_strategy(),
   };
   return list;
 }

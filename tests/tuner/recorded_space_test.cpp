@@ -230,7 +230,7 @@ TEST_F(RecordedSpaceTest, ASparseSpaceOfManyParametersIsWalkedNotListed) {
   ASSERT_TRUE(far.ok()) << far.error().message;
   EXPECT_EQ(far->space.default_config().at("p3"), Value(std::int64_t{1}))
       << "the default is the first record (2^30: p3 is its one set bit)";
-  for (const char* strategy : {"random", "bayes"}) {
+  for (const char* strategy : {"random", "bayes", "hybrid"}) {
     Result<ReplayCurve> c = replay_search(*far, strategy, 4, 1);
     ASSERT_TRUE(c.ok()) << strategy << ": " << c.error().message;
     EXPECT_LE(c->measured.size(), 4u) << strategy;

@@ -8,11 +8,12 @@
 #include <set>
 
 #include "kiln/tuner/search.hpp"
+#include "search_drive.hpp"
 
 namespace kiln {
 namespace {
 
-using TimeFn = std::function<std::optional<double>(const Config&)>;
+using test::TimeFn;
 
 // Block sizes (powers of two, and 48/96/192 which are not), a tile and a layout.
 ConfigSpace kernel_space() {
@@ -46,27 +47,9 @@ bool is_best(const Config& c) {
 // first); returns every config measured, in order.
 std::vector<Config> run(const std::string& strategy, const ConfigSpace& space, const TimeFn& time,
                         std::size_t budget, std::uint64_t seed) {
-  SearchSetup setup;
-  setup.space = &space;
-  setup.max_configs = budget;
-  setup.start = space.default_config();
-  setup.default_measured = false;
-  setup.seed = seed;
-  auto search = find_search_strategy(strategy)->make(setup);
+  auto search = find_search_strategy(strategy)->make(test::search_setup(space, budget, seed));
   EXPECT_TRUE(search->steered());
-  std::vector<Config> measured;
-  bool first = true;
-  for (;;) {
-    const std::size_t want = first ? std::max<std::size_t>(4, search->first_round()) : 4;
-    first = false;
-    std::vector<Config> round = search->next(want);
-    if (round.empty()) break;
-    for (const Config& c : round) {
-      search->report(c, time(c));
-      measured.push_back(c);
-    }
-  }
-  return measured;
+  return test::drive_rounds(*search, time);
 }
 
 class ModelSearch : public ::testing::TestWithParam<std::string> {};
@@ -222,7 +205,7 @@ TEST_P(ModelSearch, ASpaceTooLargeToListIsSampled) {
   EXPECT_LE(best, 3.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ModelSearch, ::testing::Values("bayes", "gp"));
+INSTANTIATE_TEST_SUITE_P(Models, ModelSearch, ::testing::Values("bayes", "gp", "hybrid"));
 
 }  // namespace
 }  // namespace kiln

@@ -19,12 +19,12 @@ TEST(SearchPlan, EffortBudgetsAreAShareOfTheSpaceClamped) {
   EXPECT_EQ(effort_budget(1'000'000, SearchEffort::kFull), 0u);
 }
 
-TEST(SearchPlan, ExhaustiveWhenTheBudgetCoversTheSpaceElseBayes) {
+TEST(SearchPlan, ExhaustiveWhenTheBudgetCoversTheSpaceElseHybrid) {
   EXPECT_EQ(plan_search(60, SearchEffort::kDefault).strategy, "exhaustive");
   EXPECT_EQ(plan_search(60, SearchEffort::kDefault).max_configs, 0u);
   EXPECT_EQ(plan_search(64, SearchEffort::kDefault).strategy, "exhaustive");
   const SearchPlan big = plan_search(4'362, SearchEffort::kDefault);
-  EXPECT_EQ(big.strategy, "bayes");
+  EXPECT_EQ(big.strategy, "hybrid");
   EXPECT_EQ(big.max_configs, 131u);
   EXPECT_EQ(plan_search(4'362, SearchEffort::kQuick).max_configs, 44u);
   EXPECT_EQ(plan_search(4'362, SearchEffort::kFull).strategy, "exhaustive");
@@ -33,7 +33,7 @@ TEST(SearchPlan, ExhaustiveWhenTheBudgetCoversTheSpaceElseBayes) {
 
 TEST(SearchPlan, MaxConfigsOverridesTheEffortsBudget) {
   const SearchPlan p = plan_search(4'362, SearchEffort::kFull, 40);
-  EXPECT_EQ(p.strategy, "bayes");
+  EXPECT_EQ(p.strategy, "hybrid");
   EXPECT_EQ(p.max_configs, 40u);
   EXPECT_EQ(plan_search(30, SearchEffort::kQuick, 40).strategy, "exhaustive");
 }
@@ -59,12 +59,12 @@ TEST(SearchPlan, PlannedSearchResolvesAutoAndCountsValidConfigs) {
   o.strategy = std::string(kAutoSearch);
   o.effort = SearchEffort::kQuick;
   SearchOptions p = planned_search(o, space);
-  EXPECT_EQ(p.strategy, "bayes");
+  EXPECT_EQ(p.strategy, "hybrid");
   EXPECT_EQ(p.max_configs, 50u);
   // A constraint that keeps 50 configs: the default effort's 64 cover them.
   space.constraint("x<1", [](const Config& c) { return c.get_int("x") < 1; });
   EXPECT_EQ(planning_size(space), 50u);
-  EXPECT_EQ(planned_search(o, space).strategy, "bayes") << "quick: 16 of 50";
+  EXPECT_EQ(planned_search(o, space).strategy, "hybrid") << "quick: 16 of 50";
   o.effort = SearchEffort::kDefault;
   EXPECT_EQ(planned_search(o, space).strategy, "exhaustive");
   EXPECT_EQ(planned_search(o, space).max_configs, 0u);

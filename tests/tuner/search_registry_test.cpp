@@ -37,9 +37,9 @@ TEST(SearchRegistry, ListsEveryStrategyWithADescription) {
     EXPECT_EQ(find_search_strategy(s.name), &s);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"exhaustive", "random", "annealing", "model",
-                                             "pattern", "evolution", "bayes", "gp"}));
+                                             "pattern", "evolution", "bayes", "gp", "hybrid"}));
   EXPECT_EQ(search_strategy_names(),
-            "exhaustive, random, annealing, model, pattern, evolution, bayes, gp");
+            "exhaustive, random, annealing, model, pattern, evolution, bayes, gp, hybrid");
   EXPECT_EQ(find_search_strategy("simplex"), nullptr);
   EXPECT_EQ(find_search_strategy(""), nullptr);
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "kiln/tuner/search.hpp"
+#include "search_drive.hpp"
 
 namespace kiln {
 namespace {
@@ -30,27 +31,8 @@ std::optional<double> bowl_time(const Config& c) {
 // Runs the strategy as the tuner's round driver does; returns every config measured.
 std::vector<Config> run(const std::string& strategy, std::size_t budget, std::uint64_t seed) {
   const ConfigSpace space = bowl_space();
-  SearchSetup setup;
-  setup.space = &space;
-  setup.max_configs = budget;
-  setup.start = space.default_config();
-  setup.default_measured = false;
-  setup.seed = seed;
-  auto search = find_search_strategy(strategy)->make(setup);
-  std::vector<Config> measured;
-  bool first = true;
-  for (;;) {
-    const std::size_t want = first ? std::max<std::size_t>(4, search->first_round()) : 4;
-    first = false;
-    std::vector<Config> round = search->next(want);
-    if (round.empty()) break;
-    for (const Config& c : round) {
-      std::optional<double> t = bowl_time(c);
-      search->report(c, t);
-      measured.push_back(c);
-    }
-  }
-  return measured;
+  auto search = find_search_strategy(strategy)->make(test::search_setup(space, budget, seed));
+  return test::drive_rounds(*search, bowl_time);
 }
 
 class SteeredSearch : public ::testing::TestWithParam<std::string> {};
@@ -83,7 +65,8 @@ TEST_P(SteeredSearch, StopsWhenTheSpaceIsExhausted) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, SteeredSearch,
-                         ::testing::Values("model", "pattern", "evolution", "bayes", "gp"));
+                         ::testing::Values("model", "pattern", "evolution", "bayes", "gp",
+                                           "hybrid"));
 
 }  // namespace
 }  // namespace kiln

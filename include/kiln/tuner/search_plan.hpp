@@ -2,8 +2,9 @@
 // picks them, from the size of the space and an effort level. Chosen by
 // measurement on recorded GPU spaces (`kiln bench search`, docs/benchmarks.md):
 // when the budget covers the space every config is measured (exhaustive);
-// else the model-based "bayes" search, which reaches the optimum of a real
-// space in a few percent of it where a random sample does not.
+// else the model-based "hybrid" search (bayes's forest for the first fifth
+// of the budget, then gp's Gaussian process), which reaches the optimum of
+// a real space in a few percent of it where a random sample does not.
 //
 //   quick    1% of the space, at least 16 configs and at most 128
 //   default  3% of the space, at least 64 configs and at most 512
@@ -36,7 +37,7 @@ const char* search_effort_name(SearchEffort effort);
 std::size_t effort_budget(std::uint64_t space_size, SearchEffort effort);
 
 struct SearchPlan {
-  std::string strategy;         // a registered strategy: "exhaustive" or "bayes"
+  std::string strategy;         // a registered strategy: "exhaustive" or "hybrid"
   std::size_t max_configs = 0;  // 0: every config
 };
 
