@@ -1,5 +1,5 @@
-// Bayesian-style model-based search, Kiln's default for spaces larger than
-// the budget (search_plan.cpp):
+// Bayesian-style model-based search, the opening of Kiln's default for
+// spaces larger than the budget (hybrid, search_hybrid.cpp):
 //  (1) a space-filling start of 8 configs: each the farthest from those
 //      already picked among a few random candidates, so the first model
 //      sees every parameter move;
@@ -377,9 +377,9 @@ namespace internal {
 SearchStrategyInfo bayes_strategy() {
   return steered_strategy<BayesSearch>(
       "bayes",
-      "the default for large spaces: a space-filling start, then a random forest fitted to every "
-      "measurement (failures included) proposes the configs with the lowest lower confidence "
-      "bound, and refines around the best (rounds)",
+      "a space-filling start, then a random forest fitted to every measurement (failures "
+      "included) proposes the configs with the lowest lower confidence bound, and refines around "
+      "the best (rounds); hybrid's opening",
       64);
 }
 

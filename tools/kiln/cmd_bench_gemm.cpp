@@ -34,7 +34,7 @@ using Clock = std::chrono::steady_clock;
 struct GemmBenchArgs {
   std::string sizes = "512,1024,2048";
   int threads = 2;
-  std::string search{kAutoSearch};  // the plan (kiln/tuner/search_plan.hpp): bayes, 3%
+  std::string search{kAutoSearch};  // the plan (kiln/tuner/search_plan.hpp): hybrid, 3%
   std::size_t max_configs = 0;      // 0: the plan's budget
   int rounds = 11;
   bool retune = false;

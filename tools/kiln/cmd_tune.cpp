@@ -33,7 +33,7 @@ namespace {
 // `kiln tune --search list`: every registered strategy, one line each.
 void print_search_strategies(std::FILE* out) {
   std::fprintf(out, "%-12s %s\n", "auto",
-               "the default: exhaustive when the --effort budget covers the space, else bayes");
+               "the default: exhaustive when the --effort budget covers the space, else hybrid");
   for (const auto& s : search_strategies()) {
     std::fprintf(out, "%-12s %s\n", s.name.c_str(), s.description.c_str());
   }
@@ -266,7 +266,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       ->transform(integer_in(0, kMaxConfigs, "0: all"));
   cmd->add_option("--search", a->search,
                   "Search strategy: auto (default: exhaustive when the --effort budget covers "
-                  "the space, else bayes), " +
+                  "the space, else hybrid), " +
                       search_strategy_names() + "; `--search list` describes them")
       ->check(search_name_check())
       ->trigger_on_parse()
