@@ -12,11 +12,11 @@
 // "The hybrid strategy").
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <unordered_set>
 
 #include "kiln/tuner/search.hpp"
-#include "kiln/tuner/search_plan.hpp"
 #include "search_internal.hpp"
 
 namespace kiln {
@@ -34,6 +34,23 @@ namespace {
 constexpr double kOpeningShare = 0.006;
 constexpr std::size_t kOpeningAtLeast = 16, kOpeningAtMost = 64;
 constexpr int kAsks = 4;  // times a part is asked again when its picks were taken
+constexpr std::uint64_t kCountedWhole = 16384;  // cartesian configs counted one by one
+
+// The space's valid configs: counted up to kCountedWhole cartesian configs,
+// else estimated from that many evenly spaced ones. The opening needs no
+// more (64 configs is its cap from 10,667 on), and counting a space of a
+// million configs config by config costs more than the search it sizes.
+double valid_configs(const ConfigSpace& space) {
+  const std::uint64_t n = space.cartesian_size();
+  if (space.constraints().empty() || n == 0) return static_cast<double>(n);
+  const std::uint64_t probes = std::min(n, kCountedWhole);
+  std::uint64_t valid = 0;
+  for (std::uint64_t i = 0; i < probes; ++i)
+    valid += space.contains(space.config_at(
+        static_cast<std::uint64_t>(static_cast<long double>(i) * static_cast<long double>(n) /
+                                   static_cast<long double>(probes))));
+  return static_cast<double>(n) * static_cast<double>(valid) / static_cast<double>(probes);
+}
 
 class HybridSearch final : public SearchStrategy {
  public:
@@ -41,8 +58,8 @@ class HybridSearch final : public SearchStrategy {
       : opening_(internal::bayes_strategy().make(setup)),
         rest_(internal::make_gp_search(setup, 0)),
         budget_(budget) {
-    const auto share = static_cast<std::size_t>(
-        std::lround(kOpeningShare * static_cast<double>(planning_size(*setup.space))));
+    const auto share =
+        static_cast<std::size_t>(std::lround(kOpeningShare * valid_configs(*setup.space)));
     opening_size_ = std::clamp(share, kOpeningAtLeast, kOpeningAtMost);
     if (budget) opening_size_ = std::min(budget, opening_size_);
     if (setup.default_measured) proposed_configs_.insert(setup.start.to_string());
