@@ -180,6 +180,28 @@ std::int64_t size_of(nb::handle v, const char* what) {
   return size;
 }
 
+// Calls a user's callable (a DynamicDim map, a constraint) with the GIL
+// held. An exception it raises becomes a ConfigError naming the callable
+// and what it was given, so that a failing map reads as a bad spec rather
+// than a bare ZeroDivisionError from inside choose_one; KeyboardInterrupt
+// and SystemExit (not Exceptions) pass through as raised.
+template <class Arg>
+std::int64_t call_sized(PyObject* f, const Arg& arg, const std::string& what,
+                        const std::string& given) {
+  nb::gil_scoped_acquire gil;
+  try {
+    return size_of(nb::handle(f)(arg), what.c_str());
+  } catch (nb::python_error& e) {
+    if (!e.matches(PyExc_Exception)) throw;
+    const std::string type = nb::cast<std::string>(nb::handle(e.type()).attr("__name__"));
+    const std::string message = nb::str(e.value()).c_str();
+    throw Error(ErrorCode::kInvalidArgument, what + " raised " + type + " (" + message + ") for " +
+                                                 given +
+                                                 ": it must return a size, an int, for every "
+                                                 "value it is given");
+  }
+}
+
 // A TuningSpec built once per distinct Python description (cached by the
 // Python side).
 class Spec {
@@ -193,9 +215,10 @@ class Spec {
       if (!map.is_none()) {
         keep_.push_back(map);
         PyObject* f = map.ptr();
-        dim.map = [f](std::int64_t size) {
-          nb::gil_scoped_acquire gil;
-          return size_of(nb::handle(f)(size), "a DynamicDim's map");
+        const std::string what = "the map of DynamicDim(input=" + std::to_string(dim.input) +
+                                 ", dim=" + std::to_string(dim.dim) + ")";
+        dim.map = [f, what](std::int64_t size) {
+          return call_sized(f, size, what, "the size " + std::to_string(size));
         };
       }
       spec_.dynamic.push_back(std::move(dim));
@@ -209,9 +232,13 @@ class Spec {
                                    [f](std::span<const std::int64_t> profile) {
                                      nb::gil_scoped_acquire gil;
                                      nb::list p;
-                                     for (auto v : profile) p.append(v);
-                                     return size_of(nb::handle(f)(nb::tuple(p)),
-                                                    "a constraint of choose_one");
+                                     std::string given = "the profile (";
+                                     for (auto v : profile) {
+                                       given += (p.size() ? ", " : "") + std::to_string(v);
+                                       p.append(v);
+                                     }
+                                     return call_sized(f, nb::tuple(p),
+                                                       "a constraint of choose_one", given + ")");
                                    }});
     }
     spec_.max_bucket = max_bucket;

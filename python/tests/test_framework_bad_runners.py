@@ -1,7 +1,8 @@
 """Runners and tuning specs that misbehave: a wrong type from a runner is
 named, a bad DynamicDim or constraint is refused when declared, and a
-KeyboardInterrupt raised inside a runner stops choose_one (it used to be
-recorded as the tactic's failure and swallowed)."""
+KeyboardInterrupt raised inside a runner or a map stops choose_one (it used
+to be recorded as the tactic's failure and swallowed), and an Exception
+raised by a map or a constraint is a ConfigError naming it."""
 
 import numpy as np
 import pytest
@@ -61,9 +62,38 @@ def test_bad_specs_are_refused_when_declared():
     with pytest.raises(kiln.ConfigError, match="each is \\(input, dim, f\\(profile\\) -> size\\)"):
         kiln.choose_one("short_constraint_op", [Double(name="short")], inputs(), dynamic=dynamic,
                         constraints=[(1, 0)])
-    with kiln.tuning(), pytest.raises(kiln.ConfigError, match="map returned 'x': it returns a size"):
+    with kiln.tuning(), pytest.raises(
+            kiln.ConfigError,
+            match=r"the map of DynamicDim\(input=0, dim=0\) returned 'x': it returns a size"):
         kiln.choose_one("bad_map_op", [Double(name="bad_map")], inputs(),
                         dynamic=[kiln.DynamicDim(input=0, dim=0, buckets=(8, 16), map=lambda s: "x")])
+
+
+def test_a_map_or_constraint_that_raises_is_named():
+    # An Exception from the user's callable is a ConfigError naming the
+    # callable and what it was given; the error does not tune or cache.
+    dynamic = [kiln.DynamicDim(input=0, dim=0, buckets=(8, 16), map=lambda s: 1 // 0)]
+    with kiln.tuning(), pytest.raises(
+            kiln.ConfigError,
+            match=r"the map of DynamicDim\(input=0, dim=0\) raised ZeroDivisionError "
+                  r"\(integer division or modulo by zero\) for the size 8"):
+        kiln.choose_one("raising_map_op", [Double(name="raising_map")], inputs(), dynamic=dynamic)
+    plain = [kiln.DynamicDim(input=0, dim=0, buckets=(8, 16))]
+    with kiln.tuning(), pytest.raises(
+            kiln.ConfigError,
+            match=r"a constraint of choose_one raised KeyError \('x'\) for the profile \("):
+        kiln.choose_one("raising_constraint_op", [Double(name="raising_constraint")], inputs(),
+                        dynamic=plain, constraints=[(1, 0, lambda p: {}["x"])])
+
+
+def test_a_keyboard_interrupt_in_a_map_leaves_choose_one():
+    def interrupt(size):
+        raise KeyboardInterrupt
+
+    dynamic = [kiln.DynamicDim(input=0, dim=0, buckets=(8, 16), map=interrupt)]
+    with kiln.tuning(), pytest.raises(KeyboardInterrupt):
+        kiln.choose_one("interrupting_map_op", [Double(name="interrupting_map")], inputs(),
+                        dynamic=dynamic)
 
 
 def test_skip_ops_takes_one_op_as_a_string():
