@@ -59,7 +59,7 @@ std::size_t effort_budget(std::uint64_t space_size, SearchEffort effort) {
 SearchPlan plan_search(std::uint64_t space_size, SearchEffort effort, std::size_t max_configs) {
   const std::size_t budget = max_configs ? max_configs : effort_budget(space_size, effort);
   if (budget == 0 || budget >= space_size) return {"exhaustive", 0};
-  return {"hybrid", budget};
+  return {std::string(kPlannedModelSearch), budget};
 }
 
 std::uint64_t planning_size(const ConfigSpace& space) {

@@ -166,7 +166,8 @@ const SearchStrategyInfo& strategy_for(const TuneOptions& options) {
   // "auto" is resolved by run_search, where the space is known; its
   // strategies are registered ones.
   const SearchStrategyInfo* info = find_search_strategy(
-      options.search.strategy == kAutoSearch ? "hybrid" : options.search.strategy);
+      options.search.strategy == kAutoSearch ? kPlannedModelSearch
+                                             : std::string_view(options.search.strategy));
   if (!info) {
     throw Error(ErrorCode::kInvalidArgument, "unknown search strategy '" + options.search.strategy +
                                                  "' (TuneOptions::search.strategy): use one of " +

@@ -2,9 +2,9 @@
 // picks them, from the size of the space and an effort level. Chosen by
 // measurement on recorded GPU spaces (`kiln bench search`, docs/benchmarks.md):
 // when the budget covers the space every config is measured (exhaustive);
-// else the model-based "hybrid" search (bayes's forest for the first fifth
-// of the budget, then gp's Gaussian process), which reaches the optimum of
-// a real space in a few percent of it where a random sample does not.
+// else the model-based "hybrid" search (bayes's forest for an opening of
+// 0.6% of the space, then gp's Gaussian process), which reaches the optimum
+// of a real space in a few percent of it where a random sample does not.
 //
 //   quick    1% of the space, at least 16 configs and at most 128
 //   default  3% of the space, at least 64 configs and at most 512
@@ -28,6 +28,8 @@ enum class SearchEffort { kQuick, kDefault, kFull };
 
 // The strategy name that asks for plan_search's choice.
 inline constexpr std::string_view kAutoSearch = "auto";
+// The strategy the plan picks when the budget does not cover the space.
+inline constexpr std::string_view kPlannedModelSearch = "hybrid";
 
 // "quick", "default", "full"; nullopt for anything else.
 std::optional<SearchEffort> parse_search_effort(std::string_view text);
