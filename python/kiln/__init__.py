@@ -16,6 +16,7 @@ from .errors import (
     KilnError,
     LaunchError,
     NoValidConfigError,
+    ReadOnlyWarning,
     UnavailableError,
 )
 from .kernel import CompiledKernel, Kernel, compile
@@ -32,6 +33,7 @@ __all__ = [
     "ArgumentError",
     "NoValidConfigError",
     "UnavailableError",
+    "ReadOnlyWarning",
     "compile",
     "CompiledKernel",
     "Kernel",

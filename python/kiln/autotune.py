@@ -57,7 +57,8 @@ def autotune(
                    which writes the expected outputs in place)
     search, max_configs, budget_s  the search strategy and its budget
     warmup, rep    warm-up runs per config; milliseconds of timed runs
-    outputs        the arguments compared (default: every tensor)
+    outputs        the arguments compared (default: every tensor but those declared
+                   "const T*", unless all are)
     deadline_s     seconds a config's benchmark may take before it is
                    abandoned as hung (default 10)
     """
@@ -184,6 +185,23 @@ def _as_dict(config, what: str) -> dict:
     raise ConfigError(f"{what} is a {type(config).__name__}: give a kiln.Config or a dict", code="invalid_argument")
 
 
+def _default_outputs(signature) -> list:
+    """The tensors a check compares when ``outputs`` is not given: every
+    tensor the kernel may write, those declared ``const T*`` left out (the
+    kernel only reads them), unless every tensor is const."""
+    tensors, written = [], []
+    for entry in signature:
+        name, _, type_text = (part.strip() for part in entry.partition(":"))
+        read_only = type_text.startswith("const ")
+        type_text = type_text[len("const "):].strip() if read_only else type_text
+        if not type_text.endswith("*") or type_text in ("void*", "ptr"):
+            continue
+        tensors.append(name)
+        if not read_only:
+            written.append(name)
+    return written or tensors
+
+
 class Autotuned(_kiln._Autotuned):
     """A tuned kernel: call it like the kernel (arguments in signature
     order, ``stream=`` on CUDA). ``best_config`` is the config of the last
@@ -237,9 +255,7 @@ class Autotuned(_kiln._Autotuned):
             cons = uniq
         sig_names = kernel.arg_names
         if outputs is None:
-            outputs = [s.split(":", 1)[0].strip() for s in kernel.signature
-                       if s.split(":", 1)[1].strip().endswith("*")
-                       and s.split(":", 1)[1].strip() not in ("void*",)]
+            outputs = _default_outputs(kernel.signature)
         top_k = prune.get("top_k", 0)
         version = "|".join([
             kernel.version,

@@ -89,3 +89,9 @@ def _from_native(code: str, message: str, details: dict) -> KilnError:
     else:
         cls = _BY_CODE.get(code, KilnError)
     return cls(message, code=code, details=details)
+
+
+class ReadOnlyWarning(UserWarning):
+    """A read-only array was passed where the signature says the kernel may
+    write (``T*``, not ``const T*``). The call goes on; declare the argument
+    ``const`` if the kernel only reads it."""

@@ -198,7 +198,10 @@ std::vector<Param> parse_signature(const std::vector<std::string>& entries) {
     Param p;
     p.name = trim(entry.substr(0, colon));
     std::string type = trim(entry.substr(colon + 1));
-    if (type.rfind("const ", 0) == 0) type = trim(type.substr(6));
+    if (type.rfind("const ", 0) == 0) {
+      type = trim(type.substr(6));
+      p.read_only = true;
+    }
     p.type_text = type;
     if (p.name.empty()) {
       throw Error(ErrorCode::kInvalidArgument, "signature entry '" + entry + "' has no name");
@@ -239,6 +242,38 @@ std::vector<Param> parse_signature(const std::vector<std::string>& entries) {
   return out;
 }
 
+// Whether `obj` exports a read-only buffer (a numpy view of a bytes object,
+// an array with writeable=False). An object without the buffer protocol
+// (a DLPack-only tensor) has no such flag to read: false.
+bool read_only_buffer(nb::handle obj) {
+  if (!PyObject_CheckBuffer(obj.ptr())) return false;
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  const bool read_only = view.readonly != 0;
+  PyBuffer_Release(&view);
+  return read_only;
+}
+
+// A read-only array where the signature says the kernel may write (T*, not
+// const T*): Kiln cannot see whether the kernel writes it, and a write
+// would change memory Python holds immutable (a bytes object's), so the
+// call goes on with a kiln.ReadOnlyWarning naming the fix.
+void warn_read_only(const char* kernel, const Param& p) {
+  static PyObject* category = [] {
+    nb::object c = nb::module_::import_("kiln.errors").attr("ReadOnlyWarning");
+    return c.release().ptr();  // kept for the process: a warning may come at any call
+  }();
+  const std::string message =
+      std::string(kernel) + ": argument '" + p.name +
+      "' is a read-only array, and the signature declares it " + p.type_text +
+      ", which the kernel may write: declare it '" + p.name + ": const " + p.type_text +
+      "' if the kernel only reads it, or pass a writable array (" + p.name + ".copy())";
+  if (PyErr_WarnEx(category, message.c_str(), 1) != 0) throw nb::python_error();
+}
+
 CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>& key_mask,
                       nb::handle args, const char* kernel) {
   const std::size_t n = nb::len(args);
@@ -271,6 +306,7 @@ CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>&
                       ": convert it (x.astype / x.to) or fix the signature");
         }
         if (std::string why = negative_stride(t->info); !why.empty()) bad_arg(kernel, p, why);
+        if (!p.read_only && read_only_buffer(obj)) warn_read_only(kernel, p);
         if (out.any_tensor && !(t->info.device == out.device)) {
           bad_arg(kernel, p,
                   "on " + t->info.device.to_string() + " while earlier tensors are on " +

@@ -23,7 +23,8 @@ struct Param {
   Kind kind = Kind::kScalar;
   DType dtype = DType::kF32;       // kTensor: element type
   ArgType scalar = ArgType::kI32;  // kScalar: the C type
-  std::string type_text;           // as written: "f32*", "i32"
+  std::string type_text;           // as written, less a leading const: "f32*", "i32"
+  bool read_only = false;          // "const T*": the kernel only reads it
 };
 
 // Parses ["a: f32", "x: f32*", "n: i32", "ws: void*"]; throws kiln::Error

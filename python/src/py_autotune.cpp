@@ -154,9 +154,11 @@ class Autotuned {
       rt_.reset();
       generation_ = fork_generation();
     }
-    CallArgs ca = convert_args(params_, key_mask_, args, name_.c_str());
+    // Before the conversion, whose warning of a read-only array would only
+    // repeat this error.
     for (const auto& [i, role] : written_)
       if (i < args.size()) check_writable(args[i], params_[i], name_.c_str(), role);
+    CallArgs ca = convert_args(params_, key_mask_, args, name_.c_str());
     if (!rt_) {
       const BackendKind kind = kind_from(ca);
       nb::gil_scoped_release release;
@@ -341,8 +343,16 @@ class Autotuned {
         {&kernel_.restore_value, "restore_value"}, {&kernel_.reset_to_zero, "reset_to_zero"}};
     for (const auto& [names, role] : written)
       for (const auto& n : *names)
-        for (std::size_t i = 0; i < params_.size(); ++i)
-          if (params_[i].name == n) written_.push_back({i, role});
+        for (std::size_t i = 0; i < params_.size(); ++i) {
+          if (params_[i].name != n) continue;
+          if (params_[i].read_only)
+            throw Error(ErrorCode::kInvalidArgument,
+                        std::string(role) + " names '" + n + "', which the signature of " + name_ +
+                            " declares const " + params_[i].type_text +
+                            " (read-only), but Kiln writes it there: drop it from " + role +
+                            ", or the const if the kernel writes it");
+          written_.push_back({i, role});
+        }
     const auto key = names_of("key");
     key_names_ = key;
     key_mask_.assign(params_.size(), false);
