@@ -18,23 +18,11 @@ Standard library only.
 """
 import argparse
 import collections
-import gzip
 import json
 import math
 import subprocess
 
-
-def load(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        data = json.load(f)
-    keys = data["tune_params_keys"]
-    # Every config, a failed one as None: it counts towards the slice's size.
-    times = {}
-    for entry in data["cache"].values():
-        t = entry.get("time")
-        times[tuple(entry[k] for k in keys)] = t if isinstance(t, (int, float)) and t > 0 else None
-    return keys, times
+from recorded_file import recorded_times
 
 
 def run_seed(kiln, path, max_configs, seed):
@@ -55,7 +43,7 @@ def main():
     ap.add_argument("--kiln", default="build/bin/kiln")
     args = ap.parse_args()
 
-    keys, times = load(args.file)
+    keys, times = recorded_times(args.file)
     free = args.free.split(",")
     for p in free:
         if p not in keys:

@@ -15,25 +15,19 @@ best config once there. Standard library only.
 """
 import argparse
 import collections
-import gzip
 import json
 import math
 import statistics
 
+from recorded_file import recorded_times
+
 
 def load_recorded(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        d = json.load(f)
-    keys = d["tune_params_keys"]
-    times = {}
-    for r in d["cache"].values():
-        t = r.get("time")
-        if isinstance(t, (int, float)) and t > 0:
-            times[tuple(r[k] for k in keys)] = t
+    keys, all_times = recorded_times(path)
+    times = {c: t for c, t in all_times.items() if t is not None}
     best = min(times.values())
     optima = [c for c, t in times.items() if t <= best * (1 + 1e-9)]
-    return keys, optima, len(d["cache"])
+    return keys, optima, len(all_times)
 
 
 def quartiles(values):
