@@ -32,8 +32,8 @@ Result<std::map<std::string, FailedConfig>> read_failures(const std::filesystem:
   if (cache::json_nesting_depth(*text) > cache::kMaxJsonDepth) return bad("nested too deep");
   nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) return bad("not a JSON object");
-  if (json.value("format", std::string()) != kFailedConfigsFormat ||
-      json.value("format_version", 0) != kFailedConfigsFormatVersion) {
+  if (!cache::field_equals(json, "format", kFailedConfigsFormat) ||
+      !cache::field_equals(json, "format_version", kFailedConfigsFormatVersion)) {
     return bad("not format " + std::string(kFailedConfigsFormat) + " version " +
                std::to_string(kFailedConfigsFormatVersion));
   }

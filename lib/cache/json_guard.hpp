@@ -19,6 +19,15 @@ inline constexpr int kMaxJsonDepth = 64;
 // strings do not count); stops counting past `limit`.
 int json_nesting_depth(std::string_view text, int limit = kMaxJsonDepth);
 
+// Whether `json` is an object whose `key` holds `want`. A field of another
+// type is just not equal: nlohmann's value(key, default) throws for it, so a
+// file's "format": 1 would escape the reader as an exception, not a refusal.
+inline bool field_equals(const nlohmann::json& json, const char* key, const nlohmann::json& want) {
+  if (!json.is_object()) return false;
+  const auto it = json.find(key);
+  return it != json.end() && *it == want;
+}
+
 // Parses `text`, or returns a discarded value (is_discarded()) when it is
 // not JSON or nests deeper than kMaxJsonDepth.
 nlohmann::json parse_shallow_json(std::string_view text);

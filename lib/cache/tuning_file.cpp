@@ -23,7 +23,7 @@ Result<TuningFile> parse_tuning_file(std::string_view text, const std::filesyste
   }
   nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return corrupt(path, "not valid JSON (truncated or edited?)");
-  if (!json.is_object() || json.value("format", std::string()) != kTuningFormat) {
+  if (!field_equals(json, "format", kTuningFormat)) {
     return corrupt(path, "not a Kiln tuning file (no \"format\": \"kiln-tuning\")");
   }
   const nlohmann::json& version = json["format_version"];

@@ -195,6 +195,23 @@ TEST(OddFiles, DeeplyNestedTableIsRefusedNotACrash) {
   EXPECT_TRUE(contains(seen, "nested deeper than 64 levels")) << seen;
 }
 
+// Found by the fuzzer: a header field of another type made nlohmann's
+// value() throw out of the reader instead of refusing the file.
+TEST(OddFiles, AHeaderFieldOfAnotherTypeIsARefusalNotAnException) {
+  for (const char* text : {R"({"format": 1, "format_version": 3, "records": []})",
+                           R"({"format": ["kiln-tuning"], "format_version": 3, "records": []})",
+                           R"(["format", "kiln-tuning"])"}) {
+    Result<cache::TuningFile> file = cache::parse_tuning_file(text, "/x/tuning.json");
+    ASSERT_FALSE(file.ok()) << text;
+    EXPECT_TRUE(contains(file.error().message, "not a Kiln tuning file")) << file.error().message;
+  }
+  Result<cache::TuningFile> odd_version =
+      cache::parse_tuning_file(R"({"format": "kiln-tuning", "format_version": "3"})", "/x/t.json");
+  ASSERT_FALSE(odd_version.ok());
+  EXPECT_TRUE(contains(odd_version.error().message, "is not a number"))
+      << odd_version.error().message;
+}
+
 TEST(OddFiles, AWriterNeverProducesAFileNoReaderWouldTake) {
   const std::string big(cache::kMaxTuningFileBytes + 1, ' ');
   Status refused = cache::check_tuning_file_size(big, "/x/tuning.json");

@@ -26,6 +26,13 @@ namespace kiln::tool {
 
 namespace {
 
+// A string field of an entry's metadata for the listing; "?" when absent or
+// of another type (value() would throw for that, out of `kiln cache ls`).
+std::string meta_text(const nlohmann::json& meta, const char* key) {
+  const auto it = meta.find(key);
+  return it != meta.end() && it->is_string() ? it->get<std::string>() : "?";
+}
+
 std::string human_size(std::uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);
@@ -123,10 +130,9 @@ void run_ls(const Context& c) {
     std::string what = !f.problem.empty() ? "BROKEN: " + f.problem
                        : program == program_sizes.end()
                            ? "MISSING PROGRAM " + f.program.hex()
-                           : f.meta.value("format", std::string("?")) + " " +
-                                 f.meta.value("arch", std::string("?")) + "  program " +
-                                 f.program.hex().substr(0, 8) + " (" + human_size(program->second) +
-                                 ")";
+                           : meta_text(f.meta, "format") + " " + meta_text(f.meta, "arch") +
+                                 "  program " + f.program.hex().substr(0, 8) + " (" +
+                                 human_size(program->second) + ")";
     text += "  " + f.key.hex() + "  " + human_size(f.size) + "  " + local_time(f.last_use) + "  " +
             what + "\n";
   }
