@@ -93,6 +93,7 @@ void BenchCrew::loop(std::shared_ptr<const CrewFeed> feed, std::shared_ptr<Slot>
     }
     feed->ledger->record(std::move(m),
                          feed->capture_outputs && !outputs.empty() ? &outputs : nullptr);
+    if (feed->clock) feed->clock->done();  // the replay device took the config (CrewFeed)
   }
 }
 

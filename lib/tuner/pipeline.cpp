@@ -6,6 +6,7 @@
 #include "pipeline.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 
 #include "artifact_source.hpp"
@@ -171,6 +172,137 @@ void on_compiled(Landing& l, CompletedUnit done) {
   }
 }
 
+// The run's configs: those it starts with and those a search adds as
+// results land (PipelineInputs::refill). Artifacts already built go to the
+// ready queue, the rest to the compile pool in units; the run ends when
+// every config taken in has its result. Its lock is never held while the
+// run records a result: a unit submitted to a pool that could start no
+// worker completes on the submitting thread, into the ledger.
+class Intake {
+ public:
+  Intake(PipelineInputs& in, Landing& landing) : in_(in), landing_(landing) {}
+
+  void take(const std::vector<Config>& configs) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      expected_ += configs.size();
+    }
+    place(configs);
+  }
+
+  // The ledger's hook: one result in, the search's next configs out.
+  void on_result(const Measurement& result) {
+    if (!in_.refill) return;
+    std::vector<Config> more;
+    {
+      // One call into the search at a time; it sees the verdicts known now
+      // (wrong outputs) as a round would.
+      std::lock_guard<std::mutex> lock(mutex_);
+      std::vector<Measurement> seen{result};
+      if (in_.judge) {
+        KernelStats unused;
+        apply_verdicts(in_.judge->wrong(), seen, unused);
+      }
+      // Past the budget's deadline the watchdog is about to stop the run.
+      const bool stopping = stopped_ || WatchClock::now() >= in_.deadline;
+      more = in_.refill(seen.front(), stopping);
+      if (stopping) more.clear();
+      expected_ += more.size();
+    }
+    if (more.empty()) return;
+    try {
+      place(more);
+    } catch (const Error& e) {
+      // A config outside the space (a strategy's bug): its result says so,
+      // the run goes on.
+      for (const Config& c : more)
+        landing_.ledger->record(not_run(c, Outcome::kCompileFailed, e.info()));
+    }
+  }
+
+  // The pool exists: what was planned before it is submitted now.
+  void attach(CompilePool* pool) {
+    std::vector<CompileUnit> waiting;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pool_ = pool;
+      waiting.swap(waiting_);
+    }
+    submit(std::move(waiting), pool);
+  }
+
+  // No config is taken in after this: the run is stopping or over.
+  void stop() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopped_ = true;
+  }
+  std::size_t expected() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return expected_;
+  }
+  // Configs whose artifacts were there already (PipelineInputs::ready, the
+  // artifact cache): not compiled in this run.
+  std::size_t built() const { return reused_ + hits_; }
+  std::size_t hits() const { return hits_; }
+
+ private:
+  void place(const std::vector<Config>& configs) {
+    std::vector<Config> to_plan;
+    std::vector<Artifact> ready;
+    for (const auto& c : configs) {
+      auto built = in_.ready.find(c.to_string());
+      if (built == in_.ready.end())
+        to_plan.push_back(c);
+      else
+        ready.push_back(built->second);  // a copy: a config may come more than once (finalists)
+    }
+    UnitPlan units = plan_units(in_.kernel, to_plan, in_.backend, in_.context, in_.artifacts,
+                                in_.options.pipeline.group_size);
+    reused_ += ready.size();
+    hits_ += units.cached.size();
+    if (in_.progress)
+      for (std::size_t i = 0; i < units.cached.size(); ++i) in_.progress->compiled();
+    ready.insert(ready.end(), std::make_move_iterator(units.cached.begin()),
+                 std::make_move_iterator(units.cached.end()));
+    {
+      std::lock_guard<std::mutex> lock(landing_.mutex);
+      for (const Artifact& a : ready) landing_.artifacts.emplace(a.config.to_string(), a);
+    }
+    if (in_.clock) in_.clock->offer(VirtualClock::Station::kBenchmark, ready.size());
+    for (Artifact& a : ready) {
+      const Config config = a.config;
+      if (!landing_.queue->push(a))
+        landing_.ledger->record(
+            not_run(config, Outcome::kCancelled, landing_.queue->close_reason()));
+    }
+    CompilePool* pool = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pool = pool_;
+      if (!pool) {
+        for (auto& unit : units.to_compile) waiting_.push_back(std::move(unit));
+        return;
+      }
+    }
+    submit(std::move(units.to_compile), pool);
+  }
+
+  void submit(std::vector<CompileUnit> units, CompilePool* pool) {
+    if (units.empty() || !pool) return;
+    if (in_.clock) in_.clock->offer(VirtualClock::Station::kCompile, units.size());
+    for (auto& unit : units) pool->submit(std::move(unit));
+  }
+
+  PipelineInputs& in_;
+  Landing& landing_;
+  mutable std::mutex mutex_;
+  std::size_t expected_ = 0;
+  bool stopped_ = false;
+  CompilePool* pool_ = nullptr;
+  std::vector<CompileUnit> waiting_;  // planned before the pool was attached
+  std::atomic<std::size_t> reused_{0}, hits_{0};
+};
+
 WatchRules watch_rules(const PipelineInputs& in, const BenchPlan& plan) {
   WatchRules rules;
   // Capped: an "infinite" deadline must not overflow the clock.
@@ -195,6 +327,7 @@ std::shared_ptr<const CrewFeed> crew_feed(const PipelineInputs& in,
   feed->trace = in.trace;
   feed->capture_outputs = in.judge != nullptr;
   feed->early_stop = in.options.measure.early_stop;
+  feed->clock = in.clock;
   return feed;
 }
 
@@ -213,23 +346,25 @@ CompilerFactory deadline_compilers(const PipelineInputs& in) {
 // The watchdog judges at every change (a result, a worker that could not
 // start) and at the next deadline it names; every config ends as one
 // result, so the run ends when all are in.
-void watch_run(std::size_t configs, ResultLedger& ledger, Watchdog& dog, BenchCrew& crew,
+void watch_run(Intake& intake, ResultLedger& ledger, Watchdog& dog, BenchCrew& crew,
                const std::string& prepare_failure, const std::function<void()>& cancel_compiles) {
   std::uint64_t seen = 0;
-  while (ledger.count() < configs) {
+  while (ledger.count() < intake.expected()) {
     std::string failure = crew.worker_failure();
     if (failure.empty()) failure = prepare_failure;
     WatchOrders orders = dog.check(WatchClock::now(), crew.watch(), failure);
+    // Before the configs it cancels are recorded: their results refill nothing.
+    if (orders.stop) intake.stop();
     crew.obey(orders, dog, cancel_compiles);
     if (orders.acted()) continue;
     ledger.wait(&seen, orders.next_check);
   }
 }
 
-KernelStats run_stats(const std::vector<Config>& configs, const std::vector<Measurement>& results,
+KernelStats run_stats(std::size_t configs, const std::vector<Measurement>& results,
                       std::size_t compiled, std::size_t hits, const TraceRecorder& trace) {
   KernelStats stats;
-  stats.configs = configs.size();
+  stats.configs = configs;
   stats.compiled = compiled;
   stats.artifact_hits = hits;
   for (const auto& m : results) {
@@ -253,38 +388,20 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   PipelineInputs& in = inputs;
   if (!in.trace) in.trace = std::make_shared<TraceRecorder>();
   const TuneOptions& opt = in.options;
-  if (in.progress) in.progress->set_total(configs.size());
+  // A run that grows as results land counts against its caller's total.
+  if (in.progress && !in.refill) in.progress->set_total(configs.size());
   in.state.rebind(&in.args);
   auto queue = std::make_shared<ReadyQueue>();
   auto ledger = std::make_shared<ResultLedger>(in.judge, in.progress);
   ledger->set_prior_best(in.best_seconds);
 
   // (1) Artifacts built before or held by the cache are ready at once; the
-  // rest is grouped.
+  // rest is grouped into units, submitted once the pool exists. Each result
+  // may bring more (PipelineInputs::refill).
   Landing landing{&in, queue, ledger, {}, {}, {}};
-  std::vector<Config> to_plan;
-  for (const auto& c : configs) {
-    auto built = in.ready.find(c.to_string());
-    if (built == in.ready.end()) {
-      to_plan.push_back(c);
-      continue;
-    }
-    // A copy: a config may come more than once (finalists' rounds).
-    Artifact artifact = built->second;
-    landing.artifacts.emplace(built->first, built->second);
-    queue->push(artifact);
-  }
-  UnitPlan units =
-      plan_units(in.kernel, to_plan, in.backend, in.context, in.artifacts, opt.pipeline.group_size);
-  const std::size_t hits = units.cached.size();
-  if (in.clock)
-    in.clock->offer(VirtualClock::Station::kBenchmark,
-                    units.cached.size() + (configs.size() - to_plan.size()));
-  for (auto& a : units.cached) {
-    if (in.progress) in.progress->compiled();
-    landing.artifacts.emplace(a.config.to_string(), a);
-    queue->push(a);
-  }
+  Intake intake(in, landing);
+  if (in.refill) ledger->set_on_record([&intake](const Measurement& m) { intake.on_result(m); });
+  intake.take(configs);
 
   // (2) Benchmark workers, one per device: now when pipelined, after the
   // compiles otherwise.
@@ -308,16 +425,18 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
     po.context = in.context;
     CompilePool pool(deadline_compilers(in), po,
                      [&landing](CompletedUnit done) { on_compiled(landing, std::move(done)); });
-    if (in.clock) in.clock->offer(VirtualClock::Station::kCompile, units.to_compile.size());
-    for (auto& unit : units.to_compile) pool.submit(std::move(unit));
+    intake.attach(&pool);
     if (!opt.pipeline.overlap) {
       pool.wait_idle();
       for (int i = 0; i < slots; ++i) crew.start(i);
       if (in.clock) in.clock->add_workers(VirtualClock::Station::kBenchmark, slots);
     }
 
-    // (4) Deadlines, replacement, fall back, budget, until all are in.
-    watch_run(configs.size(), *ledger, dog, crew, prepare_failure, [&pool] { pool.cancel_all(); });
+    // (4) Deadlines, replacement, fall back, budget, until all are in; a
+    // stopped run takes no more configs.
+    watch_run(intake, *ledger, dog, crew, prepare_failure, [&pool] { pool.cancel_all(); });
+    intake.stop();
+    intake.attach(nullptr);
     crew.finish();
     if (in.clock) in.clock->remove_workers(VirtualClock::Station::kBenchmark, slots);
   }  // the pool joins its workers here
@@ -334,9 +453,9 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   }
   out.artifacts = landing.artifacts;
   // Compiled in this run; artifacts the cache held are counted apart.
-  const std::size_t built = hits + (configs.size() - to_plan.size());
-  const std::size_t compiled = out.artifacts.size() - std::min(out.artifacts.size(), built);
-  out.stats = run_stats(configs, out.measurements, compiled, hits, *in.trace);
+  const std::size_t compiled =
+      out.artifacts.size() - std::min(out.artifacts.size(), intake.built());
+  out.stats = run_stats(intake.expected(), out.measurements, compiled, intake.hits(), *in.trace);
   out.stats.wall_seconds = std::chrono::duration<double>(WatchClock::now() - start).count();
   return out;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -59,6 +60,12 @@ struct PipelineInputs {
   // benchmarked without compiling or asking the artifact cache (finalists
   // measured again, finalists.hpp).
   std::map<std::string, Artifact> ready;
+  // Optional: a search fed as results land (search_run.cpp). Called once
+  // per result, one call at a time, on the thread that records it and
+  // before it counts; the configs it returns join this run. `stopping`: the
+  // run is stopping (its budget is spent, it was interrupted, or every
+  // config is in) and takes no more, so the call only reports.
+  std::function<std::vector<Config>(const Measurement& result, bool stopping)> refill;
 };
 
 struct PipelineOutput {

@@ -123,21 +123,20 @@ class ReplayDevice final : public Device {
 
   const DeviceProperties& properties() const override { return props_; }
 
-  // The benchmark: the config's recorded benchmark time passes here.
+  // The benchmark: the config's recorded benchmark time passes here. The
+  // benchmark worker says done() once the result is recorded (CrewFeed::clock),
+  // not here: a search that proposes one config as each result lands must
+  // see it before simulated time moves on.
   Result<LoadedKernel> load(const Artifact& artifact) override {
     VirtualClock& clock = book_->clock();
     const std::string key = artifact.config.to_string();
     clock.take(Station::kBenchmark);
-    if (book_->budget_spent()) {
-      clock.done();
-      return book_->budget_error(artifact.config);
-    }
+    if (book_->budget_spent()) return book_->budget_error(artifact.config);
     const RecordedConfig* r = book_->recorded().find(artifact.config);
     const double start = clock.now();
     clock.spend(r ? r->benchmark_ms / 1e3 : 0, key);
     book_->span("benchmark", key, "benchmark", start, clock.now());
     book_->landed(artifact.config);
-    clock.done();
     auto state = std::make_unique<Nothing>();
     state->owner = this;
     return LoadedKernel(std::move(state), artifact.kernel, key);

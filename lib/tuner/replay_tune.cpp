@@ -19,7 +19,7 @@ namespace {
 // must differ within a program), a launch rule with nothing to compute, and
 // an early prune that keeps the configs the file holds until the budget is
 // spent. NOTES: the prune is how a simulated budget ends the search: the
-// round driver stops at a real-time deadline, so after the simulated one
+// search driver stops at a real-time deadline, so after the simulated one
 // every proposal is pruned and the strategy runs out of proposals.
 TunableKernel recorded_kernel(const RecordedSpace& recorded,
                               const std::shared_ptr<internal::ReplayBook>& book) {

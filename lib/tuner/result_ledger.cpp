@@ -20,10 +20,12 @@ void ResultLedger::record(Measurement m, Outputs* outputs) {
   // The judge and the bar have locks of their own: they are called outside
   // this one, before the result counts (see the header).
   ProgressBar* progress = nullptr;
+  std::function<void(const Measurement&)> hook;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closed_) return;
     progress = progress_;
+    hook = on_record_;
   }
   if (judge_) judge_->observe(m, outputs);
   if (progress) {
@@ -32,6 +34,7 @@ void ResultLedger::record(Measurement m, Outputs* outputs) {
     else
       progress->failed();
   }
+  if (hook) hook(m);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closed_) return;
@@ -52,6 +55,11 @@ double ResultLedger::best_seconds() const {
 void ResultLedger::set_prior_best(double seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (seconds > 0 && (best_seconds_ == 0 || seconds < best_seconds_)) best_seconds_ = seconds;
+}
+
+void ResultLedger::set_on_record(std::function<void(const Measurement&)> hook) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  on_record_ = std::move(hook);
 }
 
 void ResultLedger::notify() {
@@ -79,6 +87,7 @@ std::vector<Measurement> ResultLedger::close() {
   std::lock_guard<std::mutex> lock(mutex_);
   closed_ = true;
   progress_ = nullptr;
+  on_record_ = nullptr;
   return results_;
 }
 

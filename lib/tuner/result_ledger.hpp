@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -34,6 +35,11 @@ class ResultLedger {
   void record(Measurement m, Outputs* outputs = nullptr);
   // Wakes wait() without a result.
   void notify();
+  // Called with every result, on the recording thread and outside the
+  // ledger's lock, after the judge and the bar and before the result counts
+  // (a run that ends on its count has no call into it left); set before any
+  // record, dropped by close(). The pipeline's refill (pipeline.cpp).
+  void set_on_record(std::function<void(const Measurement&)> hook);
 
   std::size_t count() const;
   // The fastest median of an ok measurement so far, counting `prior` (the
@@ -54,6 +60,7 @@ class ResultLedger {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   ProgressBar* progress_;  // null once closed
+  std::function<void(const Measurement&)> on_record_;
   bool closed_ = false;
   std::uint64_t generation_ = 0;
   std::vector<Measurement> results_;

@@ -8,7 +8,7 @@
 //   very problem here (FailedConfigs) are never compiled again; the
 //   strategy hears of them as failed, so it steers away as if it had
 //   measured them.
-// The round driver (search_run.cpp) applies both through MemoryRules.
+// The search driver (search_run.cpp) applies both through MemoryRules.
 #pragma once
 
 #include <cstddef>

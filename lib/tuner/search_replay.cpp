@@ -2,13 +2,14 @@
 #include "kiln/tuner/search_replay.hpp"
 
 #include <algorithm>
+#include <deque>
 
 #include "kiln/tuner/search.hpp"
 
 namespace kiln {
 
 Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::string& strategy,
-                                  std::size_t budget, std::uint64_t seed, std::size_t batch) {
+                                  std::size_t budget, std::uint64_t seed, SearchPacing pacing) {
   const SearchStrategyInfo* info = find_search_strategy(strategy);
   if (!info)
     return make_error(ErrorCode::kInvalidArgument, "unknown search strategy \"" + strategy +
@@ -24,32 +25,44 @@ Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::stri
   setup.annealing.budget = budget;
   setup.annealing.seed = seed;
   std::unique_ptr<SearchStrategy> search = info->make(setup);
-  const std::size_t round = search->steered() ? (batch ? batch : 4) : budget;
+  // One config measured at a time, in proposal order; a one-shot strategy
+  // proposes everything at once, a steered one as the tuner's driver asks
+  // (search_run.cpp): in rounds, or one more as each result lands.
+  const std::size_t window = search->steered() ? pacing.window() : budget;
   ReplayCurve curve;
   double best = 0, spent = 0;
-  bool first = true;
+  std::deque<Config> flight;  // proposed, not measured yet
+  std::size_t proposed = 0;
+  bool first = true, over = false;
   while (curve.fraction.size() < budget) {
-    std::size_t want = std::min(round, budget - curve.fraction.size());
-    if (first && search->steered()) want = std::max(want, std::min(budget, search->first_round()));
-    first = false;
-    std::vector<Config> next = search->next(want);
-    if (next.empty()) break;
-    for (const Config& c : next) {
-      if (curve.fraction.size() >= budget) break;
-      const RecordedConfig* r = recorded.find(c);
-      std::optional<double> seconds;
-      if (r) {
-        spent += (r->compile_ms + r->benchmark_ms) / 1e3;
-        if (r->time_ms) {
-          seconds = *r->time_ms / 1e3;
-          if (best == 0 || *r->time_ms < best) best = *r->time_ms;
-        }
-      }
-      search->report(c, seconds);
-      curve.measured.push_back(c);
-      curve.fraction.push_back(best > 0 ? recorded.optimum_ms / best : 0.0);
-      curve.seconds.push_back(spent);
+    const bool ask =
+        pacing.rounds() || !search->steered() ? flight.empty() : flight.size() < window;
+    if (ask && !over && proposed < budget) {
+      std::size_t want = std::min(window - std::min(window, flight.size()), budget - proposed);
+      if (first && search->steered())
+        want = std::max(want, std::min(budget, search->first_round()));
+      first = false;
+      std::vector<Config> next = search->next(want);
+      over = next.empty();
+      proposed += next.size();
+      for (Config& c : next) flight.push_back(std::move(c));
     }
+    if (flight.empty()) break;
+    const Config c = std::move(flight.front());
+    flight.pop_front();
+    const RecordedConfig* r = recorded.find(c);
+    std::optional<double> seconds;
+    if (r) {
+      spent += (r->compile_ms + r->benchmark_ms) / 1e3;
+      if (r->time_ms) {
+        seconds = *r->time_ms / 1e3;
+        if (best == 0 || *r->time_ms < best) best = *r->time_ms;
+      }
+    }
+    search->report(c, seconds);
+    curve.measured.push_back(c);
+    curve.fraction.push_back(best > 0 ? recorded.optimum_ms / best : 0.0);
+    curve.seconds.push_back(spent);
   }
   return curve;
 }

@@ -1,6 +1,7 @@
 #include "search_run.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <map>
 
@@ -17,14 +18,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kDefaultRound = 4;  // steered proposals per round
+// Steered proposals per round where rounds are forced (no overlap, ranks
+// sharing the search) and SearchOptions::batch is unset.
+constexpr std::size_t kDefaultRound = 4;
 
 // One search in progress: the strategy, the shared rules, and what has
-// been measured so far.
-class RoundDriver {
+// been measured so far; fed in rounds (next_round, feed_back) or as
+// results land (first_in_flight, on_result).
+class SearchDriver {
  public:
-  RoundDriver(const ProblemKey& problem, PipelineInputs& in, const SearchStrategyInfo& info,
-              SearchMemory memory)
+  SearchDriver(const ProblemKey& problem, PipelineInputs& in, const SearchStrategyInfo& info,
+               SearchMemory memory)
       : problem_(problem),
         in_(in),
         def_(in.kernel.tmpl.space.default_config()),
@@ -40,21 +44,133 @@ class RoundDriver {
     setup.seed = opt.seed;
     setup.annealing = opt.annealing;
     search_ = info.make(setup);
-    round_size_ = !search_->steered() ? std::numeric_limits<std::size_t>::max()
-                  : opt.batch         ? opt.batch
-                                      : kDefaultRound;
+    // Proposals in flight need a pipeline that overlaps (a result lands
+    // while others compile) and one search per job: ranks sharing a search
+    // split each round between them.
+    SearchPacing pacing{opt.batch, opt.in_flight};
+    if (!pacing.rounds() && (opt.shard_count > 1 || !in.options.pipeline.overlap))
+      pacing.batch = kDefaultRound;
+    asynchronous_ = search_->steered() && !pacing.rounds();
+    round_size_ = !search_->steered() ? std::numeric_limits<std::size_t>::max() : pacing.window();
   }
 
   bool steered() const { return search_->steered(); }
+  // Steered and fed as results land (SearchPacing), not in rounds.
+  bool asynchronous() const { return asynchronous_; }
   std::size_t limit() const { return limit_; }
   std::size_t round_size() const { return round_size_; }
   const MemoryRules& memory() const { return memory_; }
 
   // The next round to measure; empty with `over` set when the search is over.
   std::vector<Config> next_round(bool& over) {
+    std::vector<Config> round = propose(round_size_, over);
+    // (4) Ranks tuning together each measure their shard of the round (the
+    // budget is the job's, not each rank's); the default stays everywhere,
+    // as each rank's reference.
+    const SearchOptions& opt = in_.options.search;
+    if (opt.shard_count > 1) {
+      std::vector<Config> mine;
+      std::size_t position = 0;  // among the round's configs other than the default
+      for (auto& c : round) {
+        if (measure_default_ && c == def_)
+          mine.push_back(std::move(c));
+        else if (position++ % opt.shard_count == opt.shard_index)
+          mine.push_back(std::move(c));
+      }
+      round = std::move(mine);
+    }
+    return round;
+  }
+
+  // Feeds a round's times back in proposal order (the pipeline hands them
+  // over in completion order, which differs from run to run); returns the
+  // round's measurements in that order.
+  std::vector<Measurement> feed_back(const std::vector<Config>& round, PipelineOutput& out) {
+    std::map<std::string, const Measurement*> by_config;
+    for (const auto& m : out.measurements) by_config[m.config.to_string()] = &m;
+    std::vector<Measurement> ordered;
+    for (const auto& c : round) {
+      auto it = by_config.find(c.to_string());
+      if (it == by_config.end()) {
+        search_->report(c, std::nullopt);
+        continue;
+      }
+      told(it->second->config, *it->second);
+      ordered.push_back(*it->second);
+    }
+    return ordered;
+  }
+
+  // Asynchronous: the first configs (the default, the neighbours' winners,
+  // the strategy's start and then round_size_ proposals), asked for again
+  // while every proposal is pruned; empty when the search has nothing.
+  std::vector<Config> first_in_flight() {
+    bool over = false;
+    std::vector<Config> first;
+    while (first.empty() && !over) first = propose(round_size_, over);
+    for (const Config& c : first) flight_.push_back(c.to_string());
+    over_ = over;
+    return first;
+  }
+
+  // Asynchronous (PipelineInputs::refill): one result in, proposals out.
+  // Results are told to the search in proposal order, a result that lands
+  // early waiting for those proposed before it, and each one told makes
+  // room for one more proposal: the walk is the one a search measuring
+  // one config at a time with round_size_ in flight takes, whatever order
+  // the threads finish in, so a seed repeats it for the same times.
+  std::vector<Config> on_result(const Measurement& m, bool stopping) {
+    landed_.insert_or_assign(m.config.to_string(), m);
+    std::vector<Config> more;
+    while (!flight_.empty()) {
+      auto it = landed_.find(flight_.front());
+      if (it == landed_.end()) break;  // the oldest proposal is still running
+      told(it->second.config, it->second);
+      reported_.push_back(flight_.front());
+      landed_.erase(it);
+      flight_.pop_front();
+      while (!stopping && !over_ && flight_.size() < round_size_) {
+        for (Config& c : propose(round_size_ - flight_.size(), over_)) {
+          flight_.push_back(c.to_string());
+          more.push_back(std::move(c));
+        }
+      }
+    }
+    return more;
+  }
+
+  // Asynchronous: the run's measurements in the order the search was told
+  // of them (its walk), not the order they landed in.
+  void in_report_order(std::vector<Measurement>& measurements) const {
+    std::map<std::string, std::size_t> rank;
+    for (std::size_t i = 0; i < reported_.size(); ++i) rank.emplace(reported_[i], i);
+    auto at = [&](const Measurement& m) {
+      auto it = rank.find(m.config.to_string());
+      return it == rank.end() ? reported_.size() : it->second;
+    };
+    std::stable_sort(measurements.begin(), measurements.end(),
+                     [&](const Measurement& a, const Measurement& b) { return at(a) < at(b); });
+  }
+
+ private:
+  // The strategy and the warm start learn a measurement.
+  void told(const Config& c, const Measurement& m) {
+    const auto seconds = m.ok() ? std::optional<double>(m.stats.median) : std::nullopt;
+    search_->report(c, seconds);
+    memory_.measured(c, seconds);
+  }
+
+  // Up to `size` configs to measure next (more on the first ask: the
+  // default, the seeds, the strategy's start), after the shared rules;
+  // empty with `over` set when the search is over.
+  std::vector<Config> propose(std::size_t size, bool& over) {
+    if (limit_ > 0 && measured_ >= limit_) {
+      over = true;
+      return {};
+    }
     const bool first = !asked_;
     asked_ = true;
-    const std::size_t want = first ? std::max(round_size_, search_->first_round()) : round_size_;
+    const std::size_t want = first ? std::max(size, search_->first_round()) : size;
     // Warm start: neighbours' winners, taken first so that a proposal equal
     // to one is dropped below, not measured twice.
     std::vector<Config> seeds = first ? memory_.take_seeds() : std::vector<Config>();
@@ -94,47 +210,9 @@ class RoundDriver {
                  std::make_move_iterator(kept.end()));
     if (limit_ > 0 && measured_ + round.size() > limit_) round.resize(limit_ - measured_);
     measured_ += round.size();
-    // (4) Ranks tuning together each measure their shard of the round (the
-    // budget is the job's, not each rank's); the default stays everywhere,
-    // as each rank's reference.
-    const SearchOptions& opt = in_.options.search;
-    if (opt.shard_count > 1) {
-      std::vector<Config> mine;
-      std::size_t position = 0;  // among the round's configs other than the default
-      for (auto& c : round) {
-        if (measure_default_ && c == def_)
-          mine.push_back(std::move(c));
-        else if (position++ % opt.shard_count == opt.shard_index)
-          mine.push_back(std::move(c));
-      }
-      round = std::move(mine);
-    }
     return round;
   }
 
-  // Feeds a round's times back in proposal order (the pipeline hands them
-  // over in completion order, which differs from run to run); returns the
-  // round's measurements in that order.
-  std::vector<Measurement> feed_back(const std::vector<Config>& round, PipelineOutput& out) {
-    std::map<std::string, const Measurement*> by_config;
-    for (const auto& m : out.measurements) by_config[m.config.to_string()] = &m;
-    std::vector<Measurement> ordered;
-    for (const auto& c : round) {
-      auto it = by_config.find(c.to_string());
-      if (it == by_config.end()) {
-        search_->report(c, std::nullopt);
-        continue;
-      }
-      const Measurement& m = *it->second;
-      const auto seconds = m.ok() ? std::optional<double>(m.stats.median) : std::nullopt;
-      search_->report(c, seconds);
-      memory_.measured(c, seconds);
-      ordered.push_back(m);
-    }
-    return ordered;
-  }
-
- private:
   const ProblemKey& problem_;
   PipelineInputs& in_;
   const Config def_;
@@ -143,8 +221,14 @@ class RoundDriver {
   std::size_t limit_ = 0;
   std::size_t round_size_ = 0;
   bool measure_default_ = true;
+  bool asynchronous_ = false;
   bool asked_ = false;
-  std::size_t measured_ = 0;
+  std::size_t measured_ = 0;  // configs handed to the pipeline
+  // Asynchronous only; configs by Config::to_string.
+  std::deque<std::string> flight_;             // proposed, not told yet, in proposal order
+  std::map<std::string, Measurement> landed_;  // results waiting for an older one
+  bool over_ = false;                          // the strategy proposes nothing more
+  std::vector<std::string> reported_;          // told, in order
 };
 
 }  // namespace
@@ -180,7 +264,7 @@ PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, Progress
                           SearchMemory memory) {
   const auto started = Clock::now();
   in.options.search = planned_search(in.options.search, in.kernel.tmpl.space);
-  RoundDriver driver(problem, in, strategy_for(in.options), std::move(memory));
+  SearchDriver driver(problem, in, strategy_for(in.options), std::move(memory));
   if (driver.steered()) {
     // NOTES: a round is small, and a benchmark can start only when its unit
     // has compiled: by default a round's configs are spread over the compile
@@ -191,7 +275,9 @@ PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, Progress
       po.group_size = std::max<std::size_t>(1, driver.round_size() / threads);
     }
     if (progress) progress->set_total(driver.limit());
-    in.progress = nullptr;  // the pipeline would reset the total to one round's size
+    // Rounds: the pipeline would reset the total to one round's size. One
+    // run fed as results land counts against this total itself.
+    in.progress = driver.asynchronous() ? progress : nullptr;
   } else {
     in.progress = progress;  // one round: the pipeline counts it
   }
@@ -199,7 +285,25 @@ PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, Progress
   const auto trace = in.trace;
 
   PipelineOutput total;
-  while (true) {
+  if (driver.asynchronous()) {
+    // One pipelined run that the search refills as each result lands; the
+    // budget and an interruption stop it there (the watchdog).
+    std::vector<Config> first = driver.first_in_flight();
+    if (!first.empty()) {
+      in.refill = [&driver](const Measurement& m, bool stopping) {
+        return driver.on_result(m, stopping);
+      };
+      total = run_pipeline(first, in);
+      in.refill = nullptr;
+      driver.in_report_order(total.measurements);
+      for (const Measurement& m : total.measurements) {
+        if (m.ok() && m.stats.median > 0 &&
+            (in.best_seconds == 0 || m.stats.median < in.best_seconds))
+          in.best_seconds = m.stats.median;
+      }
+    }
+  }
+  while (!driver.asynchronous()) {
     bool over = false;
     std::vector<Config> round = driver.next_round(over);
     if (round.empty()) {

@@ -1,12 +1,14 @@
-// The round driver: which configs a tuning run measures, and in what rounds.
-// A registered SearchStrategy (kiln/tuner/search.hpp) proposes; the driver
+// The search driver: which configs a tuning run measures, and when. A
+// registered SearchStrategy (kiln/tuner/search.hpp) proposes; the driver
 // applies the rules every strategy shares (the default config measured
 // first, the kernel's early prune, its performance model, max_configs in
-// all), runs each round through the pipeline and feeds the times back in
-// proposal order, so a seed repeats its walk. A one-shot strategy
-// (exhaustive, random) is one round; a steered one (annealing) runs in
-// rounds of SearchOptions::batch until it stops proposing or the budget is
-// spent.
+// all) and feeds the times back in proposal order, so a seed repeats its
+// walk. A one-shot strategy (exhaustive, random) is one pipelined run. A
+// steered one is, by default, one pipelined run that it refills as results
+// land, SearchOptions::in_flight configs at a time (SearchPacing); with
+// SearchOptions::batch set, without overlap, or when ranks share the
+// search, it runs in rounds, each round one pipelined run, until it stops
+// proposing or the budget is spent.
 #pragma once
 
 #include <vector>

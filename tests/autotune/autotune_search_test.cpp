@@ -8,6 +8,7 @@
 // tested without timings, in tests/tuner/annealing_test.cpp.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -222,6 +223,39 @@ TEST(AutotuneSearch, SpentBudgetStopsBothSearches) {
       EXPECT_EQ(r->measurements.size(), 1u + o.search.annealing.random_start);
     }
   }
+}
+
+// A steered search fed as results land (the default pacing) against a
+// real compiler and real threads: the refills go through the pipeline,
+// max_configs holds, no config twice; rounds give the same guarantees.
+TEST(AutotuneSearch, InFlightAndRoundsBothKeepTheBudgetOnARealRun) {
+  TunableKernel k = sleep_kernel(8, 4, 5);
+  SleepCall call(20);
+  for (std::size_t rounds : {0, 3}) {
+    Session s("in_flight_" + std::to_string(rounds));
+    TuneOptions o = quick("hybrid", 14, 4);
+    o.search.batch = rounds;
+    o.search.in_flight = rounds ? 0 : 2;
+    auto r = s.tuner.tune(k, call.args, **s.device, o);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    expect_distinct_and_within(*r, k, 14);
+    EXPECT_EQ(r->measurements.size(), 14u) << "rounds " << rounds;
+    EXPECT_EQ(r->stats.configs, 14u) << "rounds " << rounds;
+  }
+}
+
+// Interrupted while configs are in flight: the run stops at the next
+// check, refills nothing more, and returns kCancelled instead of hanging.
+TEST(AutotuneSearch, AnInterruptedInFlightSearchStops) {
+  TunableKernel k = sleep_kernel(8, 4, 5);
+  SleepCall call(20);
+  Session s("in_flight_interrupted");
+  TuneOptions o = quick("annealing", 30, 2);
+  std::atomic<int> asked{0};
+  o.pipeline.interrupted = [&asked] { return ++asked >= 4; };  // ~150 ms in
+  auto r = s.tuner.tune(k, call.args, **s.device, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kCancelled) << r.error().describe();
 }
 
 // An unknown strategy is misuse: it throws before anything runs, naming

@@ -112,6 +112,40 @@ TEST_F(TuneRecordedCli, ReplaysASharedKernelTunerFileDeterministically) {
   EXPECT_EQ(b.json().at("winner"), j.at("winner"));
 }
 
+// A steered search keeps --in-flight configs compiling and benchmarking
+// (default 3) and is told of results in proposal order, so a replay
+// repeats its walk config for config; --rounds N proposes N at a time
+// instead. The two flags exclude each other; both say so in the settings.
+TEST_F(TuneRecordedCli, InFlightOrRoundsPaceASteeredSearch) {
+  const fs::path file = kShared / "convolution_A100.json.gz";
+  if (!fs::exists(file)) GTEST_SKIP() << "no shared recorded spaces at " << kShared;
+  const std::string base =
+      "tune --recorded " + file.string() + " --search hybrid --max-configs 40 --seed 5 --threads 2";
+  CliRun a = kiln(base + " --in-flight 3 --json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const nlohmann::json j = a.json();
+  EXPECT_EQ(j.at("configs").size(), 40u);
+  EXPECT_EQ(j.at("settings").at("in_flight"), 3);
+  CliRun b = kiln(base + " --json");  // the default pacing is the same
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(b.json().at("configs"), j.at("configs")) << "the same walk, in the same order";
+  EXPECT_EQ(b.json().at("simulated_wall_s"), j.at("simulated_wall_s"));
+  CliRun rounds = kiln(base + " --rounds 4 --json");
+  ASSERT_EQ(rounds.exit_code, 0) << rounds.err;
+  EXPECT_EQ(rounds.json().at("configs").size(), 40u);
+  EXPECT_EQ(rounds.json().at("settings").at("rounds"), 4);
+  EXPECT_NE(rounds.json().at("configs"), j.at("configs")) << "rounds propose otherwise";
+
+  CliRun both = kiln(base + " --in-flight 2 --rounds 4");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
+  CliRun zero = kiln(base + " --in-flight 0");
+  EXPECT_EQ(zero.exit_code, 2) << zero.out;
+  CliRun bench = kiln("bench search --recorded " + hand().string() +
+                      " --strategy hybrid --seeds 2 --max-configs 4 --rounds 2 --json");
+  EXPECT_EQ(bench.exit_code, 0) << bench.err;
+}
+
 // `--search auto` (kiln tune's default) sizes its budget by --effort on a
 // replay as on a real tuning: 1% of the file's 4,362 configs for quick, 3%
 // for default; --max-configs overrides either.

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -11,8 +13,11 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kiln/tuner/recorded_space.hpp"
 #include "kiln/tuner/replay_tune.hpp"
+#include "kiln/tuner/search.hpp"
 #include "kiln/tuner/virtual_clock.hpp"
 
 namespace kiln {
@@ -149,6 +154,17 @@ Config xy(std::int64_t x, std::int64_t y) {
   return Config{{"x", x}, {"y", y}};
 }
 
+// replay_tune, its failure a test failure; a correct run never stalls.
+ReplayTuneResult replayed(const RecordedSpace& space, const TuneOptions& o) {
+  auto r = replay_tune(space, o);
+  if (!r.ok()) {
+    ADD_FAILURE() << r.error().message;
+    return {};
+  }
+  EXPECT_EQ(r->stalls, 0u);
+  return *r;
+}
+
 class ReplayTuneTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -169,13 +185,7 @@ class ReplayTuneTest : public ::testing::Test {
     o.pipeline.compile_threads = threads;
     o.pipeline.overlap = pipelined;
     o.pipeline.budget_seconds = budget;
-    auto r = replay_tune(space_, o);
-    if (!r.ok()) {
-      ADD_FAILURE() << r.error().message;
-      return {};
-    }
-    EXPECT_EQ(r->stalls, 0u);
-    return *r;
+    return replayed(space_, o);
   }
 
   static const Measurement& of(const ReplayTuneResult& r, const Config& c) {
@@ -301,6 +311,129 @@ TEST_F(ReplayTuneTest, SameSeedAndThreadsGiveTheSameRun) {
   };
   EXPECT_EQ(outcomes(*a), outcomes(*b));
   EXPECT_EQ(a->best, b->best);
+}
+
+// ------------------------------------------------- steered, in flight
+
+// Forty configs that each compile in 1 s and benchmark in no time, replayed
+// on 16 compile workers: the pace of a steered search is then set by how
+// it is fed alone. In flight K (the default pacing): the first ask brings
+// the default and max(K, F) proposals (F: the strategy's start, proposed at
+// once), all landing at 1 s; from then on each result asks for one more,
+// so K configs compile each second. B configs take
+// 1 + ceil((B - 1 - max(K, F)) / K) s. In rounds of R: 1 + max(R, F) by 1 s,
+// then R a second.
+class ReplayInFlightTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/kiln-inflight-XXXXXX";
+    dir_ = ::mkdtemp(dir);
+    nlohmann::json file = {{"device_name", "Even GPU"},
+                           {"kernel_name", "even"},
+                           {"objective", "time"},
+                           {"tune_params_keys", {"x"}}};
+    nlohmann::json cache = nlohmann::json::object();
+    std::vector<int> xs;
+    for (int x = 0; x < 40; ++x) {
+      xs.push_back(x);
+      cache[std::to_string(x)] = {{"x", x},
+                                  {"time", 1.0 + 0.1 * std::abs(x - 27)},
+                                  {"compile_time", 1000},
+                                  {"benchmark_time", 0}};
+    }
+    file["tune_params"] = {{"x", xs}};
+    file["cache"] = cache;
+    std::ofstream(dir_ / "even.json") << file.dump();
+    auto r = read_recorded_space(dir_ / "even.json");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    space_ = std::move(*r);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // The strategy's start (first_round) as the tuner's driver makes it.
+  std::size_t start_of(const std::string& strategy, std::size_t budget) const {
+    SearchSetup setup;
+    setup.space = &space_.space;
+    setup.max_configs = budget;
+    setup.start = space_.space.default_config();
+    setup.seed = 5;
+    return find_search_strategy(strategy)->make(setup)->first_round();
+  }
+
+  ReplayTuneResult tune(const std::string& strategy, std::size_t budget, SearchPacing pacing) {
+    TuneOptions o;
+    o.search.strategy = strategy;
+    o.search.max_configs = budget;
+    o.search.seed = 5;
+    o.search.batch = pacing.batch;
+    o.search.in_flight = pacing.in_flight;
+    o.pipeline.compile_threads = 16;
+    return replayed(space_, o);
+  }
+
+  std::filesystem::path dir_;
+  RecordedSpace space_;
+};
+
+double seconds_for(std::size_t budget, std::size_t first, std::size_t per_second) {
+  if (budget <= first) return 1;
+  return 1 + static_cast<double>((budget - first + per_second - 1) / per_second);
+}
+
+TEST_F(ReplayInFlightTest, TheConfigsInFlightSetThePace) {
+  const std::size_t budget = 17;
+  for (const std::string strategy : {"gp", "hybrid", "annealing"}) {
+    const std::size_t f = start_of(strategy, budget);
+    for (std::size_t k : {1, 3}) {
+      ReplayTuneResult r = tune(strategy, budget, SearchPacing{0, k});
+      EXPECT_EQ(r.measurements.size(), budget) << strategy << " in flight " << k;
+      EXPECT_DOUBLE_EQ(r.simulated_seconds, seconds_for(budget, 1 + std::max(k, f), k))
+          << strategy << " in flight " << k << ", start " << f;
+    }
+    ReplayTuneResult rounds = tune(strategy, budget, SearchPacing{4, 0});
+    EXPECT_EQ(rounds.measurements.size(), budget) << strategy;
+    EXPECT_DOUBLE_EQ(rounds.simulated_seconds,
+                     seconds_for(budget, 1 + std::max<std::size_t>(4, f), 4))
+        << strategy << " in rounds of 4, start " << f;
+  }
+}
+
+// The walk and its times are the same in every run for a seed and workers,
+// though results land on several threads: a result and the proposals it
+// asks for happen at one simulated moment.
+TEST_F(ReplayInFlightTest, ARunIsTheSameForASeed) {
+  for (const std::string strategy : {"hybrid", "annealing"}) {
+    TuneOptions o;
+    o.search.strategy = strategy;
+    o.search.max_configs = 20;
+    o.search.seed = 11;
+    o.pipeline.compile_threads = 3;
+    auto a = replay_tune(space_, o);
+    auto b = replay_tune(space_, o);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(a->measurements.size(), 20u) << strategy;
+    ASSERT_EQ(b->measurements.size(), 20u) << strategy;
+    for (std::size_t i = 0; i < 20; ++i)
+      EXPECT_EQ(a->measurements[i].config, b->measurements[i].config) << strategy << " " << i;
+    EXPECT_EQ(a->landed_seconds, b->landed_seconds) << strategy;
+    EXPECT_DOUBLE_EQ(a->simulated_seconds, b->simulated_seconds) << strategy;
+  }
+}
+
+// A simulated budget stops the refills: what it cut is cancelled, nothing
+// is proposed after it, and the run ends.
+TEST_F(ReplayInFlightTest, ABudgetStopsTheRefills) {
+  TuneOptions o;
+  o.search.strategy = "hybrid";
+  o.search.max_configs = 30;
+  o.search.seed = 2;
+  o.pipeline.compile_threads = 16;
+  o.pipeline.budget_seconds = 2.5;
+  auto r = replay_tune(space_, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_LE(r->simulated_seconds, 3.0);
+  EXPECT_LT(r->measurements.size() - r->budget_cancelled, 30u);
+  EXPECT_GT(r->budget_cancelled, 0u);
 }
 
 TEST_F(ReplayTuneTest, UnknownStrategyNamesTheValidOnes) {

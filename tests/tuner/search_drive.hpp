@@ -1,6 +1,7 @@
-// Driving a search strategy as the tuner's round driver does, for the
-// strategy tests: a setup without the driver's default config, then the
-// strategy's first round and rounds of 4, each reported before the next.
+// Driving a search strategy as the tuner's driver does, for the strategy
+// tests: a setup without the driver's default config, then the strategy's
+// first round and either rounds of 4, each reported before the next, or
+// `window` proposals in flight, one more asked for as each is reported.
 #pragma once
 
 #include <algorithm>
@@ -38,6 +39,29 @@ inline std::vector<Config> drive_rounds(
     for (const Config& c : round) {
       search.report(c, time(c));
       measured.push_back(c);
+    }
+  }
+  return measured;
+}
+
+// Every config measured, in order: the first round at once, then one
+// proposal asked for each time the oldest in flight is reported, so that
+// `window` are in flight (reported in proposal order, one at a time).
+inline std::vector<Config> drive_in_flight(SearchStrategy& search, const TimeFn& time,
+                                           std::size_t window) {
+  std::vector<Config> measured, flight;
+  std::vector<Config> first = search.next(std::max(window, search.first_round()));
+  flight.insert(flight.end(), first.begin(), first.end());
+  bool over = first.empty();
+  while (!flight.empty()) {
+    const Config c = flight.front();
+    flight.erase(flight.begin());
+    search.report(c, time(c));
+    measured.push_back(c);
+    while (!over && flight.size() < window) {
+      std::vector<Config> more = search.next(window - flight.size());
+      over = more.empty();
+      flight.insert(flight.end(), more.begin(), more.end());
     }
   }
   return measured;

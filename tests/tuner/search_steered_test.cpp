@@ -35,6 +35,15 @@ std::vector<Config> run(const std::string& strategy, std::size_t budget, std::ui
   return test::drive_rounds(*search, bowl_time);
 }
 
+// The same, with `window` proposals in flight as the tuner's driver keeps
+// them by default (kiln/tuner/search.hpp, SearchPacing).
+std::vector<Config> run_in_flight(const std::string& strategy, std::size_t budget,
+                                  std::uint64_t seed, std::size_t window) {
+  const ConfigSpace space = bowl_space();
+  auto search = find_search_strategy(strategy)->make(test::search_setup(space, budget, seed));
+  return test::drive_in_flight(*search, bowl_time, window);
+}
+
 class SteeredSearch : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SteeredSearch, FindsTheKnownBestInASmallShareOfTheSpace) {
@@ -62,6 +71,29 @@ TEST_P(SteeredSearch, RespectsTheBudgetNeverRepeatsAndIsDeterministicForASeed) {
 
 TEST_P(SteeredSearch, StopsWhenTheSpaceIsExhausted) {
   EXPECT_EQ(run(GetParam(), 5000, 3).size(), 800u) << "every config once, then nothing";
+}
+
+// Proposals asked for one at a time with others still unmeasured: gp
+// believes its pending picks at their predicted times, the others skip
+// what they proposed. Each still finds the best, keeps the budget, never
+// repeats a config and repeats its walk for a seed.
+TEST_P(SteeredSearch, InFlightFindsTheKnownBestKeepsTheBudgetAndRepeatsForASeed) {
+  const std::size_t budget = GetParam() == "evolution" ? 120 : 60;
+  int found = 0;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    for (const Config& c : run_in_flight(GetParam(), budget, seed, 3))
+      if (c.get_int("x") == 13 && c.get_int("y") == 4 && c.get_bool("flag")) ++found;
+  }
+  EXPECT_GE(found, 3) << GetParam();
+  for (std::size_t window : {1, 3}) {
+    std::vector<Config> a = run_in_flight(GetParam(), 37, 9, window);
+    EXPECT_EQ(a.size(), 37u) << "window " << window;
+    EXPECT_EQ(a, run_in_flight(GetParam(), 37, 9, window)) << "window " << window;
+    std::set<std::string> unique;
+    for (const Config& c : a) unique.insert(c.to_string());
+    EXPECT_EQ(unique.size(), a.size()) << "window " << window;
+  }
+  EXPECT_EQ(run_in_flight(GetParam(), 5000, 3, 3).size(), 800u) << "every config once";
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, SteeredSearch,

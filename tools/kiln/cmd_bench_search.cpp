@@ -46,7 +46,8 @@ struct SearchBenchArgs {
   int threads = 2;  // simulated compile workers of the time curves
   bool json = false;
   std::string plot;
-  std::string trace;  // JSON Lines: every replayed measurement, in order
+  std::string trace;    // JSON Lines: every replayed measurement, in order
+  SearchPacing pacing;  // --rounds / --in-flight
 };
 
 // One line per measurement of one seed's replay, in the order measured:
@@ -192,8 +193,9 @@ int run_bench_search(const SearchBenchArgs& args) {
       st.by_point.assign(file.budget, {});
       std::vector<std::optional<Result<ReplayCurve>>> curves(static_cast<std::size_t>(args.seeds));
       run_parallel(curves.size(), [&](std::size_t seed) {
-        curves[seed] = replay_search(file.space, name, file.budget,
-                                     static_cast<std::uint64_t>(args.first_seed) + seed);
+        curves[seed] =
+            replay_search(file.space, name, file.budget,
+                          static_cast<std::uint64_t>(args.first_seed) + seed, args.pacing);
       });
       for (std::size_t seed = 0; seed < curves.size(); ++seed) {
         const auto& curve = curves[seed];
@@ -210,7 +212,7 @@ int run_bench_search(const SearchBenchArgs& args) {
       file.strategies.push_back(std::move(st));
     }
     auto time = search_time_curves(file.space, strategies, file.budget, args.seeds, args.first_seed,
-                                   args.threads);
+                                   args.threads, args.pacing);
     if (!time) {
       std::fprintf(stderr, "kiln bench search: %s\n", time.error().message.c_str());
       return 1;
@@ -326,6 +328,15 @@ void add_bench_search_command(CLI::App& bench, int& exit_code) {
   cmd->add_option("--threads", a->threads,
                   "Simulated compile workers of the curves against time (default 2)")
       ->transform(integer_in(1, kMaxThreads));
+  auto* in_flight =
+      cmd->add_option("--in-flight", a->pacing.in_flight,
+                      "Steered searches: proposals kept in flight, one more asked for as each "
+                      "result lands (default 3)")
+          ->transform(integer_in(1, kMaxConfigs));
+  cmd->add_option("--rounds", a->pacing.batch,
+                  "Steered searches: propose in rounds of N and wait for each round instead")
+      ->transform(integer_in(1, kMaxConfigs))
+      ->excludes(in_flight);
   cmd->add_flag("--json", a->json, "Print one JSON document");
   cmd->add_option("--plot", a->plot, "Write an SVG of the curves to FILE");
   cmd->add_option("--trace", a->trace,

@@ -2,7 +2,8 @@
 //           [--devices LIST] [--no-pipeline] [--group-size G] [--threads N]
 //           [--budget-s S] [--max-configs N] [--search auto|NAME|list]
 //           [--effort quick|default|full] [--isolation process|thread|auto]
-//           [--warm-start N] [--finalists N] [--trace FILE] [--json] ...
+//           [--warm-start N] [--finalists N] [--in-flight N | --rounds N]
+//           [--trace FILE] [--json] ...
 // kiln tune --template FILE --space FILE.json [--entry EXPR] --shape ...
 // kiln tune --recorded FILE.json[.gz] [--search S] ... (tune_recorded.hpp)
 // Tunes a shipped kernel, or the user's own, on a realistic call of that
@@ -66,6 +67,7 @@ struct TuneArgs {
   std::uint64_t seed = 0;
   std::size_t warm_start = SearchOptions{}.warm_start;
   std::size_t finalists = SearchOptions{}.finalists;
+  SearchPacing pacing;  // --in-flight / --rounds
   bool no_check = false;
   bool retune = false;
   bool cold_l2 = false, graphs = false;  // timing: TuneOptions::measure
@@ -88,6 +90,7 @@ int run_recorded(const TuneArgs& a) {
                             .seed = a.seed,
                             .no_pipeline = a.no_pipeline,
                             .group_size = a.group_size,
+                            .pacing = a.pacing,
                             .json = a.json});
 }
 
@@ -102,6 +105,8 @@ TuneOptions tune_options(const TuneArgs& a) {
   o.search.seed = a.seed;
   o.search.warm_start = a.warm_start;
   o.search.finalists = a.finalists;
+  o.search.batch = a.pacing.batch;
+  o.search.in_flight = a.pacing.in_flight;
   o.pipeline.budget_seconds = a.budget_s;
   o.pipeline.trace_path = a.trace;
   o.check.enabled = !a.no_check;
@@ -115,12 +120,26 @@ TuneOptions tune_options(const TuneArgs& a) {
 
 // The options the run used, for the JSON report.
 nlohmann::json settings_json(const TuneArgs& a, const TuningTarget& target) {
-  return {{"pipeline", !a.no_pipeline}, {"group_size", a.group_size},   {"threads", a.threads},
-          {"search", a.search},         {"max_configs", a.max_configs}, {"seed", a.seed},
-          {"effort", a.effort},         {"budget_s", a.budget_s},       {"check", !a.no_check},
-          {"retune", a.retune},         {"cold_l2", a.cold_l2},         {"graphs", a.graphs},
-          {"delay_us", a.delay_us},     {"early_stop", a.early_stop},   {"devices", target.devices},
-          {"isolation", a.isolation},   {"warm_start", a.warm_start},   {"finalists", a.finalists}};
+  return {{"pipeline", !a.no_pipeline},
+          {"group_size", a.group_size},
+          {"threads", a.threads},
+          {"search", a.search},
+          {"max_configs", a.max_configs},
+          {"seed", a.seed},
+          {"effort", a.effort},
+          {"budget_s", a.budget_s},
+          {"check", !a.no_check},
+          {"retune", a.retune},
+          {"cold_l2", a.cold_l2},
+          {"graphs", a.graphs},
+          {"delay_us", a.delay_us},
+          {"early_stop", a.early_stop},
+          {"devices", target.devices},
+          {"isolation", a.isolation},
+          {"warm_start", a.warm_start},
+          {"finalists", a.finalists},
+          {"in_flight", a.pacing.in_flight},
+          {"rounds", a.pacing.batch}};
 }
 
 // The exit code of a failed tune_request(): 2 for bad input, 1 for what is
@@ -283,6 +302,15 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "Benchmark the N fastest again at the end, interleaved and in full, and "
                   "choose the winner from that (default 3; 0: off)")
       ->transform(integer_in(0, kMaxConfigs, "0: off"));
+  auto* in_flight = cmd->add_option("--in-flight", a->pacing.in_flight,
+                                    "Steered searches: configs kept compiling and benchmarking, "
+                                    "one more proposed as each result lands (default 3)")
+                        ->transform(integer_in(1, kMaxConfigs));
+  cmd->add_option("--rounds", a->pacing.batch,
+                  "Steered searches: propose N configs at a time and wait for all N before "
+                  "proposing more, instead of --in-flight")
+      ->transform(integer_in(1, kMaxConfigs))
+      ->excludes(in_flight);
   cmd->add_option("--effort", a->effort,
                   "How much of the space --search auto measures: quick (1%, 16-128 configs), "
                   "default (3%, 64-512) or full (all); --max-configs overrides the budget")

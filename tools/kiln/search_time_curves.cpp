@@ -166,7 +166,8 @@ void TimeCurves::svg_panel(std::ostream& s, const PlotPanel& p, const std::strin
 
 Result<TimeCurves> search_time_curves(const RecordedSpace& space,
                                       const std::vector<std::string>& strategies,
-                                      std::size_t budget, int seeds, int first_seed, int threads) {
+                                      std::size_t budget, int seeds, int first_seed, int threads,
+                                      SearchPacing pacing) {
   TimeCurves out;
   out.threads = threads;
   out.budget = budget;
@@ -180,6 +181,8 @@ Result<TimeCurves> search_time_curves(const RecordedSpace& space,
     o.search.strategy = strategies[i / per];
     o.search.max_configs = budget;
     o.search.seed = static_cast<std::uint64_t>(first_seed) + i % per;
+    o.search.batch = pacing.batch;
+    o.search.in_flight = pacing.in_flight;
     o.pipeline.compile_threads = threads;
     o.pipeline.overlap = true;
     Result<ReplayTuneResult> r = replay_tune(space, o);

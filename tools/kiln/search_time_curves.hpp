@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/tuner/recorded_space.hpp"
+#include "kiln/tuner/search.hpp"
 #include "svg_curves.hpp"
 
 namespace kiln::tool {
@@ -61,9 +62,11 @@ double fraction_at(const TimeCurves::Run& run, double seconds);
 
 // Tunes `space` with each strategy for `seeds` seeds (first_seed onwards,
 // as the configs curves use them), `budget` configs each, on `threads` simulated
-// compile workers. The seeds run side by side on the machine's cores.
+// compile workers, steered strategies fed as `pacing` says. The seeds run
+// side by side on the machine's cores.
 Result<TimeCurves> search_time_curves(const RecordedSpace& space,
                                       const std::vector<std::string>& strategies,
-                                      std::size_t budget, int seeds, int first_seed, int threads);
+                                      std::size_t budget, int seeds, int first_seed, int threads,
+                                      SearchPacing pacing = {});
 
 }  // namespace kiln::tool

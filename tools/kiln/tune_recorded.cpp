@@ -23,6 +23,8 @@ TuneOptions recorded_options(const RecordedTuneArgs& a) {
   o.search.max_configs = a.max_configs;
   o.search.effort = parse_search_effort(a.effort).value_or(SearchEffort::kDefault);
   o.search.seed = a.seed;
+  o.search.batch = a.pacing.batch;
+  o.search.in_flight = a.pacing.in_flight;
   o.pipeline.overlap = !a.no_pipeline;
   o.pipeline.group_size = a.group_size;
   o.pipeline.compile_threads = a.threads;
@@ -47,6 +49,8 @@ TuneReport make_report(const RecordedTuneArgs& a, const RecordedSpace& space,
                      {"effort", a.effort},
                      {"max_configs", a.max_configs},
                      {"seed", a.seed},
+                     {"in_flight", a.pacing.in_flight},
+                     {"rounds", a.pacing.batch},
                      {"budget_s", a.budget_s},
                      {"budget_simulated", true}};
   report.stats = run.stats;

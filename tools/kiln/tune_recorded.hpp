@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string>
 
+#include "kiln/tuner/search.hpp"
+
 namespace kiln::tool {
 
 struct RecordedTuneArgs {
@@ -25,6 +27,7 @@ struct RecordedTuneArgs {
   std::uint64_t seed = 0;
   bool no_pipeline = false;
   std::size_t group_size = 0;
+  SearchPacing pacing;  // --in-flight / --rounds
   bool json = false;
 };
 

@@ -1,6 +1,6 @@
 // A tuning run replayed on a recorded space (kiln/tuner/recorded_space.hpp):
 // the file's space is tuned as if on the GPU that recorded it, through the
-// real tuner — the search strategy's round driver and the pipeline with its
+// real tuner — the search driver and the pipeline with its
 // compile workers, benchmark worker and grouping — on a VirtualClock.
 // "Compiling" a config costs its recorded compile time, "benchmarking" it
 // its recorded benchmark time and times it at its recorded run time; a
@@ -58,7 +58,7 @@ struct ReplayTuneResult {
 };
 
 // Tunes `recorded`'s space. Read from `options`: search (strategy,
-// max_configs, seed, batch) and pipeline (overlap, group_size, compile_threads,
+// max_configs, seed, batch, in_flight) and pipeline (overlap, group_size, compile_threads,
 // budget_seconds). The budget is in simulated seconds. compile_threads is
 // the simulated compile workers (0: 1, the recording's one compile at a
 // time); group_size the configs per program (0: 1, each config compiled

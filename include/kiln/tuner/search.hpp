@@ -2,12 +2,12 @@
 // can be enumerated; a budgeted random sample, then simulated annealing
 // around the best so far, for spaces that cannot.
 //
-// The tuner's round driver asks a strategy for batches (so the compile pool
-// can run ahead of the benchmark workers), runs each round through the
-// pipeline and reports every result back; a strategy never proposes a config
-// twice. Strategies are found by name in search_strategies(): a new one is
-// one file (a SearchStrategy and its SearchStrategyInfo) plus one line in
-// lib/tuner/search_registry.cpp.
+// The tuner's search driver asks a strategy for configs (a few ahead, so
+// the compile pool runs ahead of the benchmark workers: SearchPacing),
+// runs them through the pipeline and reports every result back in proposal
+// order; a strategy never proposes a config twice. Strategies are found by name in
+// search_strategies(): a new one is one file (a SearchStrategy and its SearchStrategyInfo) plus one
+// line in lib/tuner/search_registry.cpp.
 #pragma once
 
 #include <cstdint>
@@ -32,14 +32,27 @@ class SearchStrategy {
   virtual std::vector<Config> next(std::size_t max_batch) = 0;
   // The measured median in seconds, or nullopt when the config failed.
   virtual void report(const Config& config, std::optional<double> seconds) = 0;
-  // True when later proposals depend on earlier times: the driver then runs
-  // the search in rounds of SearchOptions::batch proposals and feeds each
-  // round back before asking again. False: one round of every proposal.
+  // True when later proposals depend on earlier times: the driver then asks
+  // for more as results are reported (SearchPacing: a few in flight, or in
+  // rounds). False: one round of every proposal.
   virtual bool steered() const { return false; }
   // Steered only: proposals wanted in the first round, before any feedback
   // is worth having (annealing's random start); the round is never smaller
   // than the batch.
   virtual std::size_t first_round() const { return 0; }
+};
+
+// How a steered search is fed (SearchOptions::batch and in_flight). By
+// default the driver keeps kDefaultInFlight proposals in flight and asks
+// for one more as each result lands, so no worker waits for a round to end
+// and each proposal knows every result in by then; with `batch` set it
+// proposes in rounds of that many and waits for each round.
+inline constexpr std::size_t kDefaultInFlight = 3;
+struct SearchPacing {
+  std::size_t batch = 0;      // > 0: rounds of this many
+  std::size_t in_flight = 0;  // 0: kDefaultInFlight (read when batch is 0)
+  bool rounds() const { return batch > 0; }
+  std::size_t window() const { return batch ? batch : in_flight ? in_flight : kDefaultInFlight; }
 };
 
 // Every candidate, in the given order.

@@ -1,8 +1,9 @@
 // A search strategy replayed on a recorded space (kiln/tuner/recorded_space.hpp):
 // each proposal "measures" as the file recorded it on its device, so how
 // fast a strategy gets close to the best is known without the device. The
-// strategy is driven as the tuner drives it (SearchOptions::batch rounds
-// when it steers), without compiling or running anything.
+// strategy is driven as the tuner drives it (kiln/tuner/search.hpp,
+// SearchPacing: proposals in flight or rounds, when it steers), one config
+// measured at a time, without compiling or running anything.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "kiln/tuner/recorded_space.hpp"
+#include "kiln/tuner/search.hpp"
 
 namespace kiln {
 
@@ -28,7 +30,7 @@ struct ReplayCurve {
 
 // kInvalidArgument naming the valid strategies when `strategy` is unknown.
 Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::string& strategy,
-                                  std::size_t budget, std::uint64_t seed, std::size_t batch = 0);
+                                  std::size_t budget, std::uint64_t seed, SearchPacing pacing = {});
 
 // The best-so-far fraction a curve has reached after `measured` configs
 // (its last value when it stopped earlier: the strategy had nothing left).

@@ -38,9 +38,15 @@ struct SearchOptions {
   // the size of the space (kiln/tuner/search_plan.hpp).
   SearchEffort effort = SearchEffort::kDefault;
   std::uint64_t seed = 0;
-  // Strategies that steer by feedback run the pipeline in rounds of `batch`
-  // proposals (0: 4; annealing's first round adds its random start).
+  // Strategies that steer by feedback (kiln/tuner/search.hpp, SearchPacing):
+  // by default `in_flight` proposals are kept in the pipeline and one more
+  // is asked for as each result lands (0: kDefaultInFlight); with `batch`
+  // set they are proposed in rounds of that many and each round is waited
+  // for. Rounds are also used without pipeline overlap and when ranks share
+  // one search (shard_count > 1). Annealing's and bayes's random start is
+  // proposed at once either way.
   std::size_t batch = 0;
+  std::size_t in_flight = 0;
   // Annealing's own settings; its budget and seed are max_configs and seed.
   AnnealingOptions annealing;
   // This process's share of the space when ranks tune one problem together
