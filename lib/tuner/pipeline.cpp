@@ -190,7 +190,11 @@ class Intake {
     place(configs);
   }
 
-  // The ledger's hook: one result in, the search's next configs out.
+  // The ledger's hook: one result in, the search's next configs out. It
+  // runs on the recording thread (a benchmark worker, a compile callback),
+  // so a model's refit delays that worker's next config: a few ms against
+  // a GPU benchmark's tenths of a second, and on the virtual clock no
+  // simulated time at all.
   void on_result(const Measurement& result) {
     if (!in_.refill) return;
     std::vector<Config> more;
@@ -250,11 +254,11 @@ class Intake {
     std::vector<Config> to_plan;
     std::vector<Artifact> ready;
     for (const auto& c : configs) {
-      auto built = in_.ready.find(c.to_string());
-      if (built == in_.ready.end())
+      auto found = in_.ready.find(c.to_string());
+      if (found == in_.ready.end())
         to_plan.push_back(c);
       else
-        ready.push_back(built->second);  // a copy: a config may come more than once (finalists)
+        ready.push_back(found->second);  // a copy: a config may come more than once (finalists)
     }
     UnitPlan units = plan_units(in_.kernel, to_plan, in_.backend, in_.context, in_.artifacts,
                                 in_.options.pipeline.group_size);
