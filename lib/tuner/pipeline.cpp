@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <memory>
 
 #include "artifact_source.hpp"
@@ -209,7 +210,16 @@ class Intake {
       }
       // Past the budget's deadline the watchdog is about to stop the run.
       const bool stopping = stopped_ || WatchClock::now() >= in_.deadline;
-      more = in_.refill(seen.front(), stopping);
+      try {
+        more = in_.refill(seen.front(), stopping);
+      } catch (...) {
+        // A throwing hook (a kernel's early prune, a strategy) must not end
+        // a worker thread: the run takes nothing more, finishes what is in
+        // flight, and run_pipeline throws it where a round would have.
+        if (!failure_) failure_ = std::current_exception();
+        stopped_ = true;
+        more.clear();
+      }
       if (stopping) more.clear();
       expected_ += more.size();
     }
@@ -243,6 +253,11 @@ class Intake {
   std::size_t expected() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return expected_;
+  }
+  // What the refill threw, once the run is over; null when nothing did.
+  std::exception_ptr failure() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failure_;
   }
   // Configs whose artifacts were there already (PipelineInputs::ready, the
   // artifact cache): not compiled in this run.
@@ -302,6 +317,7 @@ class Intake {
   mutable std::mutex mutex_;
   std::size_t expected_ = 0;
   bool stopped_ = false;
+  std::exception_ptr failure_;
   CompilePool* pool_ = nullptr;
   std::vector<CompileUnit> waiting_;  // planned before the pool was attached
   std::atomic<std::size_t> reused_{0}, hits_{0};
@@ -448,6 +464,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   // (5) The results; nothing the caller lent is used after this.
   PipelineOutput out;
   out.measurements = ledger->close();
+  if (std::exception_ptr failure = intake.failure()) std::rethrow_exception(failure);
   out.interrupted = dog.interrupted();
   // Verdicts known by now (the default's outputs landed); the rest, when
   // consensus decides, come when the whole search is over.

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "tune_session.hpp"
 
@@ -256,6 +257,31 @@ TEST(AutotuneSearch, AnInterruptedInFlightSearchStops) {
   auto r = s.tuner.tune(k, call.args, **s.device, o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kCancelled) << r.error().describe();
+}
+
+// A kernel's early prune that throws while the search refills the run
+// (on a worker thread) reaches the caller as it would from a round, after
+// the configs in flight are done: no worker thread ends in std::terminate.
+TEST(AutotuneSearch, AHookThrowingDuringARefillReachesTheCaller) {
+  TunableKernel k = sleep_kernel(8, 4, 5);
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  auto off_caller = std::make_shared<std::atomic<bool>>(false);
+  k.early_prune = [calls, off_caller, caller = std::this_thread::get_id()](const Config&,
+                                                                           const ProblemKey&) {
+    if (++*calls <= 12) return true;
+    *off_caller = std::this_thread::get_id() != caller;
+    throw Error(ErrorCode::kInvalidArgument, "prune hook failed on purpose");
+  };
+  SleepCall call(20);
+  Session s("in_flight_throwing_hook");
+  try {
+    auto r = s.tuner.tune(k, call.args, **s.device, quick("hybrid", 24, 3));
+    ADD_FAILURE() << "expected the hook's error, got "
+                  << (r.ok() ? std::string("a result") : r.error().describe());
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("on purpose"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(off_caller->load()) << "the hook threw on the calling thread, not in a refill";
 }
 
 // An unknown strategy is misuse: it throws before anything runs, naming
