@@ -231,6 +231,61 @@ class SearchDriver {
   std::vector<std::string> reported_;          // told, in order
 };
 
+// The fastest ok median among `measurements` into `best` (0: none yet).
+void note_best(double& best, const std::vector<Measurement>& measurements) {
+  for (const Measurement& m : measurements) {
+    if (m.ok() && m.stats.median > 0 && (best == 0 || m.stats.median < best)) best = m.stats.median;
+  }
+}
+
+// One pipelined run that the search refills as each result lands; the
+// budget and an interruption stop it there (the watchdog).
+PipelineOutput run_in_flight(SearchDriver& driver, PipelineInputs& in) {
+  std::vector<Config> first = driver.first_in_flight();
+  if (first.empty()) return {};
+  in.refill = [&driver](const Measurement& m, bool stopping) {
+    return driver.on_result(m, stopping);
+  };
+  PipelineOutput out = run_pipeline(first, in);
+  in.refill = nullptr;
+  driver.in_report_order(out.measurements);
+  note_best(in.best_seconds, out.measurements);
+  return out;
+}
+
+// Rounds, each one pipelined run, until the search is over, the budget is
+// spent or the run is interrupted.
+PipelineOutput run_rounds(SearchDriver& driver, PipelineInputs& in, ProgressBar* progress) {
+  PipelineOutput total;
+  while (true) {
+    bool over = false;
+    std::vector<Config> round = driver.next_round(over);
+    if (round.empty()) {
+      if (over) break;
+      continue;  // every proposal was pruned: ask again
+    }
+    // One pipelined run of the round (a spent budget cancels it there, so
+    // every proposal is accounted for).
+    PipelineOutput out = run_pipeline(round, in);
+    std::vector<Measurement> ordered = driver.feed_back(round, out);
+    // A steered search keeps proposal order (its walk); one round keeps
+    // the pipeline's completion order.
+    auto& kept = driver.steered() ? ordered : out.measurements;
+    note_best(in.best_seconds, kept);
+    total.measurements.insert(total.measurements.end(), kept.begin(), kept.end());
+    for (auto& [key, artifact] : out.artifacts) total.artifacts.insert_or_assign(key, artifact);
+    total.stats.merge(out.stats);
+    if (progress && driver.steered()) {
+      progress->compiled(out.stats.compiled);
+      progress->benchmarked(out.stats.benchmarked);
+      progress->failed(out.stats.failed);
+    }
+    total.interrupted = total.interrupted || out.interrupted;
+    if (over || total.interrupted || Clock::now() >= in.deadline) break;
+  }
+  return total;
+}
+
 }  // namespace
 
 bool prune_keeps(const TunableKernel& kernel, const ProblemKey& problem, const Config& config) {
@@ -284,55 +339,8 @@ PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, Progress
   if (!in.trace) in.trace = std::make_shared<TraceRecorder>();
   const auto trace = in.trace;
 
-  PipelineOutput total;
-  if (driver.asynchronous()) {
-    // One pipelined run that the search refills as each result lands; the
-    // budget and an interruption stop it there (the watchdog).
-    std::vector<Config> first = driver.first_in_flight();
-    if (!first.empty()) {
-      in.refill = [&driver](const Measurement& m, bool stopping) {
-        return driver.on_result(m, stopping);
-      };
-      total = run_pipeline(first, in);
-      in.refill = nullptr;
-      driver.in_report_order(total.measurements);
-      for (const Measurement& m : total.measurements) {
-        if (m.ok() && m.stats.median > 0 &&
-            (in.best_seconds == 0 || m.stats.median < in.best_seconds))
-          in.best_seconds = m.stats.median;
-      }
-    }
-  }
-  while (!driver.asynchronous()) {
-    bool over = false;
-    std::vector<Config> round = driver.next_round(over);
-    if (round.empty()) {
-      if (over) break;
-      continue;  // every proposal was pruned: ask again
-    }
-    // One pipelined run of the round (a spent budget cancels it there, so
-    // every proposal is accounted for).
-    PipelineOutput out = run_pipeline(round, in);
-    std::vector<Measurement> ordered = driver.feed_back(round, out);
-    // A steered search keeps proposal order (its walk); one round keeps
-    // the pipeline's completion order.
-    auto& kept = driver.steered() ? ordered : out.measurements;
-    for (const Measurement& m : kept) {
-      if (m.ok() && m.stats.median > 0 &&
-          (in.best_seconds == 0 || m.stats.median < in.best_seconds))
-        in.best_seconds = m.stats.median;
-    }
-    total.measurements.insert(total.measurements.end(), kept.begin(), kept.end());
-    for (auto& [key, artifact] : out.artifacts) total.artifacts.insert_or_assign(key, artifact);
-    total.stats.merge(out.stats);
-    if (progress && driver.steered()) {
-      progress->compiled(out.stats.compiled);
-      progress->benchmarked(out.stats.benchmarked);
-      progress->failed(out.stats.failed);
-    }
-    total.interrupted = total.interrupted || out.interrupted;
-    if (over || total.interrupted || Clock::now() >= in.deadline) break;
-  }
+  PipelineOutput total =
+      driver.asynchronous() ? run_in_flight(driver, in) : run_rounds(driver, in, progress);
   total.stats.skipped_failed_before = driver.memory().skipped();
   total.stats.warm_started = driver.memory().seeds_measured();
   if (!total.interrupted) remeasure_finalists(total, in, in.options.search.finalists);
