@@ -22,6 +22,11 @@
 #   bash scripts/test.sh --no-python    # skip stage 5
 #   bash scripts/test.sh --python-only  # stage 5 alone
 # Other arguments go to every ctest run (e.g. -R Cache).
+# KILN_TEST_PRUNE=1 (what .ci/run sets) removes each stage's build directory
+# once that stage has passed, so the disk holds one build at a time: the
+# ASan build alone is several GB, and a CI run has died of a full disk in the
+# TSan build that followed it. Locally the directories stay for incremental
+# rebuilds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0
@@ -43,6 +48,26 @@ for a in "$@"; do
 done
 start=$SECONDS
 stage() { echo "=== test.sh: $1 ($((SECONDS - start)) s so far)"; }
+prune=${KILN_TEST_PRUNE:-0}
+# The disk a run needs at its peak, measured from a clean clone with a GiB
+# to spare (docs/reliability.md, "Disk"): the ASan build (3.6 GB), then,
+# without pruning, the TSan and fuzz builds beside it (1.1 GB more).
+need_gb=5
+((prune)) || need_gb=6
+free_gb=$(($(df -Pk . | awk 'NR == 2 {print $4}') / 1048576))
+echo "test.sh: ${free_gb} GiB free here; a full run needs about ${need_gb} GiB"
+if ((free_gb < need_gb)); then
+  echo "test.sh: warning: only ${free_gb} GiB free, the run may fail with 'No space left on" \
+    "device'. Free space (old build-*/ directories are the usual bulk), or set" \
+    "KILN_TEST_PRUNE=1 to remove each build directory once its stage has passed." >&2
+fi
+# Removes a build directory whose stage has passed, when pruning is on.
+prune_build() {
+  if ((prune)); then
+    echo "test.sh: $1 removed (KILN_TEST_PRUNE=1: its stage passed)"
+    rm -rf "$1"
+  fi
+}
 
 stage "setup"
 bash scripts/setup.sh
@@ -79,13 +104,16 @@ fi
 
 stage "ASan + UBSan: build and every test"
 bash scripts/sanitize.sh asan ${args[@]+"${args[@]}"}
+prune_build build-asan
 if ((tsan)); then
   stage "TSan: build and the unit and integration tests"
   bash scripts/sanitize.sh tsan ${args[@]+"${args[@]}"}
+  prune_build build-tsan
 fi
 if ((fuzz)); then
   stage "fuzzing, ${KILN_FUZZ_SECONDS:-10} s per target"
   bash scripts/fuzz.sh "${KILN_FUZZ_SECONDS:-10}"
+  prune_build build-fuzz
 fi
 if ((python)); then python_stage; fi
 stage "done"
