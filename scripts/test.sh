@@ -54,8 +54,10 @@ prune=${KILN_TEST_PRUNE:-0}
 # without pruning, the TSan and fuzz builds beside it (1.1 GB more).
 need_gb=5
 ((prune)) || need_gb=6
+# --quick (a release build, 0.2 GB) and --python-only need little.
+((quick || python_only)) && need_gb=1
 free_gb=$(($(df -Pk . | awk 'NR == 2 {print $4}') / 1048576))
-echo "test.sh: ${free_gb} GiB free here; a full run needs about ${need_gb} GiB"
+echo "test.sh: ${free_gb} GiB free here; this run needs about ${need_gb} GiB"
 if ((free_gb < need_gb)); then
   echo "test.sh: warning: only ${free_gb} GiB free, the run may fail with 'No space left on" \
     "device'. Free space (old build-*/ directories are the usual bulk), or set" \
