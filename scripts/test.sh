@@ -48,12 +48,21 @@ for a in "$@"; do
 done
 start=$SECONDS
 stage() { echo "=== test.sh: $1 ($((SECONDS - start)) s so far)"; }
-prune=${KILN_TEST_PRUNE:-0}
-# The disk a run needs at its peak, measured from a clean clone with a GiB
-# to spare (docs/reliability.md, "Disk"): the ASan build (3.6 GB), then,
-# without pruning, the TSan and fuzz builds beside it (1.1 GB more).
-need_gb=5
-((prune)) || need_gb=6
+case "${KILN_TEST_PRUNE:-0}" in
+  1 | true | yes | on) prune=1 ;;
+  0 | false | no | off | "") prune=0 ;;
+  *)
+    echo "test.sh: KILN_TEST_PRUNE='$KILN_TEST_PRUNE' is neither on nor off; set it to 1 to" \
+      "remove each build directory once its stage has passed, or 0 (the default) to keep them" >&2
+    exit 2
+    ;;
+esac
+# The disk a run needs at its peak, measured from a clean clone with about
+# 2 GB to spare (docs/reliability.md, "Disk"): the ASan build and its
+# tests' files (3.7-4.2 GB), then, without pruning, the TSan and fuzz
+# builds beside it (1.1 GB more).
+need_gb=6
+((prune)) || need_gb=7
 # --quick (a release build, 0.2 GB) and --python-only need little.
 ((quick || python_only)) && need_gb=1
 free_gb=$(($(df -Pk . | awk 'NR == 2 {print $4}') / 1048576))
