@@ -30,10 +30,9 @@ import sys
 import tempfile
 import warnings
 
-import numpy as np
-
 try:
     import kernel_tuner
+    import numpy as np
 except ImportError:
     sys.exit("kernel_tuner is not importable: run this with bench/kernel_tuner_compare.sh's venv "
              "(build/kt-venv/bin/python), or pip install kernel_tuner==1.5.0")
@@ -55,7 +54,9 @@ def load(path):
 
 
 def as_number(time):
-    return time if isinstance(time, (int, float)) and math.isfinite(time) and time > 0 else None
+    # a failure's name, older Kernel Tuner's error value 1e20, or no time at all: not a measurement
+    ok = isinstance(time, (int, float)) and math.isfinite(time) and 0 < time < 1e20
+    return time if ok else None
 
 
 def one_run(data, cache_path, strategy, seed, fevals):
@@ -100,6 +101,13 @@ def main():
     ap.add_argument("--json")
     args = ap.parse_args()
     strategies = args.strategy or DEFAULT_STRATEGIES
+    from kernel_tuner.interface import strategy_map
+    unknown = [s for s in strategies if s not in strategy_map]
+    if unknown:
+        sys.exit(f"unknown strategy {', '.join(unknown)}: Kernel Tuner {kernel_tuner.__version__} has "
+                 f"{', '.join(sorted(strategy_map))}")
+    if not 0 < args.budget_fraction <= 1 or args.seeds < 1:
+        sys.exit("--budget-fraction takes a share of the configs in (0, 1] and --seeds a count >= 1")
     out = []
     for path in args.files:
         data = load(path)
@@ -114,14 +122,15 @@ def main():
         try:
             for strategy in strategies:
                 per_point = {p: [] for p in POINTS}
-                evaluations = []
+                evaluations, failed = [], 0
                 for seed in range(args.first_seed, args.first_seed + args.seeds):
                     try:
                         curve = one_run(data, tmp.name, strategy, seed, fevals)
                     except Exception as e:  # a strategy that cannot run here: say so, go on
                         print(f"{name} {strategy}: seed {seed} failed: {type(e).__name__}: {e}",
                               file=sys.stderr)
-                        curve = []
+                        failed += 1
+                        continue
                     evaluations.append(len(curve))
                     for p in POINTS:
                         k = max(1, int(p * n))
@@ -129,7 +138,11 @@ def main():
                             continue
                         best = curve[min(k, len(curve)) - 1] if curve else math.inf
                         per_point[p].append(optimum / best)
-                row = {"evaluations_median": statistics.median(evaluations)}
+                if not evaluations:
+                    print(f"{name} {strategy}: failed on every seed (its errors above)", flush=True)
+                    entry["strategies"][strategy] = {"failed_seeds": failed}
+                    continue
+                row = {"evaluations_median": statistics.median(evaluations), "failed_seeds": failed}
                 for p, v in per_point.items():
                     if v:
                         row[str(p)] = {"median": statistics.median(v),
@@ -142,7 +155,8 @@ def main():
                                    for p in POINTS)
                 print(f"{name} {strategy}: reaching 0.90 at 1% {r1.get('reaching_0.90', math.nan):.2f}, "
                       f"0.95 at 2% {r2.get('reaching_0.95', math.nan):.2f}; median at 0.5/1/2% {medians}; "
-                      f"evaluations {row['evaluations_median']}", flush=True)
+                      f"evaluations {row['evaluations_median']}"
+                      + (f"; {failed} seeds failed, left out" if failed else ""), flush=True)
         finally:
             os.unlink(tmp.name)
         out.append(entry)
