@@ -13,9 +13,9 @@ each file and strategy it prints the share of seeds whose best so far
 reached 0.90 of the optimum by 1% of the configs and 0.95 by 2% (the goal
 of issue 18 asks for a median there, so a share above one half), and the
 medians at 0.5, 1 and 2%, with the same points as `kiln bench search`
-(k = floor(share x configs)). A strategy that stops before a point (some
-end early: greedy ones at a local optimum, without restarts left) keeps its
-best up to there. Needs kernel_tuner (bench/kernel_tuner_compare.sh makes a
+(k = floor(share x configs)). A strategy that stops before a point (minimize
+and dual annealing converge early; simulated annealing's cooling counts
+steps, and some steps revisit a config) keeps its best up to there. Needs kernel_tuner (bench/kernel_tuner_compare.sh makes a
 venv with it under build/kt-venv); the seeds set Python's and numpy's
 global generators, which Kernel Tuner's strategies draw from.
 """
