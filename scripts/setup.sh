@@ -19,6 +19,7 @@ packages=(
   zlib1g-dev
   libopenblas-dev libomp-dev
   python3 python3-dev python3-venv
+  time  # GNU time: peak memory in bench/search_cost.sh
 )
 
 missing=()

@@ -40,22 +40,23 @@ namespace {
 using internal::CategoricalGp;
 using internal::GpRow;
 
-constexpr std::size_t kGpStart = 8;       // random configs before the first fit
-constexpr std::size_t kSolvedLimit = 64;  // exact posteriors per pick, at most
-constexpr std::size_t kCandidates = 16384;
-constexpr std::size_t kNeighboursOf = 4;  // a sampled pick's candidates: near the fastest few //
-                                          // configs scored per pick, at most
+constexpr std::size_t kGpStart = 8;              // random configs before the first fit
+constexpr std::size_t kSolvedLimit = 64;         // exact posteriors per pick, at most
+constexpr std::size_t kCandidates = 16384;       // configs scored per pick, at most
+constexpr std::size_t kNeighboursOf = 4;         // a sampled pick also scores the neighbours of
+                                                 // the fastest few measured configs
 constexpr std::uint64_t kGpPoolLimit = 500'000;  // enumerate spaces up to this cartesian size
 constexpr double kFailurePenalty = 0.5;          // log units above the median that ran
 constexpr std::size_t kRefitGrowth = 16;         // hyperparameters again once data grew 1/16
-constexpr std::size_t kCheapFit = 256;           // ... up to this many rows, then once it doubled
 
 class RowEncoder {
  public:
   explicit RowEncoder(const ConfigSpace& space) {
     for (const Parameter& p : space.parameters()) {
+      const std::size_t slot = sizes_.size();
+      sizes_.push_back(p.values.size());
       if (p.values.size() < 2) continue;  // a constant tells the model nothing
-      Axis a{&p};
+      Axis a{&p, slot};
       if (p.type == ValueType::kInt && p.values.size() > 2) {
         a.coord = true;
         a.alignment = std::all_of(p.values.begin(), p.values.end(),
@@ -69,26 +70,47 @@ class RowEncoder {
     GpRow r;
     for (const Axis& a : axes_) {
       const Value& v = c.at(a.param->name);
-      const auto at =
-          std::find(a.param->values.begin(), a.param->values.end(), v) - a.param->values.begin();
-      r.codes.push_back(static_cast<std::int32_t>(at));
-      if (a.alignment) {
-        const auto u = static_cast<std::uint64_t>(std::get<std::int64_t>(v));
-        r.codes.push_back(std::has_single_bit(u) ? 1 : 0);
-        r.codes.push_back(std::countr_zero(u));
-      }
-      if (a.coord)
-        r.coords.push_back(static_cast<double>(at) /
-                           static_cast<double>(a.param->values.size() - 1));
+      add(r, a,
+          static_cast<std::size_t>(std::find(a.param->values.begin(), a.param->values.end(), v) -
+                                   a.param->values.begin()));
     }
+    return r;
+  }
+
+  // The same for the config at `index` of the cartesian product
+  // (ConfigSpace::config_at()), from its digits: no name lookups, for a
+  // sampled space's thousands of candidates per pick.
+  GpRow encode_at(std::uint64_t index) const {
+    std::vector<std::size_t> digits(sizes_.size());
+    for (std::size_t p = sizes_.size(); p-- > 0;) {  // the last parameter varies fastest
+      digits[p] = static_cast<std::size_t>(index % sizes_[p]);
+      index /= sizes_[p];
+    }
+    GpRow r;
+    for (const Axis& a : axes_) add(r, a, digits[a.slot]);
     return r;
   }
 
  private:
   struct Axis {
     const Parameter* param = nullptr;
+    std::size_t slot = 0;  // its place among the space's parameters
     bool coord = false, alignment = false;
   };
+
+  // Axis `a`'s codes and coordinate for its value at position `at`.
+  static void add(GpRow& r, const Axis& a, std::size_t at) {
+    r.codes.push_back(static_cast<std::int32_t>(at));
+    if (a.alignment) {
+      const auto u = static_cast<std::uint64_t>(std::get<std::int64_t>(a.param->values[at]));
+      r.codes.push_back(std::has_single_bit(u) ? 1 : 0);
+      r.codes.push_back(std::countr_zero(u));
+    }
+    if (a.coord)
+      r.coords.push_back(static_cast<double>(at) / static_cast<double>(a.param->values.size() - 1));
+  }
+
+  std::vector<std::uint64_t> sizes_;  // each parameter's number of values
   std::vector<Axis> axes_;
 };
 
@@ -100,8 +122,14 @@ class GpSearch final : public internal::BudgetedSearch {
       : BudgetedSearch(setup, random_start), encoder_(*setup.space) {
     if (setup.space->cartesian_size() <= kGpPoolLimit)
       for (Config& c : setup.space->enumerate()) pool_.push_back(std::move(c));
-    for (const Config& c : pool_) pool_rows_.push_back(encoder_.encode(c));
-    if (pool_.size() <= kCandidates) cache_.resize(pool_.size());
+    for (const Config& c : pool_) {
+      pool_rows_.push_back(encoder_.encode(c));
+      pool_index_.push_back(sampler().index(c));
+    }
+    if (pool_.size() <= kCandidates) {
+      cache_.resize(pool_.size());
+      solved_.resize(pool_.size());
+    }
   }
   const char* name() const override { return "gp"; }
 
@@ -120,9 +148,11 @@ class GpSearch final : public internal::BudgetedSearch {
   static constexpr double kFailed = -1e300;  // a marker: replaced in targets()
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
+  // A config a pick is chosen from, in pool_ or in this pick's drawn_:
+  // pointers, since a listed space's thousands are asked of at every pick.
   struct Candidate {
-    Config config;
-    GpRow row;
+    const Config* config;
+    const GpRow* row;
     std::size_t pooled;  // its index in pool_, kNone when drawn
   };
 
@@ -159,12 +189,12 @@ class GpSearch final : public internal::BudgetedSearch {
       const auto [i, mean] = best_candidate(candidates, picked, rows);
       if (i == kNone) break;
       picked[i] = true;
-      if (!sampler().mark(candidates[i].config)) continue;  // drawn twice into a sample
-      out.push_back(candidates[i].config);
-      pending_.push_back(candidates[i].config);
+      if (!sampler().mark(*candidates[i].config)) continue;  // drawn twice into a sample
+      out.push_back(*candidates[i].config);
+      pending_.push_back(*candidates[i].config);
       if (out.size() == n) break;
       // The believer: the pick's predicted time, as if measured.
-      rows.push_back(candidates[i].row);
+      rows.push_back(*candidates[i].row);
       y.push_back(gp_.to_y(mean));
       gp_.condition(rows, y);
     }
@@ -224,7 +254,7 @@ class GpSearch final : public internal::BudgetedSearch {
       const std::span<const double> head = kernel_values(candidates[i], rows, scratch, tail);
       std::vector<double> k(head.begin(), head.end());
       k.insert(k.end(), tail.begin(), tail.end());
-      const CategoricalGp::Posterior p = gp_.predict_from(std::move(k));
+      const CategoricalGp::Posterior p = exact(candidates[i], k);
       const double ei = gp_.expected_improvement(p.mean, p.sd);
       if (ei > best_ei) {
         best_ei = ei;
@@ -234,24 +264,48 @@ class GpSearch final : public internal::BudgetedSearch {
     return {best, best == kNone ? 0.0 : means[best]};
   }
 
+  // The exact posterior of a candidate from its kernel values `k` against
+  // the rows conditioned on. The solve against the measured rows is kept
+  // for a listed space's configs, as their kernel values are, while the
+  // hyperparameters (the noise too: it is in the factor) stay: measured
+  // rows keep their factor rows (CategoricalGp::condition), so a kept solve
+  // is extended by the rows measured since (n each) instead of redone
+  // (n^2), the cost of a long run's picks.
+  CategoricalGp::Posterior exact(const Candidate& c, std::span<const double> k) {
+    std::vector<double> v;
+    if (c.pooled != kNone && !solved_.empty()) {
+      const internal::GpHyper& h = gp_.hyper();
+      if (h.theta != solved_hyper_.theta || h.lambda != solved_hyper_.lambda ||
+          h.noise != solved_hyper_.noise) {
+        for (std::vector<double>& kept : solved_) kept.clear();
+        solved_hyper_ = h;
+      }
+      std::vector<double>& kept = solved_[c.pooled];
+      gp_.solve_more(k.first(rows_.size()), kept);
+      v = kept;
+    }
+    gp_.solve_more(k, v);  // this pick's believed rows
+    return gp_.predict_solved(k, v);
+  }
+
   // A candidate's kernel values against `rows` (the measured rows_, then
   // this round's believed picks): those against rows_ returned (kept
   // between picks and rounds for a listed space, in cache_, while the
   // hyperparameters stay: a pick then costs multiply-adds, not kernels;
   // else computed into `scratch`), those against the believed picks into
   // `tail`.
-  std::span<const double> kernel_values(Candidate& c, const std::vector<GpRow>& rows,
+  std::span<const double> kernel_values(const Candidate& c, const std::vector<GpRow>& rows,
                                         std::vector<double>& scratch, std::vector<double>& tail) {
     tail.clear();
     for (std::size_t j = rows_.size(); j < rows.size(); ++j)
-      tail.push_back(gp_.covariance(c.row, rows[j]));
+      tail.push_back(gp_.covariance(*c.row, rows[j]));
     if (c.pooled != kNone && !cache_.empty()) {
       std::vector<double>& kept = cache_[c.pooled];
-      while (kept.size() < rows_.size()) kept.push_back(gp_.covariance(c.row, rows_[kept.size()]));
+      while (kept.size() < rows_.size()) kept.push_back(gp_.covariance(*c.row, rows_[kept.size()]));
       return {kept.data(), rows_.size()};
     }
     scratch.clear();
-    for (const GpRow& r : rows_) scratch.push_back(gp_.covariance(c.row, r));
+    for (const GpRow& r : rows_) scratch.push_back(gp_.covariance(*c.row, r));
     return scratch;
   }
 
@@ -259,22 +313,27 @@ class GpSearch final : public internal::BudgetedSearch {
   // space up to kCandidates, else kCandidates of them drawn at random, plus
   // (when drawn) the unmeasured one-parameter neighbours of the fastest few
   // measured, where a random draw from a large space seldom lands.
+  // Drawn candidates live in drawn_ until the next call.
   std::vector<Candidate> unmeasured() {
     std::vector<Candidate> out;
+    drawn_.clear();
+    drawn_rows_.clear();
     if (!pool_.empty()) {
       for (std::size_t i = 0; i < pool_.size(); ++i)
-        if (!sampler().taken(pool_[i])) out.push_back({pool_[i], pool_rows_[i], i});
+        if (!sampler().taken_at(pool_index_[i])) out.push_back({&pool_[i], &pool_rows_[i], i});
       if (out.size() <= kCandidates) return out;
       std::shuffle(out.begin(), out.end(), sampler().rng());
       out.resize(kCandidates);
     } else {
       const ConfigSpace& space = sampler().space();
       std::uniform_int_distribution<std::uint64_t> pick(0, space.cartesian_size() - 1);
-      for (std::size_t tries = 0; tries < 4 * kCandidates && out.size() < kCandidates; ++tries) {
-        Config c = space.config_at(pick(sampler().rng()));
-        if (sampler().taken(c) || !space.contains(c)) continue;
-        GpRow r = encoder_.encode(c);
-        out.push_back({std::move(c), std::move(r), kNone});
+      for (std::size_t tries = 0; tries < 4 * kCandidates && drawn_.size() < kCandidates; ++tries) {
+        const std::uint64_t at = pick(sampler().rng());
+        if (sampler().taken_at(at)) continue;
+        Config c = space.config_at(at);
+        if (!space.violated(c).empty()) continue;  // members of the space by construction
+        drawn_.push_back(std::move(c));
+        drawn_rows_.push_back(encoder_.encode_at(at));
       }
     }
     std::vector<std::size_t> order;
@@ -285,20 +344,29 @@ class GpSearch final : public internal::BudgetedSearch {
         order.begin(), order.begin() + static_cast<std::ptrdiff_t>(few), order.end(),
         [&](std::size_t a, std::size_t b) { return log_seconds_[a] < log_seconds_[b]; });
     for (std::size_t k = 0; k < few; ++k)
-      for (Config& c : internal::untaken_neighbours(sampler(), measured_[order[k]])) {
-        GpRow r = encoder_.encode(c);
-        out.push_back({std::move(c), std::move(r), kNone});
-      }
+      for (Config& c : internal::untaken_neighbours(sampler(), measured_[order[k]]))
+        drawn_.push_back(std::move(c));
+    // Pointed to only once drawn_ has stopped growing.
+    for (std::size_t j = drawn_rows_.size(); j < drawn_.size(); ++j)
+      drawn_rows_.push_back(encoder_.encode(drawn_[j]));
+    for (std::size_t j = 0; j < drawn_.size(); ++j)
+      out.push_back({&drawn_[j], &drawn_rows_[j], kNone});
     return out;
   }
 
   RowEncoder encoder_;
   std::vector<Config> pool_;  // every config, when the space can be listed
   std::vector<GpRow> pool_rows_;
+  std::vector<std::uint64_t> pool_index_;  // each one's UniqueSampler::index()
+  std::vector<Config> drawn_;              // this pick's candidates outside pool_
+  std::vector<GpRow> drawn_rows_;
   // Per config of a listed space of at most kCandidates: its kernel values
   // against rows_ at the hyperparameters cached_ (kernel_values()).
   std::vector<std::vector<double>> cache_;
   internal::GpHyper cached_{-1, -1, -1};
+  // The same configs' solves against rows_ at solved_hyper_ (exact()).
+  std::vector<std::vector<double>> solved_;
+  internal::GpHyper solved_hyper_{-1, -1, -1};
   CategoricalGp gp_;
   bool fitted_ = false;
   std::size_t fitted_at_ = 0;

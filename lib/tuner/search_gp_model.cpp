@@ -225,11 +225,28 @@ CategoricalGp::Posterior CategoricalGp::bound_from(std::span<const double> head,
 }
 
 CategoricalGp::Posterior CategoricalGp::predict_from(std::vector<double> k) const {
+  std::vector<double> v;
+  solve_more(k, v);
+  return predict_solved(k, v);
+}
+
+void CategoricalGp::solve_more(std::span<const double> k, std::vector<double>& v) const {
+  // solve_lower's arithmetic, in its order, from row v.size() on.
+  const std::size_t n = x_.size();
+  for (std::size_t i = v.size(); i < k.size(); ++i) {
+    double s = k[i];
+    const double* row = &chol_[i * n];
+    for (std::size_t j = 0; j < i; ++j) s -= row[j] * v[j];
+    v.push_back(s / row[i]);
+  }
+}
+
+CategoricalGp::Posterior CategoricalGp::predict_solved(std::span<const double> k,
+                                                       std::span<const double> v) const {
   double mean = 0;
   for (std::size_t i = 0; i < k.size(); ++i) mean += k[i] * alpha_[i];
-  solve_lower(chol_, k.size(), k);
   double explained = 0;
-  for (double v : k) explained += v * v;
+  for (double e : v) explained += e * e;
   return {mean, std::sqrt(std::max(1.0 - explained, 1e-9))};
 }
 

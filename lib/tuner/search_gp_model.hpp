@@ -55,6 +55,15 @@ class CategoricalGp {
   // in their order (`k.size()` of them): a caller that keeps them between
   // picks saves the kernel evaluations, most of a pick's cost.
   Posterior predict_from(std::vector<double> k) const;
+  // The forward solve behind predict_from: extends `v`, L^-1 k over the
+  // first v.size() rows conditioned on, to k.size() rows (n per row). Rows
+  // conditioned on keep their factor rows while the hyperparameters stay
+  // (condition()), so a caller may keep v between picks, as kernel values,
+  // and pay for the new rows alone.
+  void solve_more(std::span<const double> k, std::vector<double>& v) const;
+  // The posterior from k and its solved v = L^-1 k: what predict_from
+  // returns, bit for bit, without the n^2 solve.
+  Posterior predict_solved(std::span<const double> k, std::span<const double> v) const;
   // `head` then `tail`: the values against the first rows, then the rest.
   Posterior bound_from(std::span<const double> head, std::span<const double> tail = {}) const;
   // The kernel between two rows at the current hyperparameters (noise aside).

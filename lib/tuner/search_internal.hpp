@@ -25,6 +25,10 @@ class UniqueSampler {
   bool mark(const Config& config);
   // Whether `config` was drawn or marked already.
   bool taken(const Config& config) const;
+  // The same by the config's place in the cartesian product (index()): a
+  // strategy that asks of the same configs at every pick computes it once.
+  bool taken_at(std::uint64_t index) const { return tried_.count(index) > 0; }
+  std::uint64_t index(const Config& config) const { return index_of(config); }
   std::mt19937_64& rng() { return rng_; }
 
  private:
