@@ -275,8 +275,7 @@ class GpSearch final : public internal::BudgetedSearch {
     std::vector<double> v;
     if (c.pooled != kNone && !solved_.empty()) {
       const internal::GpHyper& h = gp_.hyper();
-      if (h.theta != solved_hyper_.theta || h.lambda != solved_hyper_.lambda ||
-          h.noise != solved_hyper_.noise) {
+      if (h != solved_hyper_) {
         for (std::vector<double>& kept : solved_) kept.clear();
         solved_hyper_ = h;
       }

@@ -67,10 +67,6 @@ double squared_distance(const GpRow& a, const GpRow& b) {
   return d;
 }
 
-bool same_hyper(const GpHyper& a, const GpHyper& b) {
-  return a.theta == b.theta && a.lambda == b.lambda && a.noise == b.noise;
-}
-
 }  // namespace
 
 double CategoricalGp::kernel(const GpRow& a, const GpRow& b, const GpHyper& h) const {
@@ -156,8 +152,7 @@ void CategoricalGp::condition(const std::vector<GpRow>& x, const std::vector<dou
   // The factor of K's leading block is the leading block of K's factor, so
   // rows conditioned on before (a search appends its measurements) keep
   // theirs and each new row costs n^2, not the n^3 of a fresh factor.
-  std::size_t kept =
-      factored_ && same_hyper(hyper_, factored_hyper_) ? std::min(x_.size(), x.size()) : 0;
+  std::size_t kept = factored_ && hyper_ == factored_hyper_ ? std::min(x_.size(), x.size()) : 0;
   for (std::size_t i = 0; i < kept; ++i)
     if (x_[i].codes != x[i].codes || x_[i].coords != x[i].coords) kept = i;
   const std::size_t n = x.size(), old_n = x_.size();

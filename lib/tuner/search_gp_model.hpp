@@ -32,6 +32,7 @@ struct GpRow {
 
 struct GpHyper {
   double theta = 0.2, lambda = 0, noise = 1e-2;  // noise: of the standardised targets
+  bool operator==(const GpHyper&) const = default;
 };
 
 class CategoricalGp {
