@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds Kiln under a sanitizer and runs the tests there (scripts/test.sh,
 # and so CI, runs both):
-#   bash scripts/sanitize.sh asan   # ASan + UBSan, -O0, everything incl. examples (build-asan/)
-#   bash scripts/sanitize.sh tsan   # TSan, -O1, library, tools and tests (build-tsan/)
+#   bash scripts/sanitize.sh asan   # ASan + UBSan (clang 19), -O0, everything incl. examples (build-asan/)
+#   bash scripts/sanitize.sh tsan   # TSan (GCC), -O1, library, tools and tests (build-tsan/)
 # Both are unity builds with warnings as errors (CMakePresets.json): a unity
 # batch instantiates the JSON and gtest templates once instead of once per
 # file, which halves the build. Extra arguments go to ctest (e.g. -R Cache).

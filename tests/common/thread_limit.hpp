@@ -8,6 +8,8 @@
 // builds skip these tests.
 #pragma once
 
+#include "sanitized.hpp"
+
 #include <pthread.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -19,7 +21,7 @@
 
 namespace kiln::testing {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(KILN_TEST_SANITIZED)
 inline constexpr bool kSanitized = true;
 #else
 inline constexpr bool kSanitized = false;

@@ -1,4 +1,7 @@
-// kiln tune --distributed as real 4-rank MPI jobs on the CPU backend.
+// kiln tune --distributed as real 4-rank MPI jobs on the CPU backend. Nine
+// configs: the default on every rank plus eight, two per rank when shared out
+// (each config is a real LLVM compile, so four ranks of 17 took 40 s under
+// ASan on two cores for no property that nine do not show).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -11,7 +14,7 @@ namespace {
 
 const std::string kTune =
     "exec $KILN tune --kernel gemm_f32 --backend cpu --shape M=32,N=32,K=32 --json "
-    "--max-configs 17 --distributed ";
+    "--max-configs 9 --distributed ";
 
 // The promise: every rank holds the identical decision, byte for byte, and
 // saved it in its own rank's file.
@@ -46,12 +49,12 @@ TEST(Distributed, ParallelShardsTheConfigsAcrossRanks) {
   std::vector<nlohmann::json> reports =
       (job.run(4, kTune + "parallel --retune"), job.rank_reports());
   ASSERT_EQ(reports.size(), 4u);
-  // 17 configs: the default on every rank (its reference) and 16 shared out.
+  // 9 configs: the default on every rank (its reference) and 8 shared out.
   for (const auto& r : reports)
-    EXPECT_EQ(r["benchmarked"].get<int>(), 5)
-        << "rank " << r["rank"] << " measured " << r["benchmarked"] << " of 17";
+    EXPECT_EQ(r["benchmarked"].get<int>(), 3)
+        << "rank " << r["rank"] << " measured " << r["benchmarked"] << " of 9";
   // The decision records every config measured anywhere.
-  EXPECT_EQ(reports[0]["record"]["measured"].size(), 17u);
+  EXPECT_EQ(reports[0]["record"]["measured"].size(), 9u);
 }
 
 TEST(Distributed, MergeMeasuresEverythingEverywhereAndAgrees) {
@@ -68,7 +71,7 @@ TEST(Distributed, IndependentRanksTuneAlone) {
   std::vector<nlohmann::json> reports = job.rank_reports();
   ASSERT_EQ(reports.size(), 4u);
   for (int rank = 0; rank < 4; ++rank) {
-    EXPECT_EQ(reports[rank]["benchmarked"].get<int>(), 17);
+    EXPECT_EQ(reports[rank]["benchmarked"].get<int>(), 9);
     EXPECT_EQ(job.saved_records(rank).size(), 1u);
   }
 }

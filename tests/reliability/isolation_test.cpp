@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "reliability_util.hpp"
+#include "sanitized.hpp"
 #include "tuner/bench_worker.hpp"
 
 namespace kiln {
@@ -142,7 +143,7 @@ TEST(ProcessIsolation, EveryFaultIsRecordedAndTuningGoesOn) {
 
   const Measurement* segv = find_mode(*r, 1, 2);
   EXPECT_EQ(segv->outcome, Outcome::kCrashed);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(KILN_TEST_SANITIZED)
   // The sanitizer's SEGV handler reports the fault and then ends the worker
   // itself: by abort() with abort_on_error=1 (scripts/sanitize.sh sets it),
   // otherwise by exiting with the sanitizer's exit code.

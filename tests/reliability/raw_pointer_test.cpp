@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "reliability_util.hpp"
+#include "sanitized.hpp"
 
 namespace kiln {
 namespace {
@@ -109,7 +110,7 @@ TEST(RawPointers, ACrashingAndAHangingConfigCostOnlyTheirWorkerProcess) {
   const Measurement* segv = find_mode(*r, 1, 2);
   ASSERT_NE(segv, nullptr);
   EXPECT_EQ(segv->outcome, Outcome::kCrashed) << segv->reason();
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(KILN_TEST_SANITIZED)
   EXPECT_TRUE(segv->reason().find("SIGABRT") != std::string::npos ||
               segv->reason().find("exited with status") != std::string::npos)
       << segv->reason();

@@ -4,6 +4,8 @@
 #include <thread>
 #include <vector>
 
+#include "sanitized.hpp"
+
 namespace {
 
 int shared_counter = 0;  // written by two threads with no synchronisation
@@ -24,7 +26,7 @@ void overflow(std::size_t n) {
 }  // namespace
 
 int main(int argc, char**) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(KILN_TEST_TSAN)
   race();
 #else
   overflow(static_cast<std::size_t>(argc) + 3);

@@ -1,0 +1,21 @@
+// Whether this test binary was built under a sanitizer. GCC says so with
+// __SANITIZE_ADDRESS__ / __SANITIZE_THREAD__; Clang (the asan preset's
+// compiler) defines neither and answers __has_feature instead, so a test
+// that checks only GCC's macros takes the unsanitized branch under Clang.
+#pragma once
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define KILN_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define KILN_TEST_SANITIZED 1
+#endif
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+#define KILN_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KILN_TEST_TSAN 1
+#endif
+#endif
