@@ -106,12 +106,15 @@ TEST(AutotuneSearch, AnnealingFindsTheKnownBest) {
   // 32 configs, 24 measured at most, the default 8 steps (18x) from the best.
   TunableKernel k = sleep_kernel(8, 4, 5);
   Session s("anneal_best");
-  SleepCall call(100);  // 100 us a unit: well above launch overhead and timer slack
+  // 1 ms a unit: a late wake-up on a loaded machine (milliseconds, below)
+  // must not make another config look as fast as the best's 1 ms against 4.
+  SleepCall call(1000);
   TuneOptions o = quick("annealing", 24, 3);
   // One compile thread: with configs in flight a compile runs beside every
   // benchmark, and on a 2-core machine under a sanitizer two of them left
   // a sleep's wake-up late by milliseconds (the best config once measured
-  // at 3.9 ms against its 0.1 ms); the test judges the search.
+  // at 3.9 ms against its 0.1 ms at the old 100 us a unit); the test judges
+  // the search.
   o.pipeline.compile_threads = 1;
   auto r = s.tuner.tune(k, call.args, **s.device, o);
   ASSERT_TRUE(r.ok()) << r.error().describe();

@@ -159,6 +159,11 @@ TunableKernel lucky_kernel(const std::filesystem::path& counter) {
   return k;
 }
 
+// One unit of the lucky kernel's sleep, in microseconds: 1.6 units against
+// 2 must hold against a sleeper woken late on a loaded machine (a neighbouring
+// test's 0.5 ms units did not, in a CI run under TSan).
+constexpr int kLuckyUnitUs = 4000;
+
 // Eight timed repetitions each: the search calls LUCKY 10 times (a checked
 // run, a warm-up, 8 timed), under its lucky 14.
 TuneOptions fixed_reps(std::size_t finalists) {
@@ -171,7 +176,7 @@ TuneOptions fixed_reps(std::size_t finalists) {
 
 Result<TuneResult> tune_lucky(Session& s, std::size_t finalists) {
   if (!s.device.ok()) return s.device.error();
-  Call call(64, 2000);
+  Call call(64, kLuckyUnitUs);
   return s.tuner.tune(lucky_kernel(s.dir / "calls.txt"), call.args, **s.device,
                       fixed_reps(finalists));
 }
@@ -218,10 +223,17 @@ TunableKernel sleep_kernel() {
   return one_block("tuning_memory_warm", kNapSource, "t::nap<{W}>", "W", {8, 4, 2, 1});
 }
 
+// One nap unit, in microseconds. A loaded machine wakes a sleeper late: in
+// a CI run under TSan, with other tests beside it, W = 1 at 0.5 ms a unit
+// twice measured slower than W = 2 or W = 4 (its median 0.5-1.5 ms late).
+// At 3 ms a unit, neighbouring W differ by 3 ms or more.
+constexpr int kNapUnitUs = 3000;
+
 // One compile thread, one config a unit, one benchmark worker: configs are
-// measured in the order the search gives them.
+// measured in the order the search gives them. Up to seven repetitions, so
+// that a late wake-up or two does not move the median.
 TuneOptions in_order(std::size_t warm_start) {
-  TuneOptions o = quick(4);
+  TuneOptions o = quick(7);
   o.search.warm_start = warm_start;
   o.pipeline.compile_threads = 1;
   o.pipeline.group_size = 1;
@@ -231,7 +243,7 @@ TuneOptions in_order(std::size_t warm_start) {
 TEST(TuningMemory, WarmStartMeasuresTheNeighboursWinnerFirst) {
   Session s("memory_warm");
   ASSERT_TRUE(s.device.ok());
-  Call small(64, 500);
+  Call small(64, kNapUnitUs);
   auto neighbour = s.tuner.tune(sleep_kernel(), small.args, **s.device, in_order(0));
   ASSERT_TRUE(neighbour.ok()) << neighbour.error().describe();
   ASSERT_EQ(neighbour->config.get_int("W"), 1);
@@ -239,7 +251,7 @@ TEST(TuningMemory, WarmStartMeasuresTheNeighboursWinnerFirst) {
   EXPECT_EQ(neighbour->measurements.back().config.get_int("W"), 1) << "measured last, cold";
   EXPECT_EQ(neighbour->stats.warm_started, 0u);
 
-  Call larger(128, 500);  // another problem of the same kernel
+  Call larger(128, kNapUnitUs);  // another problem of the same kernel
   auto warm = s.tuner.tune(sleep_kernel(), larger.args, **s.device, in_order(3));
   ASSERT_TRUE(warm.ok()) << warm.error().describe();
   ASSERT_EQ(warm->measurements.size(), 4u);
@@ -248,7 +260,7 @@ TEST(TuningMemory, WarmStartMeasuresTheNeighboursWinnerFirst) {
   EXPECT_EQ(warm->stats.warm_started, 1u);
   EXPECT_EQ(warm->config.get_int("W"), 1);
 
-  Call other(256, 500);
+  Call other(256, kNapUnitUs);
   auto cold = s.tuner.tune(sleep_kernel(), other.args, **s.device, in_order(0));
   ASSERT_TRUE(cold.ok()) << cold.error().describe();
   EXPECT_EQ(cold->measurements[1].config.get_int("W"), 4) << "warm start off: the space's order";
