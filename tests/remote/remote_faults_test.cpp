@@ -38,7 +38,7 @@ TEST(RemoteFaults, ServerKilledMidRunThenRestarted) {
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
     server.stop();
   });
-  TuneRun during = tune_on(a, env, "M=64,N=64,K=64");
+  TuneRun during = tune_on(a, env, "rows=8,hidden=256");
   killer.join();
   ASSERT_EQ(during.run.exit_code, 0) << during.run.err;
   EXPECT_LE(during.warnings(), 1) << during.run.err;

@@ -83,9 +83,10 @@ TEST(RemoteTier, ReadModeWritesNothingAndWriteModeReadsNothing) {
   const std::string url = "KILN_REMOTE_CACHE=" + server.url() + " KILN_REMOTE_CACHE_TRUST=unsigned";
   ASSERT_EQ(tune_on(a, url + " KILN_REMOTE_CACHE_MODE=read").run.exit_code, 0);
   EXPECT_EQ(server.cli("DBSIZE").out, "0\n") << "a reader wrote";
-  ASSERT_EQ(tune_on(a, url + " KILN_REMOTE_CACHE_MODE=write", "M=48,N=48,K=48").run.exit_code, 0);
+  ASSERT_EQ(tune_on(a, url + " KILN_REMOTE_CACHE_MODE=write", "rows=8,hidden=128").run.exit_code,
+            0);
   EXPECT_NE(server.cli("DBSIZE").out, "0\n") << "a writer wrote nothing";
-  TuneRun writer_only = tune_on(b, url + " KILN_REMOTE_CACHE_MODE=write", "M=48,N=48,K=48");
+  TuneRun writer_only = tune_on(b, url + " KILN_REMOTE_CACHE_MODE=write", "rows=8,hidden=128");
   EXPECT_GT(writer_only.compiled(), 0) << "a write-only machine read the server";
 }
 
