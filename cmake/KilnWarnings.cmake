@@ -23,3 +23,14 @@ if(KILN_SANITIZE)
   add_compile_options(-fsanitize=${KILN_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${KILN_SANITIZE})
 endif()
+
+# Builds the given sources of the calling directory at -O2 in a sanitizer
+# build, still instrumented, outside the unity batches (their own flags):
+# for hot loops whose -O0 speed made the sanitizer stages slow. The
+# optimiser changes their speed, not what is checked. No-op otherwise.
+function(kiln_optimise_when_sanitized)
+  if(KILN_SANITIZE)
+    set_source_files_properties(${ARGN} DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
+                                PROPERTIES COMPILE_OPTIONS -O2 SKIP_UNITY_BUILD_INCLUSION ON)
+  endif()
+endfunction()
