@@ -1,4 +1,5 @@
-// read_recorded_space: Kernel Tuner's cache file layout into a RecordedSpace.
+// read_recorded_space: Kernel Tuner's cache file layout (or its T4 output
+// layout, through recorded_t4.cpp) into a RecordedSpace.
 #include "kiln/tuner/recorded_space.hpp"
 
 #include <zlib.h>
@@ -10,6 +11,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+
+#include "recorded_t4.hpp"
 
 namespace kiln {
 namespace {
@@ -121,16 +124,21 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
   const std::string where = "recorded space " + path.string();
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object())
-    return make_error(ErrorCode::kInvalidArgument, where +
-                                                       " is not a JSON object (a Kernel Tuner "
-                                                       "cache file or `kiln cache export "
-                                                       "--format kernel-tuner` output)");
+    return make_error(ErrorCode::kInvalidArgument,
+                      where +
+                          " is not a JSON object (a Kernel Tuner cache file, its T4 output "
+                          "file or `kiln cache export --format kernel-tuner` output)");
+  if (detail::is_t4_output(j)) {
+    Result<nlohmann::json> cache_layout = detail::t4_as_cache_layout(text, where);
+    if (!cache_layout) return cache_layout.error();
+    j = std::move(*cache_layout);
+  }
   if (!j.contains("tune_params_keys") || !j.contains("tune_params") || !j.contains("cache") ||
       !j["cache"].is_object())
     return make_error(ErrorCode::kInvalidArgument,
                       where +
-                          " lacks \"tune_params_keys\", \"tune_params\" or \"cache\": not a "
-                          "Kernel Tuner cache file");
+                          " lacks \"tune_params_keys\", \"tune_params\" or \"cache\" (a "
+                          "Kernel Tuner cache file) and \"results\" (its T4 output file)");
   RecordedSpace out;
   out.path = path;
   // Labels only: one that is not a string is shown as its JSON.
