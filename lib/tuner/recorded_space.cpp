@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "recorded_open_cache.hpp"
 #include "recorded_t4.hpp"
 
 namespace kiln {
@@ -123,11 +124,17 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
                                            const std::filesystem::path& path) {
   const std::string where = "recorded space " + path.string();
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  // Kernel Tuner leaves its cache file open while it tunes (and for good,
+  // when the run is killed): closed as its own reader closes it.
+  if (j.is_discarded())
+    for (const std::string& closed : detail::closed_cache_texts(text))
+      if (j = nlohmann::json::parse(closed, nullptr, false); !j.is_discarded()) break;
   if (j.is_discarded() || !j.is_object())
     return make_error(ErrorCode::kInvalidArgument,
                       where +
-                          " is not a JSON object (a Kernel Tuner cache file, its T4 output "
-                          "file or `kiln cache export --format kernel-tuner` output)");
+                          " is not a JSON object (a Kernel Tuner cache file, closed or left "
+                          "open by a tuning run, its T4 output file or `kiln cache export "
+                          "--format kernel-tuner` output)");
   if (detail::is_t4_output(j)) {
     Result<nlohmann::json> cache_layout = detail::t4_as_cache_layout(text, where);
     if (!cache_layout) return cache_layout.error();

@@ -46,15 +46,16 @@ struct RecordedSpace {
   std::shared_ptr<const std::unordered_map<std::string, std::size_t>> index;
 };
 
-// Reads a Kernel Tuner cache file or T4 output file (.json or .json.gz; T4's
-// parameter lists are the values its configurations take, its benchmark
-// cost the sum of the recorded runs when it has no "benchmark" timing, its
-// invalid results failures by kind). Errors name the file
-// and what is wrong with it (not JSON, no "cache", a record without a
-// parameter or with a value its parameter's list lacks, two records of one
-// config, a value type Kiln cannot hold). A time that is no measurement
-// (a failure's name, Kernel Tuner's error value 1e20, zero or less) makes
-// its config a failed one.
+// Reads a Kernel Tuner cache file (closed, or left open by a tuning run as
+// Kernel Tuner writes it: its complete records) or T4 output file (.json or
+// .json.gz; T4's parameter lists are the values its configurations take,
+// its benchmark cost the sum of the recorded runs when it has no
+// "benchmark" timing, its invalid results failures by kind). Errors name
+// the file and what is wrong with it (not JSON, no "cache", a record
+// without a parameter or with a value its parameter's list lacks, two
+// records of one config, a value type Kiln cannot hold). A time that is no
+// measurement (a failure's name, Kernel Tuner's error value 1e20, zero or
+// less) makes its config a failed one.
 Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path);
 
 // The same from the file's (uncompressed) text; `path` names it in errors.
