@@ -48,6 +48,8 @@ constexpr std::size_t kNeighboursOf = 4;         // a sampled pick also scores t
 constexpr std::uint64_t kGpPoolLimit = 500'000;  // enumerate spaces up to this cartesian size
 constexpr double kFailurePenalty = 0.5;          // log units above the median that ran
 constexpr std::size_t kRefitGrowth = 16;         // hyperparameters again once data grew 1/16
+constexpr std::size_t kKeptLimit = 1 << 25;      // doubles kept per config and measured row, at
+                                                 // most (256 MiB each for kernels and solves)
 
 class RowEncoder {
  public:
@@ -126,10 +128,22 @@ class GpSearch final : public internal::BudgetedSearch {
       pool_rows_.push_back(encoder_.encode(c));
       pool_index_.push_back(sampler().index(c));
     }
-    if (pool_.size() <= kCandidates) {
+    // Kernel values and solves are kept per listed config (cache_, solved_)
+    // when each pick scores them all, or when keeping them for the whole
+    // budget fits kKeptLimit: a pick then scores its candidates in n
+    // multiply-adds each instead of n kernels and an n^2 solve. Without
+    // them, a 10% budget of the hub's 17,956-config GEMM space took over 9
+    // minutes a seed; with them, docs/benchmarks.md ("The search's own
+    // cost"). A larger budget of a larger space computes them afresh.
+    const std::size_t rows_at_most =
+        setup.max_configs == 0 ? pool_.size() : std::min(setup.max_configs, pool_.size());
+    if (pool_.size() <= kCandidates || pool_.size() * rows_at_most <= kKeptLimit) {
       cache_.resize(pool_.size());
       solved_.resize(pool_.size());
     }
+    // Within the limit, each config's room for the whole budget at once: a
+    // vector grown by doubling would hold up to twice that.
+    if (pool_.size() * rows_at_most <= kKeptLimit) kept_rows_ = rows_at_most;
   }
   const char* name() const override { return "gp"; }
 
@@ -280,6 +294,7 @@ class GpSearch final : public internal::BudgetedSearch {
         solved_hyper_ = h;
       }
       std::vector<double>& kept = solved_[c.pooled];
+      kept.reserve(kept_rows_);
       gp_.solve_more(k.first(rows_.size()), kept);
       v = kept;
     }
@@ -303,6 +318,7 @@ class GpSearch final : public internal::BudgetedSearch {
       tail[j - rows_.size()] = gp_.covariance(*c.row, rows[j]);
     if (c.pooled != kNone && !cache_.empty()) {
       std::vector<double>& kept = cache_[c.pooled];
+      kept.reserve(kept_rows_);
       while (kept.size() < rows_.size()) kept.push_back(gp_.covariance(*c.row, rows_[kept.size()]));
       return {kept.data(), rows_.size()};
     }
@@ -365,6 +381,7 @@ class GpSearch final : public internal::BudgetedSearch {
   // Per config of a listed space of at most kCandidates: its kernel values
   // against rows_ at the hyperparameters cached_ (kernel_values()).
   std::vector<std::vector<double>> cache_;
+  std::size_t kept_rows_ = 0;  // room reserved in each of cache_'s and solved_'s vectors
   internal::GpHyper cached_{-1, -1, -1};
   // The same configs' solves against rows_ at solved_hyper_ (exact()).
   std::vector<std::vector<double>> solved_;

@@ -70,7 +70,9 @@ double squared_distance(const GpRow& a, const GpRow& b) {
 }  // namespace
 
 double CategoricalGp::kernel(const GpRow& a, const GpRow& b, const GpHyper& h) const {
-  double e = h.theta * static_cast<double>(differing(a, b));
+  const std::size_t d = differing(a, b);
+  if (h.lambda == 0 && h.theta == tabled_theta_ && d < tabled_.size()) return tabled_[d];
+  double e = h.theta * static_cast<double>(d);
   if (h.lambda > 0) e += h.lambda * squared_distance(a, b);
   return std::exp(-e);
 }
@@ -144,6 +146,12 @@ void CategoricalGp::fit(const std::vector<GpRow>& x, const std::vector<double>& 
       }
     }
   hyper_ = best;
+  tabled_theta_ = best.theta;
+  tabled_.resize(x_.empty() ? 1 : x_[0].codes.size() + 1);
+  for (std::size_t d = 0; d < tabled_.size(); ++d) {
+    const double e = best.theta * static_cast<double>(d);
+    tabled_[d] = std::exp(-e);
+  }
   factored_ = false;
   condition(x, y);
 }

@@ -37,6 +37,33 @@ TEST(CategoricalGp, AValueFastWithOthersIsExpectedFastInANewCombination) {
   EXPECT_LT(gp.predict({{4, 1}, {}}).mean, gp.predict({{1, 1}, {}}).mean);
 }
 
+// Without a trend term a kernel value is read from a table of exp(-theta d)
+// over the codes differing: the same bits as computing it, or a search's
+// picks would change with the table.
+TEST(CategoricalGp, TabledKernelValuesAreTheComputedOnesExactly) {
+  std::vector<GpRow> x;
+  std::vector<double> y;
+  for (std::int32_t a = 0; a < 5; ++a)
+    for (std::int32_t b = 0; b < 3; ++b)
+      for (std::int32_t c = 0; c < 2; ++c) {
+        x.push_back({{a, b, c}, {}});
+        y.push_back(0.3 * a + 0.2 * b * b - 0.5 * c + 0.01 * (a * b % 3));
+      }
+  CategoricalGp gp;
+  gp.fit(x, y);
+  ASSERT_EQ(gp.hyper().lambda, 0) << "no coordinates: no trend to fit";
+  for (const GpRow& a : x)
+    for (const GpRow& b : x) {
+      std::size_t d = 0;
+      for (std::size_t p = 0; p < a.codes.size(); ++p) d += a.codes[p] != b.codes[p];
+      const double e = gp.hyper().theta * static_cast<double>(d);
+      ASSERT_EQ(gp.covariance(a, b), std::exp(-e));
+    }
+  // A row with more codes than the table covers is computed, not misread.
+  const GpRow wide{{9, 9, 9, 9, 9}, {}}, other{{0, 0, 0, 0, 0}, {}};
+  EXPECT_EQ(gp.covariance(wide, other), std::exp(-(gp.hyper().theta * 5.0)));
+}
+
 TEST(CategoricalGp, ChoosesATrendAlongAnAxisOnlyWhereThereIsOne) {
   // One ordered axis of 9 positions. Smooth: y rises with position, which
   // the trend term (lambda > 0) explains. Alternating: odd positions slow,
