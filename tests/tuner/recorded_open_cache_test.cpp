@@ -38,19 +38,20 @@ const std::string kSecond =
     R"(
 "2,8": {"x": 2, "y": 8, "time": 1.0, "times": [1.0, 1.0], "compile_time": 2000, "benchmark_time": 100},)";
 
-Result<RecordedSpace> parse(const std::string& text) {
+Result<RecordedSpace> parse_open(const std::string& text) {
   return parse_recorded_space(text, "open.json");
 }
 
 TEST(RecordedOpenCache, AFileLeftOpenBetweenRecordsReadsEveryRecord) {
-  Result<RecordedSpace> r = parse(kHeader + kFirst + kSecond);
+  Result<RecordedSpace> r = parse_open(kHeader + kFirst + kSecond);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->configs.size(), 2u);
   EXPECT_DOUBLE_EQ(r->optimum_ms, 1.0);
   EXPECT_EQ(r->device, "Test GPU");
   // Trailing whitespace, and a last record whose comma was never written.
-  ASSERT_TRUE(parse(kHeader + kFirst + kSecond + "\n\n").ok());
-  Result<RecordedSpace> no_comma = parse(kHeader + kFirst + kSecond.substr(0, kSecond.size() - 1));
+  ASSERT_TRUE(parse_open(kHeader + kFirst + kSecond + "\n\n").ok());
+  Result<RecordedSpace> no_comma =
+      parse_open(kHeader + kFirst + kSecond.substr(0, kSecond.size() - 1));
   ASSERT_TRUE(no_comma.ok()) << no_comma.error().message;
   EXPECT_EQ(no_comma->configs.size(), 2u);
 }
@@ -59,7 +60,7 @@ TEST(RecordedOpenCache, AFileLeftOpenBetweenRecordsReadsEveryRecord) {
 // record reads the first record alone, never a shortened time or config.
 TEST(RecordedOpenCache, ARecordCutOffByAKilledRunIsDropped) {
   for (std::size_t cut = 1; cut + 1 < kSecond.size(); ++cut) {
-    Result<RecordedSpace> r = parse(kHeader + kFirst + kSecond.substr(0, cut));
+    Result<RecordedSpace> r = parse_open(kHeader + kFirst + kSecond.substr(0, cut));
     ASSERT_TRUE(r.ok()) << "cut at " << cut << ": " << r.error().message;
     ASSERT_EQ(r->configs.size(), 1u) << "cut at " << cut;
     EXPECT_DOUBLE_EQ(r->optimum_ms, 4.0) << "cut at " << cut;
@@ -68,7 +69,7 @@ TEST(RecordedOpenCache, ARecordCutOffByAKilledRunIsDropped) {
 
 TEST(RecordedOpenCache, AFileWithNoCompleteRecordIsNamedAsEmpty) {
   for (const std::string& text : {kHeader, kHeader + "\n", kHeader + kFirst.substr(0, 20)}) {
-    Result<RecordedSpace> r = parse(text);
+    Result<RecordedSpace> r = parse_open(text);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error().message.find("open.json holds no configs"), std::string::npos)
         << r.error().message;
@@ -78,13 +79,13 @@ TEST(RecordedOpenCache, AFileWithNoCompleteRecordIsNamedAsEmpty) {
 // Closed files are not cut: a broken record in one is an error, named.
 TEST(RecordedOpenCache, AClosedFileThatIsBrokenIsStillRefused) {
   const std::string broken = kHeader + kFirst + "\n\"2,8\": {\"x\": 2, \"y\": 8, \"time\": }\n}";
-  Result<RecordedSpace> r = parse(broken);
+  Result<RecordedSpace> r = parse_open(broken);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("open.json is not a JSON object"), std::string::npos)
       << r.error().message;
   // Nor is text that is no cache file at all made into one.
-  EXPECT_FALSE(parse("{\"results\": [,").ok());
-  EXPECT_FALSE(parse("\"cache\": {").ok());
+  EXPECT_FALSE(parse_open("{\"results\": [,").ok());
+  EXPECT_FALSE(parse_open("\"cache\": {").ok());
 }
 
 }  // namespace

@@ -46,33 +46,33 @@ const char* kTinyCache = R"({
     "2,16": {"x": 2, "y": 16, "time": "RuntimeFailedConfig", "compile_time": 500}
   }})";
 
-Config xy(std::int64_t x, std::int64_t y) {
+Config t4_xy(std::int64_t x, std::int64_t y) {
   return Config{{"x", x}, {"y", y}};
 }
 
-Result<RecordedSpace> parse(const std::string& text) {
+Result<RecordedSpace> parse_t4(const std::string& text) {
   return parse_recorded_space(text, "t4.json");
 }
 
 TEST(RecordedT4, ReadsTheSameSpaceTimesCostsAndFailuresAsTheCacheLayout) {
-  Result<RecordedSpace> t4 = parse(kTinyT4);
+  Result<RecordedSpace> t4 = parse_t4(kTinyT4);
   ASSERT_TRUE(t4.ok()) << t4.error().message;
   EXPECT_EQ(t4->space.size(), 3u);
   EXPECT_DOUBLE_EQ(t4->optimum_ms, 1.0);
-  const RecordedConfig* best = t4->find(xy(2, 8));
+  const RecordedConfig* best = t4->find(t4_xy(2, 8));
   ASSERT_NE(best, nullptr);
   EXPECT_DOUBLE_EQ(*best->time_ms, 1.0) << "the \"time\" measurement, not the first one";
   EXPECT_DOUBLE_EQ(best->compile_ms, 2000);
   EXPECT_DOUBLE_EQ(best->benchmark_ms, 100) << "no \"benchmark\": the runs' sum";
-  EXPECT_DOUBLE_EQ(t4->find(xy(1, 8))->benchmark_ms, 100);
-  const RecordedConfig* failed = t4->find(xy(2, 16));
+  EXPECT_DOUBLE_EQ(t4->find(t4_xy(1, 8))->benchmark_ms, 100);
+  const RecordedConfig* failed = t4->find(t4_xy(2, 16));
   ASSERT_NE(failed, nullptr);
   EXPECT_FALSE(failed->time_ms);
   EXPECT_EQ(failed->failure, "RuntimeFailedConfig");
-  EXPECT_EQ(t4->find(xy(1, 16)), nullptr);
+  EXPECT_EQ(t4->find(t4_xy(1, 16)), nullptr);
 
   // Replayed, both layouts give the same curves, costs included.
-  Result<RecordedSpace> cache = parse(kTinyCache);
+  Result<RecordedSpace> cache = parse_t4(kTinyCache);
   ASSERT_TRUE(cache.ok()) << cache.error().message;
   for (const char* strategy : {"exhaustive", "random", "hybrid"}) {
     Result<ReplayCurve> a = replay_search(*t4, strategy, 3, 5);
@@ -87,7 +87,7 @@ TEST(RecordedT4, ReadsTheSameSpaceTimesCostsAndFailuresAsTheCacheLayout) {
 // tune_params_keys), and each list is sorted when its values are of one
 // kind: a search reads a list's order as the parameter's scale.
 TEST(RecordedT4, ParametersKeepTheFileOrderAndListsAreSorted) {
-  Result<RecordedSpace> r = parse(R"({"results": [
+  Result<RecordedSpace> r = parse_t4(R"({"results": [
     {"configuration": {"zeta": 64, "alpha": "b", "mid": 1.5},
      "measurements": [{"name": "time", "value": 3}]},
     {"configuration": {"zeta": 8, "alpha": "a", "mid": 0.5},
@@ -110,7 +110,7 @@ TEST(RecordedT4, ParametersKeepTheFileOrderAndListsAreSorted) {
 // Failures by T4's invalidity kind: a compile failure fails to compile in a
 // replay, the others fail their launch, as the cache layout's names do.
 TEST(RecordedT4, InvalidResultsAreFailuresByKind) {
-  Result<RecordedSpace> r = parse(R"({"results": [
+  Result<RecordedSpace> r = parse_t4(R"({"results": [
     {"configuration": {"x": 1}, "invalidity": "compile",
      "measurements": [{"name": "time", "value": "CompilationFailedConfig"}]},
     {"configuration": {"x": 2}, "invalidity": "constraints", "measurements": []},
@@ -128,7 +128,7 @@ TEST(RecordedT4, InvalidResultsAreFailuresByKind) {
 // Durations in other units are read in ms: the file's timeunit for all of
 // them, a measurement's own unit for its value.
 TEST(RecordedT4, TimesInOtherUnitsAreReadInMilliseconds) {
-  Result<RecordedSpace> r = parse(R"({"metadata": {"timeunit": "seconds"}, "results": [
+  Result<RecordedSpace> r = parse_t4(R"({"metadata": {"timeunit": "seconds"}, "results": [
     {"configuration": {"x": 1}, "times": {"compilation": 2, "runtimes": [0.5, 0.25]},
      "measurements": [{"name": "time", "value": 0.003}]},
     {"configuration": {"x": 2}, "times": {"compilation": 1},
@@ -170,7 +170,7 @@ TEST(RecordedT4, FilesAReplayCannotTrustAreRefusedByName) {
        "compile_time -5"},
   };
   for (const auto& [text, why] : bad) {
-    Result<RecordedSpace> r = parse(text);
+    Result<RecordedSpace> r = parse_t4(text);
     ASSERT_FALSE(r.ok()) << text;
     EXPECT_NE(r.error().message.find("t4.json"), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find(why), std::string::npos) << r.error().message;
