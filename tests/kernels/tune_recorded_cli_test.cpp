@@ -115,6 +115,20 @@ TEST_F(TuneRecordedCli, AT4OutputFileTunesAsItsCacheLayoutTwin) {
   }
   CliRun wall = kiln("tune --recorded " + t4.string() + " --threads 1 --json");
   EXPECT_DOUBLE_EQ(wall.json().at("simulated_wall_s").get<double>(), 7.75);
+
+  // The bench scripts read T4 files too (bench/recorded_file.py): an
+  // exhaustive trace reaches the optimum C at its third config, as with the
+  // cache layout (BenchSearchTracesEveryMeasurementInOrder).
+  const fs::path trace = dir_ / "t4.jsonl";
+  CliRun traced =
+      kiln("bench search --recorded " + t4.string() +
+           " --strategy exhaustive --seeds 1 --max-configs 5 --json --trace " + trace.string());
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  const CommandRun summary = run_command(
+      "python3 " KILN_SOURCE_DIR "/bench/search_trace_summary.py " + trace.string() + " 2>&1");
+  ASSERT_EQ(summary.exit_code, 0) << summary.out;
+  EXPECT_NE(summary.out.find("configs to reach 1.00: median 3 [3, 3]"), std::string::npos)
+      << summary.out;
 }
 
 TEST_F(TuneRecordedCli, BudgetIsInSimulatedSeconds) {
