@@ -1,5 +1,7 @@
-"""A Kernel Tuner cache file (../shared/recorded-spaces/README.md), or its
-T4 output file, as the bench scripts read it. Standard library only."""
+"""A Kernel Tuner cache file (../shared/recorded-spaces/README.md), one a
+run left open, or its T4 output file, as the bench scripts read it: what
+`kiln tune --recorded` reads (lib/tuner/recorded_*.cpp). Standard library
+only."""
 import gzip
 import json
 
@@ -9,7 +11,11 @@ def recorded_times(path):
     in that order) with its recorded time, None where it failed."""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
-        data = json.load(f)
+        text = f.read()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        data = _closed(text, error)
     if "results" in data and "cache" not in data:
         return _t4_times(data)
     keys = data["tune_params_keys"]
@@ -18,6 +24,30 @@ def recorded_times(path):
         t = entry.get("time")
         times[tuple(entry[k] for k in keys)] = t if isinstance(t, (int, float)) and t > 0 else None
     return keys, times
+
+
+def _closed(text, error):
+    """A cache file Kernel Tuner left open (it writes the braces that close
+    it only when a run ends, one record a line before that), closed as its
+    own reader closes it: the trailing comma dropped, "}\n}" added; a last
+    record cut off mid-line is dropped. A file that is closed and broken
+    raises the parser's error."""
+    s = text.rstrip(" \n\r\t")
+    cache = s.find('"cache"')
+    brace = s.find("{", cache) if cache >= 0 else -1
+    if not s.startswith("{") or brace < 0 or s.endswith("}\n}") or s.endswith("}}}"):
+        raise error
+    candidates = []
+    if s.endswith((",", "}")) or len(s) == brace + 1:
+        candidates.append(s)
+    last = s.rfind("},\n")
+    candidates.append(s[: last + 2] if last > brace else s[: brace + 1])
+    for body in candidates:
+        try:
+            return json.loads(body.removesuffix(",") + "}\n}")
+        except json.JSONDecodeError:
+            pass
+    raise error
 
 
 def _t4_times(data):

@@ -18,37 +18,40 @@ constexpr double kLambdas[] = {0, 1, 4};
 constexpr double kNoises[] = {1e-3, 1e-2, 1e-1, 0.3};
 constexpr std::size_t kFitRows = 128;
 
-// Solves L z = b in place (L lower, row-major n x n).
-void solve_lower(const std::vector<double>& l, std::size_t n, std::vector<double>& b) {
+// Solves L z = b in place (L lower, row-major n x n, rows `stride` apart).
+void solve_lower(const std::vector<double>& l, std::size_t n, std::size_t stride,
+                 std::vector<double>& b) {
   for (std::size_t i = 0; i < n; ++i) {
     double s = b[i];
-    const double* row = &l[i * n];
+    const double* row = &l[i * stride];
     for (std::size_t k = 0; k < i; ++k) s -= row[k] * b[k];
     b[i] = s / row[i];
   }
 }
 
 // Solves L^T z = b in place.
-void solve_upper(const std::vector<double>& l, std::size_t n, std::vector<double>& b) {
+void solve_upper(const std::vector<double>& l, std::size_t n, std::size_t stride,
+                 std::vector<double>& b) {
   for (std::size_t i = n; i-- > 0;) {
     double s = b[i];
-    for (std::size_t k = i + 1; k < n; ++k) s -= l[k * n + i] * b[k];
-    b[i] = s / l[i * n + i];
+    for (std::size_t k = i + 1; k < n; ++k) s -= l[k * stride + i] * b[k];
+    b[i] = s / l[i * stride + i];
   }
 }
 
-// In-place Cholesky of the lower half of `a` (n x n); false when not positive definite.
-bool factor_lower(std::vector<double>& a, std::size_t n) {
+// In-place Cholesky of the lower half of `a` (n x n, rows `stride` apart);
+// false when not positive definite.
+bool factor_lower(std::vector<double>& a, std::size_t n, std::size_t stride) {
   for (std::size_t j = 0; j < n; ++j) {
-    double d = a[j * n + j];
-    for (std::size_t k = 0; k < j; ++k) d -= a[j * n + k] * a[j * n + k];
+    double d = a[j * stride + j];
+    for (std::size_t k = 0; k < j; ++k) d -= a[j * stride + k] * a[j * stride + k];
     if (!(d > 0)) return false;
     const double root = std::sqrt(d);
-    a[j * n + j] = root;
+    a[j * stride + j] = root;
     for (std::size_t i = j + 1; i < n; ++i) {
-      double s = a[i * n + j];
-      for (std::size_t k = 0; k < j; ++k) s -= a[i * n + k] * a[j * n + k];
-      a[i * n + j] = s / root;
+      double s = a[i * stride + j];
+      for (std::size_t k = 0; k < j; ++k) s -= a[i * stride + k] * a[j * stride + k];
+      a[i * stride + j] = s / root;
     }
   }
   return true;
@@ -78,12 +81,12 @@ double CategoricalGp::kernel(const GpRow& a, const GpRow& b, const GpHyper& h) c
 }
 
 bool CategoricalGp::factor(const GpHyper& h) {
+  ++whole_factors_;
   const std::size_t n = x_.size();
-  chol_.assign(n * n, 0.0);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j <= i; ++j)
-      chol_[i * n + j] = kernel(x_[i], x_[j], h) + (i == j ? h.noise : 0.0);
-  return factor_lower(chol_, n);
+      chol_[i * stride_ + j] = kernel(x_[i], x_[j], h) + (i == j ? h.noise : 0.0);
+  return factor_lower(chol_, n, stride_);
 }
 
 void CategoricalGp::standardise(const std::vector<double>& y) {
@@ -132,9 +135,9 @@ void CategoricalGp::fit(const std::vector<GpRow>& x, const std::vector<double>& 
           for (std::size_t j = 0; j <= i; ++j)
             k[i * n + j] = std::exp(-theta * mismatch[i * n + j] - lambda * distance[i * n + j]) +
                            (i == j ? noise : 0.0);
-        if (!factor_lower(k, n)) continue;
+        if (!factor_lower(k, n, n)) continue;
         alpha = z_;
-        solve_lower(k, n, alpha);
+        solve_lower(k, n, n, alpha);
         // log marginal likelihood, less constants: -1/2 z^T K^-1 z - log det L
         double ll = 0;
         for (std::size_t i = 0; i < n; ++i)
@@ -163,11 +166,20 @@ void CategoricalGp::condition(const std::vector<GpRow>& x, const std::vector<dou
   std::size_t kept = factored_ && hyper_ == factored_hyper_ ? std::min(x_.size(), x.size()) : 0;
   for (std::size_t i = 0; i < kept; ++i)
     if (x_[i].codes != x[i].codes || x_[i].coords != x[i].coords) kept = i;
-  const std::size_t n = x.size(), old_n = x_.size();
-  std::vector<double> chol(n * n, 0.0);
-  for (std::size_t i = 0; i < kept; ++i) std::copy_n(&chol_[i * old_n], i + 1, &chol[i * n]);
-  x_ = x;
-  chol_ = std::move(chol);
+  const std::size_t n = x.size();
+  // The factor lives in a square of `stride_` rows and columns, grown by
+  // half each time, so appending rows seldom reallocates or moves the kept
+  // ones (a fresh n x n copy per call was 6% of a long search's time).
+  if (n > stride_) {
+    const std::size_t stride = std::max({n, stride_ + stride_ / 2, std::size_t{64}});
+    std::vector<double> grown(stride * stride, 0.0);
+    for (std::size_t i = 0; i < kept; ++i)
+      std::copy_n(&chol_[i * stride_], i + 1, &grown[i * stride]);
+    chol_ = std::move(grown);
+    stride_ = stride;
+  }
+  x_.resize(kept);
+  x_.insert(x_.end(), x.begin() + static_cast<std::ptrdiff_t>(kept), x.end());
   bool ok = kept > 0;
   for (std::size_t i = kept; i < n && ok; ++i) ok = append(i);
   if (!ok) {
@@ -178,24 +190,24 @@ void CategoricalGp::condition(const std::vector<GpRow>& x, const std::vector<dou
   factored_hyper_ = hyper_;
   standardise(y);
   alpha_ = z_;
-  solve_lower(chol_, n, alpha_);
-  solve_upper(chol_, n, alpha_);
+  solve_lower(chol_, n, stride_, alpha_);
+  solve_upper(chol_, n, stride_, alpha_);
 }
 
 bool CategoricalGp::append(std::size_t i) {
-  const std::size_t n = x_.size();
-  std::vector<double> row(i);
-  for (std::size_t j = 0; j < i; ++j) row[j] = kernel(x_[i], x_[j], hyper_);
+  const std::size_t n = stride_;
+  double* const li = &chol_[i * n];
+  for (std::size_t j = 0; j < i; ++j) li[j] = kernel(x_[i], x_[j], hyper_);
   // L[i, :i] solves L[:i, :i] l = k; L[i, i] = sqrt(k_ii + noise - l.l).
   double d = 1.0 + hyper_.noise;
   for (std::size_t j = 0; j < i; ++j) {
-    double s = row[j];
-    for (std::size_t k = 0; k < j; ++k) s -= chol_[j * n + k] * chol_[i * n + k];
-    chol_[i * n + j] = s / chol_[j * n + j];
-    d -= chol_[i * n + j] * chol_[i * n + j];
+    double s = li[j];
+    for (std::size_t k = 0; k < j; ++k) s -= chol_[j * n + k] * li[k];
+    li[j] = s / chol_[j * n + j];
+    d -= li[j] * li[j];
   }
   if (!(d > 0)) return false;
-  chol_[i * n + i] = std::sqrt(d);
+  li[i] = std::sqrt(d);
   return true;
 }
 
@@ -235,10 +247,9 @@ CategoricalGp::Posterior CategoricalGp::predict_from(std::vector<double> k) cons
 
 void CategoricalGp::solve_more(std::span<const double> k, std::vector<double>& v) const {
   // solve_lower's arithmetic, in its order, from row v.size() on.
-  const std::size_t n = x_.size();
   for (std::size_t i = v.size(); i < k.size(); ++i) {
     double s = k[i];
-    const double* row = &chol_[i * n];
+    const double* row = &chol_[i * stride_];
     for (std::size_t j = 0; j < i; ++j) s -= row[j] * v[j];
     v.push_back(s / row[i]);
   }

@@ -75,6 +75,10 @@ class CategoricalGp {
   // A standardised value back in y's units.
   double to_y(double standardised) const { return standardised * scale_ + offset_; }
   const GpHyper& hyper() const { return hyper_; }
+  // How many times the factor was computed whole (n^3) rather than
+  // extended row by row: once per fit, and again only where rows differ
+  // from those conditioned on before or a row would not factor.
+  std::size_t whole_factors() const { return whole_factors_; }
 
  private:
   double kernel(const GpRow& a, const GpRow& b, const GpHyper& h) const;
@@ -91,7 +95,9 @@ class CategoricalGp {
   std::vector<GpRow> x_;
   std::vector<double> z_;      // y standardised
   std::vector<double> alpha_;  // (K + noise I)^-1 z
-  std::vector<double> chol_;   // n x n, row-major, lower
+  std::vector<double> chol_;   // lower, row-major, rows stride_ apart
+  std::size_t stride_ = 0;
+  std::size_t whole_factors_ = 0;  // chol_ is stride_ x stride_, stride_ >= x_.size()
   double offset_ = 0, scale_ = 1, best_ = 0;
   // exp(-theta d) for d = 0..codes at the fitted theta: without a trend
   // (lambda 0) a kernel value depends on the codes differing alone, and the

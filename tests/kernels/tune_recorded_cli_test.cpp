@@ -36,6 +36,12 @@ const char* kHandFile = R"({
 
 const fs::path kShared = fs::path(KILN_SOURCE_DIR) / ".." / "shared" / "recorded-spaces";
 
+// bench/search_trace_summary.py on a trace, its output and errors together.
+CommandRun summarise(const fs::path& trace) {
+  return run_command("python3 " KILN_SOURCE_DIR "/bench/search_trace_summary.py " + trace.string() +
+                     " 2>&1");
+}
+
 class TuneRecordedCli : public CliTest {
  protected:
   fs::path hand() const {
@@ -124,11 +130,46 @@ TEST_F(TuneRecordedCli, AT4OutputFileTunesAsItsCacheLayoutTwin) {
       kiln("bench search --recorded " + t4.string() +
            " --strategy exhaustive --seeds 1 --max-configs 5 --json --trace " + trace.string());
   ASSERT_EQ(traced.exit_code, 0) << traced.err;
-  const CommandRun summary = run_command(
-      "python3 " KILN_SOURCE_DIR "/bench/search_trace_summary.py " + trace.string() + " 2>&1");
+  const CommandRun summary = summarise(trace);
   ASSERT_EQ(summary.exit_code, 0) << summary.out;
   EXPECT_NE(summary.out.find("configs to reach 1.00: median 3 [3, 3]"), std::string::npos)
       << summary.out;
+}
+
+// The hand file as Kernel Tuner writes it during a run: no closing braces,
+// one record a line, and here the last record cut off mid-line, as by a kill.
+const char* kHandFileLeftOpen = R"({
+"device_name": "Hand GPU", "kernel_name": "hand", "objective": "time",
+"tune_params_keys": ["x", "y"],
+"tune_params": {"x": [1, 2], "y": [1, 2, 3]},
+"cache": {
+"1,1": {"x": 1, "y": 1, "time": 4.0, "compile_time": 1000, "benchmark_time": 500},
+"1,2": {"x": 1, "y": 2, "time": 2.0, "compile_time": 2000, "benchmark_time": 500},
+"2,1": {"x": 2, "y": 1, "time": 1.0, "compile_time": 1000, "benchmark_time": 1000},
+"2,2": {"x": 2, "y": 2, "time": "CompilationFailedConfig", "compile_time": 3000, "benchmark_time": 0},
+"2,3": {"x": 2, "y": 3, "time": "Runtim)";
+
+TEST_F(TuneRecordedCli, ACacheFileLeftOpenIsReadByTheBenchScriptsToo) {
+  const fs::path open = dir_ / "open.json";
+  std::ofstream(open) << kHandFileLeftOpen;
+  const fs::path trace = dir_ / "open.jsonl";
+  CliRun traced =
+      kiln("bench search --recorded " + open.string() +
+           " --strategy exhaustive --seeds 1 --max-configs 4 --json --trace " + trace.string());
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  // bench/recorded_file.py closes the file as kiln does: four records, the
+  // optimum C the third config measured.
+  const CommandRun summary = summarise(trace);
+  ASSERT_EQ(summary.exit_code, 0) << summary.out;
+  EXPECT_NE(summary.out.find("exhaustive, 1 seeds, 4 configs"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("configs to reach 1.00: median 3 [3, 3]"), std::string::npos)
+      << summary.out;
+
+  // Closed and broken is not left open: the script says it cannot read it.
+  std::ofstream(open) << kHandFile << "\n}\n}";
+  const CommandRun broken = summarise(trace);
+  EXPECT_EQ(broken.exit_code, 1) << broken.out;
+  EXPECT_NE(broken.out.find("cannot read the recorded space"), std::string::npos) << broken.out;
 }
 
 TEST_F(TuneRecordedCli, BudgetIsInSimulatedSeconds) {
@@ -386,8 +427,7 @@ TEST_F(TuneRecordedCli, BenchSearchTracesEveryMeasurementInOrder) {
   // bench/search_trace_summary.py reads it back: every seed reaches the
   // optimum C at its third config, and its first config, A (1,1), already
   // differs from C (2,1) in no more than two parameters.
-  const CommandRun summary = run_command(
-      "python3 " KILN_SOURCE_DIR "/bench/search_trace_summary.py " + trace.string() + " 2>&1");
+  const CommandRun summary = summarise(trace);
   ASSERT_EQ(summary.exit_code, 0) << summary.out;
   EXPECT_NE(summary.out.find("exhaustive, 2 seeds, 5 configs"), std::string::npos) << summary.out;
   EXPECT_NE(summary.out.find("configs to reach 1.00: median 3 [3, 3]"), std::string::npos)

@@ -113,6 +113,47 @@ TEST(CategoricalGp, ConditioningRowByRowMatchesAFreshFactor) {
   }
 }
 
+// As the search conditions: each pick's rows are the measured ones plus a
+// few believed after them, replaced by the next call. The factor's storage
+// grows past its room several times on the way (64, 96, 144 rows) and must
+// keep the measured rows' factor through each growth and each replacement.
+TEST(CategoricalGp, AFactorGrownPastItsRoomWithRowsReplacedMatchesAFreshOne) {
+  std::vector<GpRow> x;
+  std::vector<double> y;
+  for (std::int32_t i = 0; i < 160; ++i) {
+    x.push_back(row(i % 7, (i * 3) % 5, (i % 13) / 12.0));
+    y.push_back(std::sin(i * 0.37) + 0.02 * i);
+  }
+  CategoricalGp grown;
+  grown.fit({x.begin(), x.begin() + 10}, {y.begin(), y.begin() + 10});
+  for (std::size_t n = 10; n <= 150; ++n) {
+    std::vector<GpRow> rows(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<double> times(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(n));
+    grown.condition(rows, times);
+    // Believed rows after the measured ones: configs from the end of x.
+    for (std::size_t b = 0; b < 3; ++b) {
+      rows.push_back(x[159 - (n + b) % 10]);
+      times.push_back(0.5);
+    }
+    grown.condition(rows, times);
+  }
+  // Every call after the fit extended the factor: none fell back to a
+  // whole one (which a factor spoilt in growing would, at its first zero
+  // pivot, and so hide the spoiling).
+  EXPECT_EQ(grown.whole_factors(), 1u);
+  CategoricalGp fresh;
+  fresh.fit({x.begin(), x.begin() + 10}, {y.begin(), y.begin() + 10});
+  ASSERT_EQ(fresh.hyper(), grown.hyper());
+  const std::vector<GpRow> all(x.begin(), x.begin() + 150);
+  const std::vector<double> all_y(y.begin(), y.begin() + 150);
+  fresh.condition(all, all_y);
+  grown.condition(all, all_y);
+  for (const GpRow& r : {row(0, 0, 0.0), row(6, 4, 0.5), row(3, 1, 1.0), x[155]}) {
+    EXPECT_NEAR(grown.predict(r).mean, fresh.predict(r).mean, 1e-9);
+    EXPECT_NEAR(grown.predict(r).sd, fresh.predict(r).sd, 1e-9);
+  }
+}
+
 // What the gp search keeps between picks: a candidate's solve against the
 // rows conditioned on, extended as rows are appended (and others believed
 // after them), gives predict()'s posterior bit for bit, and costs n per
