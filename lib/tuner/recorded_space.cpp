@@ -170,7 +170,6 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
         Value value = to_value(v, as_text.back());
         if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
       }
-      out.space.param(names.back(), values);
       lists.push_back(std::move(values));
     }
   } catch (const std::exception& e) {
@@ -231,6 +230,24 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
   if (out.configs.empty())
     return make_error(ErrorCode::kInvalidArgument, where + " holds no configs");
   if (best == 0) return make_error(ErrorCode::kInvalidArgument, where + ": every config failed");
+  // The space's lists hold the values some record takes. A value that a
+  // restriction left no record of is no config a search can propose, yet
+  // it would count in the search's encoding (a position along its list),
+  // and the same run's T4 output file, which lists no such value, would
+  // replay differently (some of Kernel Tuner's convolution files list a
+  // block width of 1 that no config takes).
+  for (std::size_t p = 0; p < names.size(); ++p) {
+    std::vector<bool> taken(lists[p].size(), false);
+    for (const RecordedConfig& rc : out.configs)
+      taken[static_cast<std::size_t>(
+          std::find(lists[p].begin(), lists[p].end(), rc.config.at(names[p])) - lists[p].begin())] =
+          true;
+    std::vector<Value> kept;
+    for (std::size_t v = 0; v < lists[p].size(); ++v)
+      if (taken[v]) kept.push_back(lists[p][v]);
+    lists[p] = std::move(kept);
+    out.space.param(names[p], lists[p]);
+  }
   out.optimum_ms = best;
   out.index = index;
   out.space.constraint("recorded",
