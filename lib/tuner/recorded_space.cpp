@@ -246,7 +246,11 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
     for (std::size_t v = 0; v < lists[p].size(); ++v)
       if (taken[v]) kept.push_back(lists[p][v]);
     lists[p] = std::move(kept);
-    out.space.param(names[p], lists[p]);
+    try {
+      out.space.param(names[p], lists[p]);
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kInvalidArgument, where + ": bad parameter list: " + e.what());
+    }
   }
   out.optimum_ms = best;
   out.index = index;

@@ -123,6 +123,15 @@ TEST_F(RecordedSpaceTest, BadFilesAreNamedWithWhatIsWrong) {
     ASSERT_FALSE(r.ok()) << name;
     EXPECT_NE(r.error().message.find(name), std::string::npos) << r.error().message;
   }
+  // A list no space can hold (values of two types) is an error naming the
+  // file, returned rather than thrown.
+  std::ofstream(dir_ / "mixed.json")
+      << R"({"tune_params_keys": ["m"], "tune_params": {"m": [1, "x"]},
+             "cache": {"a": {"m": 1, "time": 1.0}, "b": {"m": "x", "time": 2.0}}})";
+  Result<RecordedSpace> mixed = read_recorded_space(dir_ / "mixed.json");
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.error().message.find("mixed.json: bad parameter list"), std::string::npos)
+      << mixed.error().message;
 }
 
 // Times that are no measurement are failures, not optima: Kernel Tuner's
