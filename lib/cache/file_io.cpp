@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <thread>
 
@@ -91,6 +92,29 @@ Status atomic_write(const std::filesystem::path& path, std::string_view bytes, P
     ::close(dir);
   }
   return ok_status();
+}
+
+Result<std::filesystem::path> move_aside(const std::filesystem::path& path, std::string_view tag) {
+  // A name per moment (and a counter for two in one second), so a file
+  // moved aside earlier is never overwritten by a later one.
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  const std::string base = path.string() + "." + std::string(tag) + "-" + stamp;
+  std::filesystem::path aside = base;
+  for (int n = 1; ::access(aside.c_str(), F_OK) == 0 || errno != ENOENT; ++n) {
+    if (n > 1000) return io_error("find a free name beside", path);
+    aside = base + "-" + std::to_string(n);
+  }
+  if (::rename(path.c_str(), aside.c_str()) != 0) return io_error("move aside", path);
+  int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  return aside;
 }
 
 namespace {

@@ -27,6 +27,11 @@ inline constexpr std::string_view kTempPrefix = ".tmp-";
 [[nodiscard]] Status atomic_write(const std::filesystem::path& path, std::string_view bytes,
                                   PathOwner owner = PathOwner::kCache);
 
+// Renames `path` to "<path>.<tag>-<UTC time>" in its directory (a counter
+// appended should that name be taken) and returns the new name: a file no
+// reader can use, kept rather than overwritten. kIo naming errno.
+Result<std::filesystem::path> move_aside(const std::filesystem::path& path, std::string_view tag);
+
 // Called after each chunk an atomic_write puts in its temporary file. Tests
 // install one to stop a writer half way and kill it; nullptr (the default)
 // costs one atomic load per chunk.

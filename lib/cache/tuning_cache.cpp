@@ -256,9 +256,21 @@ Result<StoreOutcome> TuningCache::save() {
   if (current) {
     file = std::move(*current);
   } else if (current.error().code == ErrorCode::kCorrupt) {
-    // Unreadable (another format version, or edited by hand): replaced,
-    // since serving from it is impossible anyway.
-    KILN_LOG(kWarn) << current.error().message << "; replacing it";
+    // A newer Kiln's file holds records this one cannot read but that one
+    // serves: replacing it would lose them to whichever version saved last.
+    if (current.error().details.count(std::string(cache::kNewerFormatDetail)) != 0)
+      return make_error(ErrorCode::kUnavailable,
+                        current.error().message +
+                            "; not replaced, which would lose that Kiln's records: tune with "
+                            "the newer Kiln, or give this one its own cache directory "
+                            "(KILN_CACHE_DIR)",
+                        {{"path", write_path_.string()}});
+    // Unreadable here (an older format, or edited by hand): kept beside the
+    // new file under another name, not read again, so nothing in it is lost.
+    Result<std::filesystem::path> kept = cache::move_aside(write_path_, "unreadable");
+    if (!kept) return kept.error();
+    KILN_LOG(kWarn) << current.error().message << "; moved to " << kept->string()
+                    << " and replaced";
   } else if (current.error().code != ErrorCode::kNotFound) {
     return current.error();
   }

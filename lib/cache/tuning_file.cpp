@@ -43,8 +43,10 @@ Result<TuningFile> parse_tuning_file(std::string_view text, const std::filesyste
                              "tuned again");
   }
   if (version.get<std::int64_t>() != kTuningFormatVersion) {
-    return corrupt(path, "newer format (format version " + version.dump() + reads +
-                             "): written by a newer Kiln");
+    ErrorInfo newer = corrupt(path, "newer format (format version " + version.dump() + reads +
+                                        "): written by a newer Kiln");
+    newer.details[std::string(kNewerFormatDetail)] = version.dump();
+    return newer;
   }
   if (!json.contains("records") || !json["records"].is_array()) {
     return corrupt(path, "no \"records\" array");

@@ -30,6 +30,11 @@ struct TuningFile {
   std::vector<std::string> problems;  // records skipped as malformed, each naming why
 };
 
+// The detail a kCorrupt error carries when the file is of a newer format
+// version (its value): a newer Kiln's records, which a save must not
+// replace.
+inline constexpr std::string_view kNewerFormatDetail = "newer_format_version";
+
 // Parses file text. kCorrupt for text that is not a tuning file of this
 // format version (the reason names which); a malformed record is skipped
 // and listed in `problems`, never fatal to its neighbours.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <functional>
 
@@ -335,6 +336,7 @@ TEST(TuningCache, AnOlderFormatFileIsNotServedAndIsReplaced) {
   ASSERT_EQ(cache.files().size(), 1u);
   EXPECT_NE(cache.files()[0].problem.find("older format"), std::string::npos);
 
+  const std::string v1_bytes = testing::read_test_file(file).value();
   cache.put(test_record("gemm", 4096, 0.2));
   ASSERT_TRUE(cache.save().ok());
   Result<cache::TuningFile> replaced = cache::load_tuning_file(file);
@@ -342,6 +344,44 @@ TEST(TuningCache, AnOlderFormatFileIsNotServedAndIsReplaced) {
   EXPECT_EQ(replaced->header["format_version"], kTuningFormatVersion);
   ASSERT_EQ(replaced->records.size(), 1u);
   EXPECT_DOUBLE_EQ(replaced->records.begin()->second.best_time_ms, 0.2);
+  // The old file is kept beside it, byte for byte, under a name no reader
+  // takes for a tuning file.
+  std::vector<std::filesystem::path> aside;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() / "tuning"))
+    if (e.path().filename().string().starts_with("tuning.json.unreadable-"))
+      aside.push_back(e.path());
+  ASSERT_EQ(aside.size(), 1u);
+  EXPECT_EQ(testing::read_test_file(aside[0]).value(), v1_bytes);
+  EXPECT_EQ(TuningCache(options_for(dir.path())).files().size(), 1u);
+}
+
+// A file of a newer format holds a newer Kiln's records, which this one
+// cannot read but that one serves: a save refuses to replace it (the run
+// goes on untouched, its result not saved) and says what to do.
+TEST(TuningCache, ANewerFormatFileIsNeverReplaced) {
+  TempDir dir;
+  {
+    TuningCache cache(options_for(dir.path()));
+    cache.put(test_record("gemm", 1, 1.0));
+    ASSERT_TRUE(cache.save().ok());
+  }
+  const auto file = dir.path() / "tuning" / "tuning.json";
+  nlohmann::json j = nlohmann::json::parse(testing::read_test_file(file).value());
+  j["format_version"] = kTuningFormatVersion + 1;
+  std::ofstream(file, std::ios::trunc) << j.dump();
+  const std::string newer = testing::read_test_file(file).value();
+
+  TuningCache cache(options_for(dir.path()));
+  cache.put(test_record("gemm", 2, 1.0));
+  Result<StoreOutcome> saved = cache.save();
+  ASSERT_FALSE(saved.ok());
+  EXPECT_EQ(saved.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(saved.error().message.find("newer format"), std::string::npos) << saved.error().message;
+  EXPECT_NE(saved.error().message.find("KILN_CACHE_DIR"), std::string::npos)
+      << saved.error().message;
+  EXPECT_EQ(testing::read_test_file(file).value(), newer);
+  // Still served from memory in this process.
+  EXPECT_TRUE(cache.lookup(problem("gemm", 2), test_identity()).has_value());
 }
 
 // Version 2 keyed every record by every backend's compiler (NVRTC and LLVM
