@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 
+#include "core/input_file.hpp"
 #include "kiln/core/log.hpp"
 
 namespace kiln::internal {
@@ -38,15 +37,17 @@ Hash128 content_hash(const std::filesystem::path& path, std::uintmax_t size,
       return it->second.content;
     }
   }
+  // A bounded read that never waits: an include directory may hold a FIFO
+  // or a link into /proc, which reports size 0 and can block forever. What
+  // cannot be read whole counts by its name, size and time alone.
   Hash128 h;
-  if (size <= kMaxFileBytes) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    h = hash128(bytes.str());
-  } else {
-    h = Hasher().field("too-large").field(static_cast<std::int64_t>(size)).field(mtime_ns).finish();
-  }
+  Result<std::string> bytes =
+      size <= kMaxFileBytes ? read_input_file(path, "header", kMaxFileBytes)
+                            : Result<std::string>(make_error(ErrorCode::kInvalidArgument, ""));
+  if (bytes)
+    h = hash128(*bytes);
+  else
+    h = Hasher().field("unread").field(static_cast<std::int64_t>(size)).field(mtime_ns).finish();
   std::lock_guard<std::mutex> lock(g_mutex);
   g_memo[path.string()] = Stamp{size, mtime_ns, h};
   return h;

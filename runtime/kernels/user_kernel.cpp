@@ -5,11 +5,11 @@
 #include "kiln/kernels/user_kernel.hpp"
 
 #include <algorithm>
-#include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
+#include "core/input_file.hpp"
 #include "kiln/core/error.hpp"
 
 namespace kiln {
@@ -22,12 +22,15 @@ using nlohmann::json;
   throw Error(ErrorCode::kInvalidArgument, field + ": " + what);
 }
 
-// Runs `fn`, prefixing any kiln::Error with the field it concerns.
+// Runs `fn`, prefixing any kiln::Error (or JSON type error) with the field
+// it concerns.
 template <class F>
 auto at_field(const std::string& field, F&& fn) {
   try {
     return fn();
   } catch (const Error& e) {
+    bad(field, e.what());
+  } catch (const json::exception& e) {
     bad(field, e.what());
   }
 }
@@ -47,6 +50,35 @@ std::string get_string(const json& obj, const std::string& key, const std::strin
   if (!obj.contains(key)) bad(field, "\"" + key + "\" is required");
   if (!obj[key].is_string()) bad(field + "." + key, "expected a string, got " + obj[key].dump());
   return obj[key].get<std::string>();
+}
+
+// An optional field of one JSON type: `fallback` when absent, an error
+// naming the field and what it holds when of another type.
+std::string optional_string(const json& obj, const std::string& key, std::string fallback,
+                            const std::string& field) {
+  if (!obj.contains(key)) return fallback;
+  if (!obj[key].is_string()) bad(field + "." + key, "expected a string, got " + obj[key].dump());
+  return obj[key].get<std::string>();
+}
+
+bool optional_bool(const json& obj, const std::string& key, bool fallback,
+                   const std::string& field) {
+  if (!obj.contains(key)) return fallback;
+  if (!obj[key].is_boolean())
+    bad(field + "." + key, "expected true or false, got " + obj[key].dump());
+  return obj[key].get<bool>();
+}
+
+// A number in [lo, hi]: a tolerance outside it would fail every correct
+// config (a negative atol) or none (a cosine above 1 no output reaches).
+double optional_number(const json& obj, const std::string& key, double fallback, double lo,
+                       double hi, const std::string& field) {
+  if (!obj.contains(key)) return fallback;
+  const json& v = obj[key];
+  if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi))
+    bad(field + "." + key, "expected a number from " + json(lo).dump() + " to " + json(hi).dump() +
+                               ", got " + v.dump());
+  return v.get<double>();
 }
 
 // An expression: a JSON string, or an integer literal.
@@ -96,11 +128,11 @@ ArgSpec parse_arg(const json& a, const std::string& field) {
     for (std::size_t i = 0; i < a["shape"].size(); ++i) {
       t.shape.push_back(expr_of(a["shape"][i], field + ".shape[" + std::to_string(i) + "]"));
     }
-    t.role = parse_word(a.value("role", std::string("input")),
+    t.role = parse_word(optional_string(a, "role", "input", field),
                         {ArgRole::kInput, ArgRole::kOutput, ArgRole::kInOut}, arg_role_name,
                         field + ".role");
     t.init = parse_word(
-        a.value("init", std::string(t.role == ArgRole::kOutput ? "zeros" : "random")),
+        optional_string(a, "init", t.role == ArgRole::kOutput ? "zeros" : "random", field),
         {ArgInit::kRandom, ArgInit::kZeros, ArgInit::kOnes}, arg_init_name, field + ".init");
     spec.kind = std::move(t);
     return spec;
@@ -119,7 +151,7 @@ ArgSpec parse_arg(const json& a, const std::string& field) {
     s.value = expr_of(v, field + ".value");
   }
   // Sizes decide the best config; a literal (an epsilon, a scale) does not.
-  s.in_key = a.value("in_key", !s.is_literal);
+  s.in_key = optional_bool(a, "in_key", !s.is_literal, field);
   spec.kind = std::move(s);
   return spec;
 }
@@ -258,7 +290,7 @@ UserKernel parse_user_kernel(const json& spec, std::string source, std::string e
   if (!backend) bad("backend", "expected \"cpu\" or \"cuda\"");
   k.backend = *backend;
   k.tmpl.name = spec.contains("name") ? get_string(spec, "name", "spec") : std::move(name);
-  k.tmpl.description = spec.value("description", std::string());
+  k.tmpl.description = optional_string(spec, "description", "", "spec");
   k.tmpl.source = std::move(source);
   k.tmpl.entry =
       entry.empty() && spec.contains("entry") ? get_string(spec, "entry", "spec") : entry;
@@ -332,7 +364,7 @@ UserKernel parse_user_kernel(const json& spec, std::string source, std::string e
   check_tensor_names(k, k.restore_value, "restore_value");
   check_tensor_names(k, k.reset_to_zero, "reset_to_zero");
 
-  const std::string reference = spec.value("reference", std::string("default_config"));
+  const std::string reference = optional_string(spec, "reference", "default_config", "spec");
   if (reference == "none")
     k.reference = ReferenceKind::kNone;
   else if (reference != "default_config")
@@ -341,9 +373,11 @@ UserKernel parse_user_kernel(const json& spec, std::string source, std::string e
     const json& t = spec["tolerance"];
     check_keys(t, "tolerance", {"atol", "rtol", "min_cosine"});
     Tolerance tol;
-    tol.atol = t.value("atol", tol.atol);
-    tol.rtol = t.value("rtol", tol.rtol);
-    tol.min_cosine = t.value("min_cosine", tol.min_cosine);
+    const double huge = std::numeric_limits<double>::max();
+    tol.atol = optional_number(t, "atol", tol.atol, 0, huge, "tolerance");
+    tol.rtol = optional_number(t, "rtol", tol.rtol, 0, huge, "tolerance");
+    // 0 turns the cosine check off (compare.cpp).
+    tol.min_cosine = optional_number(t, "min_cosine", tol.min_cosine, 0, 1, "tolerance");
     k.tolerance = tol;
   }
   return k;
@@ -388,16 +422,11 @@ TunableKernel UserKernel::tunable(const ShapeDims& shape) const {
 Result<UserKernel> load_user_kernel(const std::filesystem::path& template_file,
                                     const std::filesystem::path& spec_file,
                                     const std::string& entry) {
-  auto read = [](const std::filesystem::path& p, const char* what) -> Result<std::string> {
-    std::ifstream in(p);
-    if (!in) {
-      return make_error(ErrorCode::kNotFound,
-                        std::string("cannot read the ") + what + " '" + p.string() + "'",
-                        {{"path", p.string()}});
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
+  // A template or spec past 16 MiB is not one: refused unread rather than
+  // grown into memory (--template /dev/zero, a log file named by mistake).
+  constexpr std::uint64_t kMaxInputBytes = 16u << 20;
+  auto read = [&](const std::filesystem::path& p, const char* what) {
+    return internal::read_input_file(p, what, kMaxInputBytes);
   };
   auto source = read(template_file, "template file");
   if (!source.ok()) return source.error();
@@ -406,7 +435,8 @@ Result<UserKernel> load_user_kernel(const std::filesystem::path& template_file,
   json spec;
   try {
     spec = json::parse(*spec_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number no double holds (1e400).
     return make_error(ErrorCode::kInvalidArgument,
                       spec_file.string() + ": not valid JSON: " + std::string(e.what()));
   }
@@ -423,6 +453,12 @@ Result<UserKernel> load_user_kernel(const std::filesystem::path& template_file,
     // parse_user_kernel throws for a spec in memory (misuse by its caller);
     // a spec read from a file is input, and its problems are values.
     return make_error(e.code(), spec_file.string() + ": " + e.what());
+  } catch (const json::exception& e) {
+    // A field of the wrong type that no check above names: still the
+    // spec's problem, never an uncaught exception.
+    return make_error(ErrorCode::kInvalidArgument,
+                      spec_file.string() + ": a field has the wrong type (" + e.what() +
+                          "); docs/user-kernels.md lists each field's type");
   }
 }
 

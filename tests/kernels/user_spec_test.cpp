@@ -2,6 +2,12 @@
 // with its constraints and launch rule, and every kind of mistake in a spec
 // is reported with the field it is in.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -101,6 +107,37 @@ TEST(UserSpec, MistakesNameTheirField) {
   EXPECT_NE(error_of(twice).find("given twice"), std::string::npos);
 }
 
+// A field of the wrong JSON type is named like any other mistake, never an
+// uncaught JSON exception; a tolerance out of its range is refused, since
+// it would fail every correct config (a negative atol, a cosine above 1).
+TEST(UserSpec, WrongTypesAndTolerancesOutOfRangeNameTheirField) {
+  auto with = [](const char* pointer, nlohmann::json value) {
+    auto spec = minimal_spec();
+    spec[nlohmann::json::json_pointer(pointer)] = std::move(value);
+    return spec;
+  };
+  const std::pair<nlohmann::json, const char*> cases[] = {
+      {with("/args/0/role", 5), "args[0].role: expected a string, got 5"},
+      {with("/args/0/init", nlohmann::json::array({1})), "args[0].init: expected a string"},
+      {with("/args/2/in_key", "yes"), "args[2].in_key: expected true or false"},
+      {with("/description", 5), "spec.description: expected a string"},
+      {with("/reference", true), "spec.reference: expected a string"},
+      {with("/defines", nlohmann::json{{"X", 5}}), "defines:"},
+      {with("/tolerance", nlohmann::json{{"atol", "x"}}), "tolerance.atol: expected a number"},
+      {with("/tolerance", nlohmann::json{{"atol", -1}}), "tolerance.atol: expected a number"},
+      {with("/tolerance", nlohmann::json{{"rtol", -0.5}}), "tolerance.rtol: expected a number"},
+      {with("/tolerance", nlohmann::json{{"min_cosine", 2}}), "tolerance.min_cosine"},
+      {with("/tolerance", nlohmann::json{{"min_cosine", -5}}), "tolerance.min_cosine"},
+  };
+  for (const auto& [spec, expected] : cases)
+    EXPECT_NE(error_of(spec).find(expected), std::string::npos)
+        << spec.dump() << " -> " << error_of(spec);
+  // In range, the limits included, they are taken.
+  auto fine = minimal_spec();
+  fine["tolerance"] = {{"atol", 0}, {"rtol", 1e-3}, {"min_cosine", 1}};
+  EXPECT_EQ(error_of(fine), "");
+}
+
 // The whole spec enters the kernel's definition hash (as its `version`):
 // an edit anywhere in it, the launch rule and the arguments included, is a
 // changed kernel whose old tuning records are not served; the same spec
@@ -150,6 +187,37 @@ TEST(UserSpec, MissingFilesAndBadJsonNameThePath) {
   ASSERT_FALSE(not_json.ok());
   EXPECT_NE(not_json.error().message.find("not valid JSON"), std::string::npos)
       << not_json.error().message;
+}
+
+// A path naming something other than a file is refused at once with what it
+// is: a directory, a device that never ends (/dev/zero), a FIFO no one
+// writes (which a plain read would wait on forever). A number no double
+// holds is bad JSON, not an uncaught exception.
+TEST(UserSpec, PathsThatAreNoFileAreRefusedWithoutReading) {
+  const std::string spec = kUserKernelDir + "space.json", tmpl = kUserKernelDir + "transpose.cpp";
+  const std::string entry = "example::transpose<{TILE},{STAGED}>";
+  auto dir = load_user_kernel(kUserKernelDir, spec, entry);
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.error().message.find("is a directory, not a file"), std::string::npos)
+      << dir.error().message;
+  auto zero = load_user_kernel(tmpl, "/dev/zero", entry);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message.find("is a character device"), std::string::npos)
+      << zero.error().message;
+  char fifo_dir[] = "/tmp/kiln-spec-XXXXXX";
+  ASSERT_NE(::mkdtemp(fifo_dir), nullptr);
+  const std::string fifo = std::string(fifo_dir) + "/space.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto pipe = load_user_kernel(tmpl, fifo, entry);
+  ASSERT_FALSE(pipe.ok());
+  EXPECT_NE(pipe.error().message.find("is a FIFO"), std::string::npos) << pipe.error().message;
+  const std::string huge = std::string(fifo_dir) + "/huge.json";
+  std::ofstream(huge) << R"({"backend": "cpu", "x": 1e400})";
+  auto overflow = load_user_kernel(tmpl, huge, entry);
+  ASSERT_FALSE(overflow.ok());
+  EXPECT_NE(overflow.error().message.find("not valid JSON"), std::string::npos)
+      << overflow.error().message;
+  std::filesystem::remove_all(fifo_dir);
 }
 
 }  // namespace
