@@ -158,5 +158,34 @@ TEST_F(TuningKeyCli, AnEditedRecordIsRefusedAndTunedAgain) {
   }
 }
 
+// A table whose record was edited imports without that record, names it
+// with why on stderr and exits 1; `cache verify --remove` says what it
+// removed (artifact files) and what it leaves (the broken record, until a
+// save rewrites the file), never "removed" for what is still there.
+TEST_F(TuningKeyCli, AnImportOrVerifyNamesEachBrokenRecordAndWhatWasRemoved) {
+  const std::string args = UserKernelFiles{dir_ / "kernel"}.write();
+  ASSERT_EQ(source_of(args), "tuned");
+  const fs::path table = dir_ / "table.json";
+  ASSERT_EQ(kiln("cache export " + table.string()).exit_code, 0);
+  nlohmann::json t = nlohmann::json::parse(read_file(table));
+  ASSERT_EQ(t["records"].size(), 1u);
+  t["records"][0]["best"]["time_ms"] = 1e-6;
+  std::ofstream(table, std::ios::trunc) << t.dump(1);
+  CliRun imported = kiln("cache import " + table.string());
+  EXPECT_EQ(imported.exit_code, 1) << imported.out << imported.err;
+  EXPECT_NE(imported.out.find("1 malformed records skipped"), std::string::npos) << imported.out;
+  EXPECT_NE(imported.err.find("does not match its content"), std::string::npos) << imported.err;
+
+  const fs::path file = dir_ / "cache" / "tuning" / "tuning.json";
+  std::ofstream(file, std::ios::trunc) << t.dump(1);  // the cache's own file, edited
+  CliRun verify = kiln("cache verify --remove");
+  EXPECT_EQ(verify.exit_code, 1);
+  EXPECT_NE(verify.out.find("0 artifact files removed; broken tuning records are dropped by the "
+                            "next save"),
+            std::string::npos)
+      << verify.out;
+  EXPECT_EQ(kiln("cache verify").exit_code, 1) << "the record is still there, as it said";
+}
+
 }  // namespace
 }  // namespace kiln

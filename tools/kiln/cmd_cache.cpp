@@ -211,10 +211,22 @@ void run_verify(const Context& c, bool remove) {
     if (!f.problem.empty()) ++broken, text += "broken: " + f.problem + "\n";
     for (const auto& s : f.skipped) ++broken, text += "broken: " + s + "\n";
   }
+  // What --remove did, counted, not assumed: it removes artifact files; a
+  // broken tuning record stays until a save rewrites its file.
+  std::string removed;
+  if (remove) {
+    removed = " (" + std::to_string(report.removed_entries + report.removed_programs) +
+              " artifact files removed";
+    if (broken > report.broken.size())
+      removed +=
+          "; broken tuning records are dropped by the next save into their file: any "
+          "`kiln tune` that saves, or `kiln cache clear`";
+    removed += ")";
+  }
   text += std::to_string(report.entries) + " healthy artifact entries (" +
           std::to_string(report.programs) + " programs), " +
           std::to_string(tuning.records().size()) + " tuning records, " + std::to_string(broken) +
-          " broken" + (remove ? " (broken entries removed)" : "") + "\n";
+          " broken" + removed + "\n";
   nlohmann::json j = report.to_json();
   j["tuning_files"] = files;
   j["tuning_records"] = tuning.records().size();
@@ -336,16 +348,23 @@ void run_import(const Context& c, const std::string& file) {
   TuningCache tuning(Options::global());
   Result<std::size_t> n = tuning.import_table(file);
   if (!n) return c.fail(n.error().describe());
-  std::size_t skipped = 0;
+  // Each record skipped is named with why (a checksum that does not match,
+  // a missing field), and exits 1: a table that lost records on the way
+  // is not a clean import.
+  std::vector<std::string> skipped;
   for (const auto& f : tuning.files()) {
-    if (f.path == file) skipped = f.skipped.size();
+    if (f.path == file) skipped = f.skipped;
   }
-  c.emit({{"imported_records", *n},
-          {"skipped_records", skipped},
-          {"into", tuning.write_path().string()}},
-         "imported " + std::to_string(*n) + " tuning records into " + tuning.write_path().string() +
-             (skipped ? " (" + std::to_string(skipped) + " malformed records skipped)" : "") +
-             "\n");
+  c.emit_with_problems(
+      {{"imported_records", *n},
+       {"skipped_records", skipped.size()},
+       {"into", tuning.write_path().string()}},
+      "imported " + std::to_string(*n) + " tuning records into " + tuning.write_path().string() +
+          (skipped.empty()
+               ? std::string()
+               : " (" + std::to_string(skipped.size()) + " malformed records skipped)") +
+          "\n",
+      skipped);
 }
 
 }  // namespace
