@@ -96,6 +96,28 @@ const TensorArg& tensor_at(const ArgList& inputs, std::size_t index, std::size_t
   return inputs[index].tensor;
 }
 
+// A constraint's dim, checked as a dynamic dim's is, on every call: a
+// constraint naming an input the call lacks was otherwise never applied
+// (shape_under sets only the inputs that exist), and the spec silently
+// tuned shapes its author did not describe.
+void check_constraint(const ArgList& inputs, std::size_t i, const DimConstraint& c) {
+  std::string lacks;
+  if (c.input >= inputs.size()) {
+    lacks = "the call has " + std::to_string(inputs.size()) + " inputs";
+  } else if (!inputs[c.input].is_tensor) {
+    lacks = "input " + std::to_string(c.input) + " is not a tensor";
+  } else if (c.dim >= inputs[c.input].tensor.shape.size()) {
+    lacks = "input " + std::to_string(c.input) + " has " +
+            std::to_string(inputs[c.input].tensor.shape.size()) + " dims";
+  } else {
+    return;
+  }
+  throw Error(ErrorCode::kInvalidArgument,
+              "tuning spec constraint " + std::to_string(i) + " names input " +
+                  std::to_string(c.input) + " dim " + std::to_string(c.dim) + ", but " + lacks +
+                  ": fix the constraint's indices (inputs count from 0)");
+}
+
 }  // namespace
 
 std::int64_t TuningSpec::bucket_of(std::size_t i, std::int64_t size) const {
@@ -108,6 +130,7 @@ void TuningSpec::profile_into(const ArgList& inputs, std::span<std::int64_t> out
     out[i] =
         bucket_of(i, tensor_at(inputs, dynamic[i].input, dynamic[i].dim).shape[dynamic[i].dim]);
   }
+  for (std::size_t i = 0; i < constraints.size(); ++i) check_constraint(inputs, i, constraints[i]);
 }
 
 std::vector<std::int64_t> TuningSpec::profile_of(const ArgList& inputs) const {

@@ -521,6 +521,20 @@ nb::object arg_view(const Arg& a) {
       a.scalar);
 }
 
+std::int64_t int64_of(nb::handle v, const std::string& what) {
+  std::int64_t out = 0;
+  if (!nb::isinstance<nb::bool_>(v) && nb::try_cast(v, out, false)) return out;
+  const std::string shown = nb::cast<std::string>(nb::repr(v));
+  if (!nb::isinstance<nb::int_>(v) || nb::isinstance<nb::bool_>(v)) {
+    throw Error(ErrorCode::kInvalidArgument, what + " is " + shown + ": give an int");
+  }
+  throw Error(ErrorCode::kInvalidArgument,
+              what + " is " + shown + ", outside the 64-bit range Kiln keeps (" +
+                  std::to_string(std::numeric_limits<std::int64_t>::min()) + " to " +
+                  std::to_string(std::numeric_limits<std::int64_t>::max()) +
+                  "): give a smaller int");
+}
+
 std::optional<std::uintptr_t> stream_handle(nb::handle stream) {
   if (stream.is_none()) return std::nullopt;
   auto handle_of = [&](nb::handle h) -> std::uintptr_t {

@@ -60,6 +60,11 @@ void check_writable(nanobind::handle obj, const Param& p, const char* kernel, co
 // scalar, an int for a raw pointer. Needs the GIL.
 nanobind::object arg_view(const Arg& a);
 
+// A Python int as an int64_t; else kiln.ConfigError naming `what` (e.g.
+// "config parameter BLOCK"), the value and the int64 range. nb::cast would
+// throw a bare std::bad_cast for an int of more than 64 bits.
+std::int64_t int64_of(nanobind::handle v, const std::string& what);
+
 // The stream handle of a `stream=` value: None, an int, or an object with
 // `cuda_stream` / `__cuda_stream__`.
 std::optional<std::uintptr_t> stream_handle(nanobind::handle stream);

@@ -8,14 +8,17 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "py_args.hpp"
+#include "py_errors.hpp"
 #include "py_launch.hpp"
 #include "py_runtime.hpp"
 
@@ -27,7 +30,7 @@ namespace {
 
 Value to_value(nb::handle v, const std::string& name) {
   if (nb::isinstance<nb::bool_>(v)) return Value{v.ptr() == Py_True};
-  if (nb::isinstance<nb::int_>(v)) return Value{nb::cast<std::int64_t>(v)};
+  if (nb::isinstance<nb::int_>(v)) return Value{int64_of(v, "config parameter " + name)};
   if (nb::isinstance<nb::str>(v)) return Value{nb::cast<std::string>(v)};
   throw Error(ErrorCode::kInvalidArgument, "config parameter " + name + " has the value " +
                                                nb::cast<std::string>(nb::repr(v)) +
@@ -59,10 +62,45 @@ Config to_config(nb::handle d) {
 }
 
 // A Python exception raised by a user's callable, as a Kiln error naming
-// the hook (the tuner records it against the config that ran it).
-Error hook_error(const char* hook, nb::python_error& e) {
-  return Error(ErrorCode::kInvalidArgument, std::string(hook) + " raised " + e.what());
+// the hook (the tuner records it against the config that ran it). An
+// interrupt (KeyboardInterrupt, SystemExit) is no config's failure: inside a
+// tuning run (`pending` given) it is kept there, stops the run and is raised
+// when the tuner returns; outside one it is raised as itself at once.
+Error hook_error(const char* hook, const nb::python_error& e, PendingInterrupt* pending) {
+  if (is_interrupt(e)) {
+    if (!pending) throw e;
+    pending->keep_if_interrupt(e);
+    return Error(ErrorCode::kCancelled,
+                 std::string(hook) + " raised " + describe_exception(e) + ": the tuning run stops");
+  }
+  return Error(ErrorCode::kInvalidArgument, std::string(hook) + " raised " + describe_exception(e));
 }
+
+struct Hooks;
+
+// The hooks this thread is running now, innermost first (a chain through
+// the stack). A launch rule runs on the tuner's benchmark threads, not on
+// the thread that holds the tuning lock, so only this says that a call
+// made there comes from inside the kernel's own tuning.
+class HookScope {
+ public:
+  explicit HookScope(const Hooks* hooks) : hooks_(hooks), outer_(innermost_) { innermost_ = this; }
+  ~HookScope() { innermost_ = outer_; }
+  HookScope(const HookScope&) = delete;
+  HookScope& operator=(const HookScope&) = delete;
+
+  static bool inside(const Hooks* hooks) {
+    for (const HookScope* s = innermost_; s; s = s->outer_)
+      if (s->hooks_ == hooks) return true;
+    return false;
+  }
+
+ private:
+  const Hooks* hooks_;
+  const HookScope* outer_;
+  static thread_local const HookScope* innermost_;
+};
+thread_local const HookScope* HookScope::innermost_ = nullptr;
 
 // What the launch rule and the hooks read; the tuner may call them from its
 // own threads, so they take the GIL.
@@ -77,6 +115,8 @@ struct Hooks {
   nb::dict named;
   std::set<std::string> kept;  // early_config_prune's verdict for that call
   bool has_kept = false;
+  // An interrupt a hook raised during that call's tuning (null outside one).
+  std::shared_ptr<PendingInterrupt> pending;
 
   nb::object py_config(const Config& c) const {
     nb::dict kw;
@@ -98,7 +138,8 @@ struct Hooks {
       try {
         return f(meta);
       } catch (nb::python_error& e) {
-        throw hook_error(what, e);
+        if (is_interrupt(e)) throw;  // the caller (the launch rule's wrapper) decides
+        throw hook_error(what, e, nullptr);
       }
     };
     LaunchGeometry g;
@@ -137,6 +178,7 @@ class Autotuned {
   explicit Autotuned(nb::dict spec) { init(spec); }
 
   nb::object call(nb::args args, nb::kwargs kwargs) {
+    refuse_reentry();
     nb::handle stream = nb::none();
     if (kwargs.size()) {
       for (auto [k, v] : kwargs) {
@@ -173,7 +215,7 @@ class Autotuned {
       // as in Triton, and is not tuned: every config would time an empty
       // launch, and the key would keep whichever came first.
       if (default_grid_is_empty(named)) return nb::none();
-      it = table_.emplace(ca.key, tune(ca, named, args)).first;
+      it = table_.emplace(ca.key, tune(ca, named)).first;
     } else {
       ++fast_hits_;
     }
@@ -204,6 +246,23 @@ class Autotuned {
     } catch (const Error&) {
       return false;
     }
+  }
+
+  // A call from inside this kernel's own tuning (a hook or the launch rule
+  // calling the kernel) would wait for the tuning lock that its own thread
+  // holds, or that the thread it works for holds (a launch rule runs on the
+  // tuner's benchmark threads): a deadlock, refused instead. Other threads
+  // wait for the lock as before.
+  void refuse_reentry() const {
+    if (tuning_thread_.load() != std::this_thread::get_id() && !HookScope::inside(&hooks_)) return;
+    throw Error(ErrorCode::kInvalidArgument,
+                name_ +
+                    " was called from inside its own tuning (by early_config_prune, perf_model, "
+                    "reference, a constraint or the launch rule while it tunes): that call "
+                    "would wait forever for the tuning it is part of. Call another kernel "
+                    "there: run a fixed config of the kiln.Kernel (kernel(*args, BLOCK=...)), "
+                    "compile it separately with kiln.compile, or tune it in a second "
+                    "kiln.autotune(...) object");
   }
 
   nb::object best_config() const { return last_config_; }
@@ -280,15 +339,17 @@ class Autotuned {
       nb::object fn = nb::borrow(t[1]);
       hooks_.constraints.push_back(fn);
       PyObject* f = fn.ptr();
-      space.constraint(nb::cast<std::string>(t[0]), [this, f](const Config& c) {
+      Hooks* hooks = &hooks_;
+      space.constraint(nb::cast<std::string>(t[0]), [hooks, f](const Config& c) {
         nb::gil_scoped_acquire gil;
+        HookScope scope(hooks);
         nb::dict kw;
         for (const auto& [k, v] : c.values()) kw[k.c_str()] = from_value(v);
         nb::object verdict;
         try {
           verdict = nb::handle(f)(kw);
         } catch (nb::python_error& e) {
-          throw hook_error("a constraint", e);
+          throw hook_error("a constraint", e, hooks->pending.get());
         }
         // Truthiness, as Python's `if` reads it: a constraint may return
         // None, 0/1 or a numpy bool (nb::cast<bool> takes only True/False
@@ -296,7 +357,7 @@ class Autotuned {
         const int truth = PyObject_IsTrue(verdict.ptr());
         if (truth < 0) {
           nb::python_error e;
-          throw hook_error("a constraint's result", e);
+          throw hook_error("a constraint's result", e, hooks->pending.get());
         }
         return truth == 1;
       });
@@ -319,7 +380,13 @@ class Autotuned {
     kernel_.launch = [h](const Config& c, const ArgList&) {
       if (h->constant_geometry) return h->constant;
       nb::gil_scoped_acquire gil;
-      LaunchGeometry g = h->geometry(c, h->named);
+      HookScope scope(h);
+      LaunchGeometry g;
+      try {
+        g = h->geometry(c, h->named);
+      } catch (nb::python_error& e) {  // an interrupt (geometry names the rest)
+        throw hook_error("the launch rule", e, h->pending.get());
+      }
       // Timing a launch over no blocks would make this config the fastest.
       if (empty_grid(g.grid))
         throw Error(ErrorCode::kInvalidArgument,
@@ -366,20 +433,25 @@ class Autotuned {
     if (!hooks_.perf_model.is_none()) {
       kernel_.perf_model = [h](const Config& c, const ProblemKey&) {
         nb::gil_scoped_acquire gil;
+        HookScope scope(h);
         nb::dict kw;
         for (auto [k, v] : h->named) kw[k] = v;
         for (const auto& [k, v] : c.values()) kw[k.c_str()] = from_value(v);
         nb::object r = nb::steal(PyObject_Call(h->perf_model.ptr(), nb::tuple().ptr(), kw.ptr()));
         if (!r.is_valid()) {
           nb::python_error e;
-          throw hook_error("perf_model", e);
+          throw hook_error("perf_model", e, h->pending.get());
         }
         const double seconds = PyFloat_AsDouble(r.ptr());
-        if (seconds == -1.0 && PyErr_Occurred()) {
-          PyErr_Clear();
+        const bool not_a_number = seconds == -1.0 && PyErr_Occurred();
+        if (not_a_number) PyErr_Clear();
+        // NOTES: a NaN would reach the ranking's sort, whose comparison it
+        // breaks (undefined behaviour); an infinity ranks nothing either.
+        if (not_a_number || !std::isfinite(seconds)) {
           throw Error(ErrorCode::kInvalidArgument,
                       "perf_model returned " + nb::cast<std::string>(nb::repr(r)) +
-                          ": it returns the estimated time of a config, a number");
+                          " for the config " + c.to_string() +
+                          ": it returns the estimated time of a config, a finite number");
         }
         return seconds;
       };
@@ -400,7 +472,7 @@ class Autotuned {
     TuneOptions& o = options_;
     o.search.strategy = nb::cast<std::string>(spec["search"]);
     if (!spec["max_configs"].is_none())
-      o.search.max_configs = nb::cast<std::size_t>(spec["max_configs"]);
+      o.search.max_configs = static_cast<std::size_t>(int64_of(spec["max_configs"], "max_configs"));
     if (!spec["budget_s"].is_none()) o.pipeline.budget_seconds = nb::cast<double>(spec["budget_s"]);
     if (!spec["deadline_s"].is_none()) {
       o.pipeline.bench_deadline_seconds = nb::cast<double>(spec["deadline_s"]);
@@ -416,15 +488,15 @@ class Autotuned {
     }
     if (!hooks_.reference.is_none()) {
       o.check.reference = ReferenceKind::kUser;
-      o.check.reference_fn = [h, this](Device&, const ArgList& args) -> Status {
+      o.check.reference_fn = [h](Device&, const ArgList& args) -> Status {
         nb::gil_scoped_acquire gil;
+        HookScope scope(h);
         try {
           nb::list views;
           for (const Arg& a : args) views.append(arg_view(a));
           h->reference(*nb::tuple(views));
         } catch (nb::python_error& e) {
-          return make_error(ErrorCode::kInvalidArgument,
-                            std::string("reference raised ") + e.what());
+          return hook_error("reference", e, h->pending.get()).info();
         } catch (const Error& e) {
           return e.info();
         }
@@ -484,13 +556,42 @@ class Autotuned {
     return nb::tuple(out);
   }
 
-  std::shared_ptr<Entry> tune(CallArgs& ca, nb::dict named, nb::handle args) {
-    (void)args;
+  // The thread that holds tune_mutex_ (refuse_reentry), and the interrupt
+  // slot of its run (Hooks::pending), for as long as it holds it.
+  class TuningRun {
+   public:
+    explicit TuningRun(Autotuned& t) : t_(t) {
+      t_.tuning_thread_.store(std::this_thread::get_id());
+      t_.hooks_.pending = std::make_shared<PendingInterrupt>();
+    }
+    ~TuningRun() {
+      t_.hooks_.pending.reset();
+      t_.tuning_thread_.store(std::thread::id());
+    }
+    TuningRun(const TuningRun&) = delete;
+    TuningRun& operator=(const TuningRun&) = delete;
+
+   private:
+    Autotuned& t_;
+  };
+
+  std::shared_ptr<Entry> tune(CallArgs& ca, nb::dict named) {
     std::unique_lock lock(tune_mutex_, std::defer_lock);
     {
       nb::gil_scoped_release release;
       lock.lock();
     }
+    TuningRun run(*this);
+    try {
+      return tune_locked(ca, named);
+    } catch (...) {
+      // A hook's interrupt, not the error it left behind for the tuner.
+      hooks_.pending->raise_if_pending();
+      throw;
+    }
+  }
+
+  std::shared_ptr<Entry> tune_locked(CallArgs& ca, nb::dict named) {
     hooks_.named = named;
     hooks_.has_kept = false;
     if (!hooks_.early_config_prune.is_none()) {
@@ -500,7 +601,7 @@ class Autotuned {
       try {
         kept = hooks_.early_config_prune(configs, named);
       } catch (nb::python_error& e) {
-        throw hook_error("early_config_prune", e);
+        throw hook_error("early_config_prune", e, nullptr);  // this thread: an interrupt as itself
       }
       hooks_.kept.clear();
       if (!nb::isinstance<nb::list>(kept) && !nb::isinstance<nb::tuple>(kept)) {
@@ -529,20 +630,22 @@ class Autotuned {
     // on its workers; Python runs the SIGINT handler (KeyboardInterrupt, or
     // the user's own) there. The exception is taken out of the thread's
     // error indicator at once, so no later hook call meets it, and raised
-    // when the tuner has returned (kCancelled: nothing saved).
-    auto pending = std::make_shared<std::optional<nb::python_error>>();
+    // when the tuner has returned (kCancelled: nothing saved). An interrupt
+    // a hook raised (Hooks::pending) stops the run the same way.
+    std::shared_ptr<PendingInterrupt> pending = hooks_.pending;
     TuneOptions options = options_;
     options.pipeline.interrupted = [pending] {
       nb::gil_scoped_acquire gil;
+      if (pending->pending()) return true;
       if (PyErr_CheckSignals() == 0) return false;
-      pending->emplace();
+      pending->keep_current();
       return true;
     };
     {
       nb::gil_scoped_release release;
       r = rt_->tuner->tune(kernel_, ca.args, rt_->device(), options);
     }
-    if (pending->has_value()) throw **pending;
+    pending->raise_if_pending();
     // NOTES: a signal that came after the last check is raised here, not
     // inside the first Python call below (which would make it a SystemError).
     if (PyErr_CheckSignals() != 0) throw nb::python_error();
@@ -596,6 +699,7 @@ class Autotuned {
   std::shared_ptr<Runtime> rt_;
   std::unordered_map<std::string, std::shared_ptr<Entry>> table_;  // touched with the GIL held
   std::mutex tune_mutex_;
+  std::atomic<std::thread::id> tuning_thread_{};  // see TuningRun
   std::uint64_t generation_ = fork_generation();
   std::uint64_t fast_hits_ = 0;
   KernelStats stats_;  // this object's tunings and lookups (TuneResult::stats, merged)

@@ -19,6 +19,7 @@
 #include "kiln/framework/runner.hpp"
 #include "kiln/framework/tuning_scope.hpp"
 #include "py_args.hpp"
+#include "py_errors.hpp"
 #include "py_runtime.hpp"
 
 namespace nb = nanobind;
@@ -55,14 +56,15 @@ struct Interrupted {};
 // KeyboardInterrupt and SystemExit are the user stopping the program, not
 // a tactic failing: they leave choose_one at once.
 void rethrow_interrupt(nb::python_error& e) {
-  if (e.matches(PyExc_Exception)) return;
+  if (!is_interrupt(e)) return;
   e.restore();
   throw Interrupted{};
 }
 
 Status python_failure(const std::string& runner, const char* what, nb::python_error& e) {
   rethrow_interrupt(e);
-  return make_error(ErrorCode::kLaunchFailed, runner + "." + what + " raised " + e.what());
+  return make_error(ErrorCode::kLaunchFailed,
+                    runner + "." + what + " raised " + describe_exception(e));
 }
 
 // A Python kiln.Runner as Kiln's TunableRunner. Every call takes the GIL:
@@ -93,7 +95,8 @@ class PyRunner final : public TunableRunner {
     } catch (nb::python_error& e) {
       rethrow_interrupt(e);
       log_once(LogLevel::kWarn, "py-tactics-" + id().text(),
-               id().text() + ".get_valid_tactics raised " + e.what() + ": only the fallback runs");
+               id().text() + ".get_valid_tactics raised " + describe_exception(e) +
+                   ": only the fallback runs");
       return {};
     }
   }
@@ -180,6 +183,17 @@ std::int64_t size_of(nb::handle v, const char* what) {
   return size;
 }
 
+// An index of a spec (DynamicDim.input, a constraint's dim), named when it
+// is negative or beyond 64 bits (not a bare std::bad_cast).
+std::size_t index_of(nb::handle v, const std::string& what) {
+  const std::int64_t i = int64_of(v, what);
+  if (i < 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                what + " is " + std::to_string(i) + ": give an index, an int from 0");
+  }
+  return static_cast<std::size_t>(i);
+}
+
 // Calls a user's callable (a DynamicDim map, a constraint) with the GIL
 // held. An exception it raises becomes a ConfigError naming the callable
 // and what it was given, so that a failing map reads as a bad spec rather
@@ -192,10 +206,8 @@ std::int64_t call_sized(PyObject* f, const Arg& arg, const std::string& what,
   try {
     return size_of(nb::handle(f)(arg), what.c_str());
   } catch (nb::python_error& e) {
-    if (!e.matches(PyExc_Exception)) throw;
-    const std::string type = nb::cast<std::string>(nb::handle(e.type()).attr("__name__"));
-    const std::string message = nb::str(e.value()).c_str();
-    throw Error(ErrorCode::kInvalidArgument, what + " raised " + type + " (" + message + ") for " +
+    if (is_interrupt(e)) throw;
+    throw Error(ErrorCode::kInvalidArgument, what + " raised " + describe_exception(e) + " for " +
                                                  given +
                                                  ": it must return a size, an int, for every "
                                                  "value it is given");
@@ -208,9 +220,11 @@ class Spec {
  public:
   Spec(nb::list dynamic, nb::list constraints, std::int64_t max_bucket) {
     for (auto d : dynamic) {
-      DynamicDim dim = DynamicDim::of(nb::cast<std::size_t>(d.attr("input")),
-                                      nb::cast<std::size_t>(d.attr("dim")),
-                                      nb::cast<std::vector<std::int64_t>>(d.attr("buckets")));
+      std::vector<std::int64_t> buckets;
+      for (auto b : d.attr("buckets")) buckets.push_back(int64_of(b, "a DynamicDim bucket"));
+      DynamicDim dim =
+          DynamicDim::of(index_of(d.attr("input"), "DynamicDim input"),
+                         index_of(d.attr("dim"), "DynamicDim dim"), std::move(buckets));
       nb::object map = d.attr("map");
       if (!map.is_none()) {
         keep_.push_back(map);
@@ -228,18 +242,18 @@ class Spec {
       nb::object fn = nb::borrow(t[2]);
       keep_.push_back(fn);
       PyObject* f = fn.ptr();
-      spec_.constraints.push_back({nb::cast<std::size_t>(t[0]), nb::cast<std::size_t>(t[1]),
-                                   [f](std::span<const std::int64_t> profile) {
-                                     nb::gil_scoped_acquire gil;
-                                     nb::list p;
-                                     std::string given = "the profile (";
-                                     for (auto v : profile) {
-                                       given += (p.size() ? ", " : "") + std::to_string(v);
-                                       p.append(v);
-                                     }
-                                     return call_sized(f, nb::tuple(p),
-                                                       "a constraint of choose_one", given + ")");
-                                   }});
+      spec_.constraints.push_back(
+          {index_of(t[0], "a constraint's input"), index_of(t[1], "a constraint's dim"),
+           [f](std::span<const std::int64_t> profile) {
+             nb::gil_scoped_acquire gil;
+             nb::list p;
+             std::string given = "the profile (";
+             for (auto v : profile) {
+               given += (p.size() ? ", " : "") + std::to_string(v);
+               p.append(v);
+             }
+             return call_sized(f, nb::tuple(p), "a constraint of choose_one", given + ")");
+           }});
     }
     spec_.max_bucket = max_bucket;
     spec_.finalize();

@@ -75,13 +75,14 @@ def test_a_map_or_constraint_that_raises_is_named():
     dynamic = [kiln.DynamicDim(input=0, dim=0, buckets=(8, 16), map=lambda s: 1 // 0)]
     with kiln.tuning(), pytest.raises(
             kiln.ConfigError,
-            match=r"the map of DynamicDim\(input=0, dim=0\) raised ZeroDivisionError "
-                  r"\(integer division or modulo by zero\) for the size 8"):
+            match=r"the map of DynamicDim\(input=0, dim=0\) raised ZeroDivisionError: "
+                  r"integer division or modulo by zero \(at .*test_framework_bad_runners.py:\d+\) "
+                  r"for the size 8"):
         kiln.choose_one("raising_map_op", [Double(name="raising_map")], inputs(), dynamic=dynamic)
     plain = [kiln.DynamicDim(input=0, dim=0, buckets=(8, 16))]
     with kiln.tuning(), pytest.raises(
             kiln.ConfigError,
-            match=r"a constraint of choose_one raised KeyError \('x'\) for the profile \("):
+            match=r"a constraint of choose_one raised KeyError: 'x' \(at .*\) for the profile \("):
         kiln.choose_one("raising_constraint_op", [Double(name="raising_constraint")], inputs(),
                         dynamic=plain, constraints=[(1, 0, lambda p: {}["x"])])
 
