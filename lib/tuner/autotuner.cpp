@@ -68,7 +68,7 @@ std::string failure_summary(const std::vector<Measurement>& measurements) {
   for (const auto& m : measurements) {
     if (reasons.size() < 2000)
       reasons += "\n  {" + m.config.to_string() + "}: " + outcome_name(m.outcome) + ": " +
-                 m.reason().substr(0, 300);
+                 failure_gist(m.reason(), 300);
   }
   return reasons;
 }

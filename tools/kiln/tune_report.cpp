@@ -20,12 +20,6 @@ std::string time_text(double seconds) {
   return buf;
 }
 
-std::string one_line(std::string text, std::size_t width) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  if (text.size() > width) text = text.substr(0, width - 3) + "...";
-  return text;
-}
-
 }  // namespace
 
 nlohmann::json ConfigRow::to_json() const {
@@ -157,7 +151,7 @@ void TuneReport::print(std::FILE* out) const {
                  r.config.to_string().c_str(), status.c_str(),
                  r.timed ? time_text(r.median).c_str() : "-",
                  r.timed && r.reps > 0 ? time_text(r.min).c_str() : "-", spread,
-                 one_line(r.reason, 100).c_str());
+                 failure_gist(r.reason, 100).c_str());
   }
   std::fprintf(out, "\n");
   if (winner) {

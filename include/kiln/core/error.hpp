@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -40,6 +41,13 @@ struct ErrorInfo {
   // Message followed by every detail, for logs and exceptions.
   [[nodiscard]] std::string describe() const;
 };
+
+// A described failure (ErrorInfo::describe()) cut to `width` characters on
+// one line, its most telling line first: a compiler's first "error:" line
+// when the details hold one (then the message, in brackets), else the
+// message. A plain cut keeps the message and the details before the log,
+// and a compile failure's reason would end before its error.
+[[nodiscard]] std::string failure_gist(std::string_view described, std::size_t width);
 
 class Error : public std::runtime_error {
  public:
