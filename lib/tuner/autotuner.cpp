@@ -302,7 +302,12 @@ Result<TuneResult> Autotuner::serve_fallback(const TuneCall& call, TuneResult re
   const std::string& name = call.kernel.tmpl.name;
   Config fallback = internal::heuristic_config(call.kernel, call.problem);
   KILN_LOG(kWarn) << name << ": no config ran correctly; using the heuristic default {"
-                  << fallback.to_string() << "}, unsaved" << failure_summary(result.measurements);
+                  << fallback.to_string() << "}, unsaved"
+                  << (result.measurements.empty() && call.kernel.early_prune
+                          ? " (none was measured: the early prune rejected every config "
+                            "proposed for " +
+                                call.problem.canonical() + ")"
+                          : failure_summary(result.measurements));
   Status st = serve(call, result, fallback, ResultSource::kFallback);
   if (st.ok()) return result;
   // Not even the fallback builds: the measurements still say why each

@@ -136,6 +136,18 @@ TEST_F(TuneCli, TheUserKernelExampleTunes) {
   ASSERT_EQ(warm.exit_code, 0) << warm.err;
   EXPECT_EQ(warm.json()["source"], "disk");
   EXPECT_EQ(warm.json()["stats"]["compiled"], 0);
+
+  // A shape the example's early prune rejects every tile for (TILE <=
+  // max(M, N)): the report says no config was measured and why, not that
+  // none ran correctly.
+  CliRun pruned = kiln("tune --template " + kExample + "transpose.cpp --space " + kExample +
+                       "space.json --entry 'example::transpose<{TILE},{STAGED}>' --shape M=4,N=4");
+  EXPECT_NE(pruned.out.find("no config was measured: for this shape the kernel's early prune"),
+            std::string::npos)
+      << pruned.out;
+  EXPECT_NE(pruned.err.find("none was measured: the early prune rejected every config"),
+            std::string::npos)
+      << pruned.err;
 }
 
 TEST_F(TuneCli, TraceIsChromeTraceJson) {

@@ -172,7 +172,10 @@ void TuneReport::print(std::FILE* out) const {
                         cancelled->second == stats.failed;
     std::fprintf(out, "winner: none (%s; the default config is used)\n",
                  budget ? "the budget ran out before any config was measured: raise --budget-s"
-                        : "no config ran correctly");
+                 : rows.empty() ? "no config was measured: for this shape the kernel's early "
+                                  "prune rejected every config proposed (check its early_prune "
+                                  "against the shape), or the search proposed none"
+                                : "no config ran correctly");
   }
   if (source == "disk") {
     std::fprintf(out,
