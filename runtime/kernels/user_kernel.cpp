@@ -447,7 +447,18 @@ Result<UserKernel> load_user_kernel(const std::filesystem::path& template_file,
     // own directory by default: every file under an include directory
     // enters the cache keys, and a busy directory would defeat warm starts.)
     const auto base = std::filesystem::absolute(spec_file).parent_path();
-    for (auto& dir : k.tmpl.include_dirs) dir = (base / dir).lexically_normal().string();
+    for (std::size_t i = 0; i < k.tmpl.include_dirs.size(); ++i) {
+      std::string& dir = k.tmpl.include_dirs[i];
+      dir = (base / dir).lexically_normal().string();
+      // A missing directory is a typo the compiler would report only as a
+      // header it cannot find, if at all.
+      std::error_code ec;
+      if (!std::filesystem::is_directory(dir, ec))
+        return make_error(ErrorCode::kInvalidArgument,
+                          spec_file.string() + ": include_dirs[" + std::to_string(i) + "]: " + dir +
+                              " is not a directory (relative paths are from the spec's "
+                              "directory); fix the path or remove it");
+    }
     return k;
   } catch (const Error& e) {
     // parse_user_kernel throws for a spec in memory (misuse by its caller);

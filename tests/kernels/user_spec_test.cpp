@@ -217,6 +217,16 @@ TEST(UserSpec, PathsThatAreNoFileAreRefusedWithoutReading) {
   ASSERT_FALSE(overflow.ok());
   EXPECT_NE(overflow.error().message.find("not valid JSON"), std::string::npos)
       << overflow.error().message;
+  const std::string missing_dir = std::string(fifo_dir) + "/inc.json";
+  nlohmann::json with_dirs = nlohmann::json::parse(std::ifstream(spec));
+  with_dirs["include_dirs"] = {"no-such-dir"};
+  std::ofstream(missing_dir) << with_dirs.dump();
+  auto no_dir = load_user_kernel(tmpl, missing_dir, entry);
+  ASSERT_FALSE(no_dir.ok());
+  EXPECT_NE(no_dir.error().message.find("include_dirs[0]: " + std::string(fifo_dir) +
+                                        "/no-such-dir is not a directory"),
+            std::string::npos)
+      << no_dir.error().message;
   std::filesystem::remove_all(fifo_dir);
 }
 
