@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -35,12 +36,18 @@ Result<std::string> read_maybe_gzipped(const std::filesystem::path& path) {
                         "recorded space " + path.string() + " is over 2 GiB uncompressed");
     }
   }
-  int err = 0;
-  const std::string why = n < 0 ? gzerror(file, &err) : "";
+  // NOTES: a gzip stream cut short ends like a whole one, gzread returning
+  // 0, and only gzerror says Z_BUF_ERROR: without this check a truncated
+  // download reads as a smaller space, and every replay of it is wrong.
+  int err = Z_OK;
+  const std::string why = gzerror(file, &err);
   gzclose(file);
-  if (n < 0)
+  if (n < 0 || err != Z_OK)
     return make_error(ErrorCode::kCorrupt,
-                      "recorded space " + path.string() + " cannot be read: " + why);
+                      "recorded space " + path.string() + " is truncated or corrupt (zlib: " + why +
+                          ", after " + std::to_string(out.size()) +
+                          " bytes uncompressed): download it again, or check it with "
+                          "`gunzip -t`");
   return out;
 }
 
@@ -106,6 +113,34 @@ double cost(const nlohmann::json& record, const char* field) {
   return ms;
 }
 
+// Why `text` is no JSON, in the parser's words (which name the byte and
+// the token), with the two usual causes named: NaN and Infinity, which
+// Python's json.dumps writes for a failed time, and a missing comma.
+std::string parse_failure(std::string_view text) {
+  try {
+    (void)nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string why = "the parser stopped at byte " + std::to_string(e.byte) + ": " + e.what();
+    // e.byte is 1-based: the byte the parser was reading when it stopped.
+    const std::size_t at = e.byte > 0 ? std::min<std::size_t>(e.byte - 1, text.size()) : 0;
+    std::size_t token = at;  // back to the start of the token it stopped in
+    while (token > 0 && std::isalpha(static_cast<unsigned char>(text[token - 1]))) --token;
+    const std::string_view rest = text.substr(token);
+    if (rest.starts_with("NaN") || rest.starts_with("Infinity"))
+      why +=
+          " (NaN and Infinity, which Python's json.dumps writes, are not JSON: write the "
+          "time as a failure string or null instead)";
+    else if (why.find("unexpected end of input") == std::string::npos &&
+             (why.find("; expected '}'") != std::string::npos ||
+              why.find("; expected ']'") != std::string::npos))
+      why += " (a comma missing before it?)";
+    return why;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 const RecordedConfig* RecordedSpace::find(const Config& config) const {
@@ -129,12 +164,18 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
   if (j.is_discarded())
     for (const std::string& closed : detail::closed_cache_texts(text))
       if (j = nlohmann::json::parse(closed, nullptr, false); !j.is_discarded()) break;
-  if (j.is_discarded() || !j.is_object())
+  if (j.is_discarded() || !j.is_object()) {
+    // The file's own parse error, not a closed candidate's: the candidates
+    // are guesses at a file left open, and their errors point past its end.
+    const std::string why = j.is_discarded() ? ": " + parse_failure(text)
+                                             : ": it holds a JSON " + std::string(j.type_name());
     return make_error(ErrorCode::kInvalidArgument,
                       where +
                           " is not a JSON object (a Kernel Tuner cache file, closed or left "
                           "open by a tuning run, its T4 output file or `kiln cache export "
-                          "--format kernel-tuner` output)");
+                          "--format kernel-tuner` output)" +
+                          why);
+  }
   if (detail::is_t4_output(j)) {
     Result<nlohmann::json> cache_layout = detail::t4_as_cache_layout(text, where);
     if (!cache_layout) return cache_layout.error();

@@ -60,11 +60,11 @@ class ReplayCompiler final : public Compiler {
     const double start = clock.now();
     if (cost > left) {
       clock.spend(left, first.to_string());
-      book_->span("compile", unit.describe(), "compile", start, clock.now());
+      book_->span("compile", start, clock.now());
       return book_->budget_error(first);
     }
     if (cost > 0) clock.spend(cost, first.to_string());
-    book_->span("compile", unit.describe(), "compile", start, clock.now());
+    book_->span("compile", start, clock.now());
     // (3) The recorded outcome: the whole program fails when one config
     // did not compile (as a real compiler does); blame() names them.
     std::string why;
@@ -135,7 +135,7 @@ class ReplayDevice final : public Device {
     const RecordedConfig* r = book_->recorded().find(artifact.config);
     const double start = clock.now();
     clock.spend(r ? r->benchmark_ms / 1e3 : 0, key);
-    book_->span("benchmark", key, "benchmark", start, clock.now());
+    book_->span("benchmark", start, clock.now());
     book_->landed(artifact.config);
     auto state = std::make_unique<Nothing>();
     state->owner = this;
@@ -204,10 +204,7 @@ class ReplayDevice final : public Device {
 }  // namespace
 
 ReplayBook::ReplayBook(const RecordedSpace& recorded, VirtualClock& clock, double budget_seconds)
-    : recorded_(recorded),
-      clock_(clock),
-      budget_(budget_seconds),
-      zero_(TraceRecorder::Clock::now()) {}
+    : recorded_(recorded), clock_(clock), budget_(budget_seconds) {}
 
 bool ReplayBook::budget_spent() const {
   return budget_left() <= 0;
@@ -257,13 +254,22 @@ std::optional<double> ReplayBook::landed_at(const Config& config) const {
   return it->second;
 }
 
-void ReplayBook::span(const std::string& track, const std::string& what, const char* category,
-                      double start, double end) {
-  auto at = [this](double s) {
-    return zero_ + std::chrono::duration_cast<TraceRecorder::Clock::duration>(
-                       std::chrono::duration<double>(s));
-  };
-  spans_.span(spans_.track(track), what, category, at(start), at(end));
+void ReplayBook::span(const char* category, double start, double end) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  spans_[category].emplace_back(start, end);
+}
+
+double ReplayBook::busy_seconds(const char* category) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = spans_.find(category);
+  return it == spans_.end() ? 0.0 : union_length(it->second);
+}
+
+double ReplayBook::overlap_seconds() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto compile = spans_.find("compile"), benchmark = spans_.find("benchmark");
+  if (compile == spans_.end() || benchmark == spans_.end()) return 0.0;
+  return intersection_length(compile->second, benchmark->second);
 }
 
 CompilerFactory replay_compilers(std::shared_ptr<ReplayBook> book) {

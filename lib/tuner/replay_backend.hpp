@@ -14,6 +14,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kiln/runtime/device.hpp"
 #include "kiln/tuner/recorded_space.hpp"
@@ -55,11 +57,10 @@ class ReplayBook {
   std::optional<double> landed_at(const Config& config) const;
 
   // A simulated span of work, for the run's statistics.
-  void span(const std::string& track, const std::string& what, const char* category, double start,
-            double end);
+  void span(const char* category, double start, double end);
   // Union of compile spans, of benchmark spans, and their overlap (simulated s).
-  double busy_seconds(const char* category) const { return spans_.busy_seconds(category); }
-  double overlap_seconds() const { return spans_.overlap_seconds("compile", "benchmark"); }
+  double busy_seconds(const char* category) const;
+  double overlap_seconds() const;
 
  private:
   const RecordedSpace& recorded_;
@@ -68,8 +69,11 @@ class ReplayBook {
   mutable std::mutex mutex_;
   std::set<std::string> compiled_;        // configs charged, by Config::to_string
   std::map<std::string, double> landed_;  // by Config::to_string
-  TraceRecorder spans_;
-  TraceRecorder::Clock::time_point zero_;
+  // NOTES: the spans are kept as the clock's doubles, not as a
+  // TraceRecorder's time points: those round each span through a real
+  // clock reading, so the same replay's totals differed in their last bits
+  // from run to run.
+  std::map<std::string, std::vector<std::pair<double, double>>> spans_;  // by category
 };
 
 // The compiler side of the replay: one compiler per compile pool worker,

@@ -27,17 +27,23 @@ class AnnealingSearch final : public SearchStrategy {
                     "annealing start {" + options_.start->to_string() + "} is not in the space");
       }
       sampler_.mark(*options_.start);
+      start_first_ = options_.propose_start;
     }
   }
   const char* name() const override { return "annealing"; }
   bool steered() const override { return true; }
-  std::size_t first_round() const override { return options_.random_start; }
+  std::size_t first_round() const override { return random_round(); }
 
   std::vector<Config> next(std::size_t max_batch) override {
     std::vector<Config> batch;
+    if (start_first_ && max_batch > 0 && proposed_ < options_.budget) {
+      batch.push_back(*options_.start);  // marked taken in the constructor
+      start_first_ = false;
+      ++proposed_;
+    }
     while (batch.size() < max_batch && proposed_ < options_.budget) {
       std::optional<Config> c;
-      if (proposed_ >= options_.random_start && current_) c = neighbour();
+      if (proposed_ >= random_round() && current_) c = neighbour();
       if (!c) c = sampler_.draw();  // random start, or no unseen neighbour left
       if (!c) break;
       batch.push_back(std::move(*c));
@@ -67,6 +73,12 @@ class AnnealingSearch final : public SearchStrategy {
   }
 
  private:
+  // The proposals before the walk: the start when this search proposes it,
+  // then the random ones.
+  std::size_t random_round() const {
+    return options_.random_start + (options_.propose_start && options_.start ? 1 : 0);
+  }
+
   void accept(const Config& config, double seconds) {
     current_ = config;
     current_time_ = seconds;
@@ -97,6 +109,7 @@ class AnnealingSearch final : public SearchStrategy {
   AnnealingOptions options_;
   std::size_t proposed_ = 0;
   std::size_t reported_ = 0;
+  bool start_first_ = false;  // the start is still to be proposed
   std::optional<Config> current_;
   double current_time_ = 0;
 };
@@ -116,12 +129,14 @@ SearchStrategyInfo annealing_strategy() {
           [](const SearchSetup& setup) -> std::unique_ptr<SearchStrategy> {
             AnnealingOptions options = setup.annealing;
             // The default is measured besides the proposals: never proposed,
-            // it is where the walk starts.
+            // it is where the walk starts. Where the driver does not measure
+            // it and the caller asks (a replay), the walk proposes it first.
             const std::optional<std::size_t> budget = proposal_budget(setup);
             if (!budget) return std::make_unique<SpentSearch>("annealing");
             options.budget = *budget;
             options.seed = setup.seed;
             options.start = setup.start;
+            options.propose_start = options.propose_start && !setup.default_measured;
             return make_annealing_search(*setup.space, options);
           }};
 }

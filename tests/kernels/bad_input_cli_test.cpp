@@ -152,6 +152,15 @@ TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
        {"--trace", "excludes", "--recorded"}},
       {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --shape M=8",
        {"--shape", "excludes", "--recorded"}},
+      // Nor does a replay warm-start, retune, re-measure finalists or stop early.
+      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --warm-start 2",
+       {"--warm-start", "excludes", "--recorded"}},
+      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --finalists 0",
+       {"--finalists", "excludes", "--recorded"}},
+      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --early-stop 2",
+       {"--early-stop", "excludes", "--recorded"}},
+      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --force",
+       {"--retune", "excludes", "--recorded"}},
       {"cache prune --max-size -1", {"--max-size", "not a size"}},
       {"cache prune --max-size 12Q", {"--max-size", "not a size"}},
       // Names out of their set are usage errors too.

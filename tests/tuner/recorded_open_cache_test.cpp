@@ -83,6 +83,18 @@ TEST(RecordedOpenCache, AClosedFileThatIsBrokenIsStillRefused) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("open.json is not a JSON object"), std::string::npos)
       << r.error().message;
+  // The error is the file's own, not that of a closing tried on it: an
+  // open file with Infinity in a record names that record's byte.
+  std::string infinite = kFirst;
+  infinite.replace(infinite.find("4.0"), 3, "Infinity");
+  const std::string open = kHeader + infinite + kSecond;
+  Result<RecordedSpace> inf = parse_open(open);
+  ASSERT_FALSE(inf.ok());
+  EXPECT_NE(
+      inf.error().message.find("stopped at byte " + std::to_string(open.find("Infinity") + 1)),
+      std::string::npos)
+      << inf.error().message;
+  EXPECT_NE(inf.error().message.find("NaN and Infinity"), std::string::npos) << inf.error().message;
   // Nor is text that is no cache file at all made into one.
   EXPECT_FALSE(parse_open("{\"results\": [,").ok());
   EXPECT_FALSE(parse_open("\"cache\": {").ok());

@@ -86,6 +86,60 @@ TEST_F(RecordedSpaceTest, ReadsGzippedFiles) {
   EXPECT_EQ(r->configs.size(), 3u);
 }
 
+// A gzip stream cut short (an interrupted download) ends as a whole one
+// does, gzread returning 0: it used to read as a shorter file, and the open
+// cache recovery then made a smaller space of it, silently.
+TEST_F(RecordedSpaceTest, ATruncatedGzipIsRefusedNotReadAsAShorterSpace) {
+  std::string text = R"({"tune_params_keys": ["x"], "tune_params": {"x": [)";
+  for (int x = 0; x < 400; ++x) text += (x ? "," : "") + std::to_string(x);
+  text += "]}, \"cache\": {";
+  for (int x = 0; x < 400; ++x)
+    text += std::string(x ? "," : "") + "\n\"" + std::to_string(x) +
+            "\": {\"x\": " + std::to_string(x) +
+            ", \"time\": " + std::to_string(1.0 + (x * 7919 % 401) / 3.0) +
+            ", \"compile_time\": " + std::to_string(x * 31 % 97) + ", \"benchmark_time\": 1}";
+  text += "\n}\n}";
+  const std::filesystem::path plain = dir_ / "long.json", gz = dir_ / "long.json.gz";
+  std::ofstream(plain) << text;
+  ASSERT_EQ(std::system(("gzip -k " + plain.string()).c_str()), 0);
+  Result<RecordedSpace> whole = read_recorded_space(gz);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  ASSERT_EQ(whole->configs.size(), 400u);
+  std::filesystem::resize_file(gz, std::filesystem::file_size(gz) / 2);
+  Result<RecordedSpace> cut = read_recorded_space(gz);
+  ASSERT_FALSE(cut.ok()) << "read as " << cut->configs.size() << " configs";
+  const std::string& why = cut.error().message;
+  EXPECT_NE(why.find(gz.string() + " is truncated or corrupt"), std::string::npos) << why;
+  EXPECT_NE(why.find("gunzip -t"), std::string::npos) << why;
+}
+
+// A tuning measures the default first and annealing walks from it; a
+// replay measures nothing outside the strategy, so annealing proposes its
+// start itself (it used to mark it taken and never measure it: 3 of 4
+// configs, and none at all of a 1-config space).
+TEST_F(RecordedSpaceTest, AnnealingReplayMeasuresTheDefaultItStartsFrom) {
+  const std::string four = R"({"tune_params_keys": ["x"], "tune_params": {"x": [1, 2, 3, 4]},
+      "cache": {"1": {"x": 1, "time": 1.0}, "2": {"x": 2, "time": 2.0},
+                "3": {"x": 3, "time": 3.0}, "4": {"x": 4, "time": 4.0}}})";
+  Result<RecordedSpace> r = parse_recorded_space(four, "four.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  for (std::uint64_t seed : {1, 2, 3}) {
+    Result<ReplayCurve> c = replay_search(*r, "annealing", 4, seed);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    ASSERT_EQ(c->measured.size(), 4u) << seed;
+    EXPECT_EQ(c->measured.front(), r->space.default_config()) << seed;
+    EXPECT_DOUBLE_EQ(c->fraction.front(), 1.0) << seed;
+  }
+  Result<RecordedSpace> one = parse_recorded_space(
+      R"({"tune_params_keys": ["x"], "tune_params": {"x": [1]},
+          "cache": {"1": {"x": 1, "time": 2.0}}})",
+      "one.json");
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  Result<ReplayCurve> c = replay_search(*one, "annealing", 1, 1);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->fraction, (std::vector<double>{1.0}));
+}
+
 TEST_F(RecordedSpaceTest, ExhaustiveReplayMatchesTheHandComputedCurve) {
   Result<RecordedSpace> r = read_recorded_space(file_);
   ASSERT_TRUE(r.ok());
@@ -123,6 +177,26 @@ TEST_F(RecordedSpaceTest, BadFilesAreNamedWithWhatIsWrong) {
     ASSERT_FALSE(r.ok()) << name;
     EXPECT_NE(r.error().message.find(name), std::string::npos) << r.error().message;
   }
+  // Why it is no JSON, in the parser's words and where: NaN and Infinity
+  // (Python's json.dumps writes them) and a missing comma are named.
+  const std::string nan_text = R"({"tune_params_keys": ["x"], "tune_params": {"x": [1]},
+      "cache": {"1": {"x": 1, "time": NaN}}})";
+  Result<RecordedSpace> nan = parse_recorded_space(nan_text, "nan.json");
+  ASSERT_FALSE(nan.ok());
+  EXPECT_NE(nan.error().message.find("nan.json is not a JSON object"), std::string::npos)
+      << nan.error().message;
+  EXPECT_NE(nan.error().message.find("stopped at byte " + std::to_string(nan_text.find("NaN") + 1)),
+            std::string::npos)
+      << nan.error().message;
+  EXPECT_NE(nan.error().message.find("NaN and Infinity, which Python's json.dumps writes"),
+            std::string::npos)
+      << nan.error().message;
+  Result<RecordedSpace> comma = parse_recorded_space(
+      R"({"tune_params_keys": ["x"] "tune_params": {"x": [1]}, "cache": {}})", "comma.json");
+  ASSERT_FALSE(comma.ok());
+  EXPECT_NE(comma.error().message.find("unexpected string literal; expected '}' (a comma missing"),
+            std::string::npos)
+      << comma.error().message;
   // A list no space can hold (values of two types) is an error naming the
   // file, returned rather than thrown.
   std::ofstream(dir_ / "mixed.json")

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -19,6 +20,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -106,6 +108,39 @@ bool open_output(std::ofstream& out, const std::string& path, const char* what) 
   return false;
 }
 
+// The same file named twice among --trace, --plot and the recorded spaces
+// (compared as weakly_canonical paths, so ./t and t match): the plot would
+// overwrite the trace, and an output opened before the run would empty the
+// space it is about to read. Says which; true when there is such a pair.
+bool outputs_clash(const SearchBenchArgs& args) {
+  auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ea, eb;
+    const std::filesystem::path pa = std::filesystem::weakly_canonical(a, ea);
+    const std::filesystem::path pb = std::filesystem::weakly_canonical(b, eb);
+    return ea || eb ? std::filesystem::path(a).lexically_normal() ==
+                          std::filesystem::path(b).lexically_normal()
+                    : pa == pb;
+  };
+  if (!args.trace.empty() && !args.plot.empty() && same(args.trace, args.plot)) {
+    std::fprintf(stderr,
+                 "kiln bench search: --trace %s and --plot %s are the same file: the plot would "
+                 "overwrite the trace; give them different paths\n",
+                 args.trace.c_str(), args.plot.c_str());
+    return true;
+  }
+  for (const auto& [flag, out] :
+       {std::pair{"--trace", &args.trace}, std::pair{"--plot", &args.plot}})
+    for (const std::string& in : args.files)
+      if (!out->empty() && same(*out, in)) {
+        std::fprintf(stderr,
+                     "kiln bench search: %s %s is the recorded space %s: writing it would "
+                     "destroy the file before it is read; give %s another path\n",
+                     flag, out->c_str(), in.c_str(), flag);
+        return true;
+      }
+  return false;
+}
+
 std::string plot_svg(const std::vector<FileResult>& files) {
   const int panel_w = 460, panel_h = 300, margin = 55;
   const int width = panel_w * static_cast<int>(std::min<std::size_t>(files.size(), 3));
@@ -172,6 +207,7 @@ int run_bench_search(const SearchBenchArgs& args) {
   }
   // The trace and the plot are opened before the run: a path that cannot
   // be written is said before minutes of replays, not after.
+  if (outputs_clash(args)) return 2;
   std::ofstream trace, svg;
   if (!open_output(trace, args.trace, "trace") || !open_output(svg, args.plot, "plot")) return 2;
   std::vector<FileResult> results;

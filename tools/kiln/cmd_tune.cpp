@@ -367,10 +367,15 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       ->excludes("--template")
       ->excludes("--distributed");
   // What a replay has no use for is refused beside --recorded rather than
-  // silently ignored: there is no kernel, device or output to check.
+  // silently ignored: there is no kernel, device or output to check, no
+  // tuning cache to warm-start from or replace (--warm-start, --retune), and
+  // run_tune_recorded does not pass --finalists or --early-stop on (a
+  // recorded time reads the same at every repetition: nothing to re-measure
+  // or cut short).
   for (const char* physical :
        {"--space", "--entry", "--shape", "--dtype", "--backend", "--devices", "--trace",
-        "--reference", "--no-check", "--cold-l2", "--graphs", "--delay-us", "--isolation"})
+        "--reference", "--no-check", "--cold-l2", "--graphs", "--delay-us", "--isolation",
+        "--warm-start", "--finalists", "--early-stop", "--retune"})
     cmd->get_option("--recorded")->excludes(physical);
   cmd->callback([a, &exit_code] { exit_code = run_tune(*a); });
 }

@@ -73,6 +73,12 @@ struct AnnealingOptions {
   // A config the caller measures itself (the tuner's default config): never
   // proposed, and when reported it is where the walk starts.
   std::optional<Config> start;
+  // Nobody measures `start` outside the search (a replay of a recorded
+  // space, search_replay.cpp): it is proposed first, before `random_start`
+  // random configs, so the walk is the one a tuning takes from its default.
+  // Off in a tuning, where the driver measures the default itself, or not at
+  // all when the early prune rejects it (no config to spend a proposal on).
+  bool propose_start = false;
 };
 
 // Random start, then moves to neighbours (one parameter changed to an
