@@ -465,11 +465,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   PipelineOutput out;
   out.measurements = ledger->close();
   if (std::exception_ptr failure = intake.failure()) std::rethrow_exception(failure);
-  // Asked once more at the end: an interruption raised while the last
-  // config ran (a Python callback's Ctrl-C, held aside for the tuner) lands
-  // after the watchdog's last look, and the run must not be saved as whole.
-  const std::function<bool()>& asked = in.options.pipeline.interrupted;
-  out.interrupted = dog.interrupted() || (asked && asked());
+  out.interrupted = dog.interrupted();
   // Verdicts known by now (the default's outputs landed); the rest, when
   // consensus decides, come when the whole search is over.
   if (in.judge) {
