@@ -19,6 +19,7 @@
 
 #include "py_args.hpp"
 #include "py_errors.hpp"
+#include "py_gil.hpp"
 #include "py_launch.hpp"
 #include "py_runtime.hpp"
 
@@ -203,7 +204,7 @@ class Autotuned {
     CallArgs ca = convert_args(params_, key_mask_, args, name_.c_str());
     if (!rt_) {
       const BackendKind kind = kind_from(ca);
-      nb::gil_scoped_release release;
+      GilRelease release;
       rt_ = runtime(kind);
     }
     nb::dict named;
@@ -229,7 +230,7 @@ class Autotuned {
     std::optional<Stream> s = to_stream(rt_->device(), stream, args);
     Status st = ok_status();
     {
-      nb::gil_scoped_release release;
+      GilRelease release;
       st = launch_with_resets(rt_->device(), e.result.kernel, kernel_, g, ca.args,
                               s ? &*s : nullptr);
     }
@@ -341,7 +342,7 @@ class Autotuned {
       PyObject* f = fn.ptr();
       Hooks* hooks = &hooks_;
       space.constraint(nb::cast<std::string>(t[0]), [hooks, f](const Config& c) {
-        nb::gil_scoped_acquire gil;
+        GilAcquire gil;
         HookScope scope(hooks);
         nb::dict kw;
         for (const auto& [k, v] : c.values()) kw[k.c_str()] = from_value(v);
@@ -379,7 +380,7 @@ class Autotuned {
     Hooks* h = &hooks_;
     kernel_.launch = [h](const Config& c, const ArgList&) {
       if (h->constant_geometry) return h->constant;
-      nb::gil_scoped_acquire gil;
+      GilAcquire gil;
       HookScope scope(h);
       LaunchGeometry g;
       try {
@@ -432,7 +433,7 @@ class Autotuned {
     hooks_.early_config_prune = spec["early_config_prune"];
     if (!hooks_.perf_model.is_none()) {
       kernel_.perf_model = [h](const Config& c, const ProblemKey&) {
-        nb::gil_scoped_acquire gil;
+        GilAcquire gil;
         HookScope scope(h);
         nb::dict kw;
         for (auto [k, v] : h->named) kw[k] = v;
@@ -489,7 +490,7 @@ class Autotuned {
     if (!hooks_.reference.is_none()) {
       o.check.reference = ReferenceKind::kUser;
       o.check.reference_fn = [h](Device&, const ArgList& args) -> Status {
-        nb::gil_scoped_acquire gil;
+        GilAcquire gil;
         HookScope scope(h);
         try {
           nb::list views;
@@ -578,7 +579,7 @@ class Autotuned {
   std::shared_ptr<Entry> tune(CallArgs& ca, nb::dict named) {
     std::unique_lock lock(tune_mutex_, std::defer_lock);
     {
-      nb::gil_scoped_release release;
+      GilRelease release;
       lock.lock();
     }
     TuningRun run(*this);
@@ -635,14 +636,14 @@ class Autotuned {
     std::shared_ptr<PendingInterrupt> pending = hooks_.pending;
     TuneOptions options = options_;
     options.pipeline.interrupted = [pending] {
-      nb::gil_scoped_acquire gil;
+      GilAcquire gil;
       if (pending->pending()) return true;
       if (PyErr_CheckSignals() == 0) return false;
       pending->keep_current();
       return true;
     };
     {
-      nb::gil_scoped_release release;
+      GilRelease release;
       r = rt_->tuner->tune(kernel_, ca.args, rt_->device(), options);
     }
     pending->raise_if_pending();

@@ -12,6 +12,7 @@
 
 #include "kiln/core/options.hpp"
 #include "py_args.hpp"
+#include "py_gil.hpp"
 #include "py_launch.hpp"
 #include "py_runtime.hpp"
 #include "tuner/artifact_source.hpp"
@@ -62,7 +63,7 @@ class CompiledKernel {
   void call(nb::args args, nb::handle grid, nb::handle block, nb::handle shared_bytes,
             nb::handle stream) {
     if (pid_ != ::getpid()) {  // a forked child: this process's runtime, loaded again
-      nb::gil_scoped_release release;
+      GilRelease release;
       rt_ = runtime(kind_);
       load();
     }
@@ -82,7 +83,7 @@ class CompiledKernel {
     lc.stream = s ? &*s : nullptr;
     Status st = ok_status();
     {
-      nb::gil_scoped_release release;
+      GilRelease release;
       st = rt_->device().launch(loaded_, lc, packed);
     }
     check(st);
@@ -149,7 +150,7 @@ void register_compile(nb::module_& m) {
         const BackendKind kind = parse_backend(backend);
         auto kernel = std::make_unique<CompiledKernel>(kind, std::move(k), std::move(params));
         {
-          nb::gil_scoped_release release;
+          GilRelease release;
           kernel->build();
         }
         return kernel;

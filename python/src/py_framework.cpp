@@ -20,6 +20,7 @@
 #include "kiln/framework/tuning_scope.hpp"
 #include "py_args.hpp"
 #include "py_errors.hpp"
+#include "py_gil.hpp"
 #include "py_runtime.hpp"
 
 namespace nb = nanobind;
@@ -76,7 +77,7 @@ class PyRunner final : public TunableRunner {
       : TunableRunner(std::move(name), std::move(version)), runner_(std::move(runner)) {}
 
   std::vector<int> tactics(const ArgList& in) override {
-    nb::gil_scoped_acquire gil;
+    GilAcquire gil;
     try {
       nb::object r = runner_.attr("get_valid_tactics")(views(in), shapes(in));
       std::vector<int> out;
@@ -102,7 +103,7 @@ class PyRunner final : public TunableRunner {
   }
 
   Status run(const ArgList& in, int tactic) override {
-    nb::gil_scoped_acquire gil;
+    GilAcquire gil;
     try {
       runner_.attr("forward")(views(in), nb::arg("tactic") = tactic,
                               nb::arg("do_preparation") = false);
@@ -113,7 +114,7 @@ class PyRunner final : public TunableRunner {
   }
 
   Status prepare(const ArgList& in, std::span<const int> tactics) override {
-    nb::gil_scoped_acquire gil;
+    GilAcquire gil;
     try {
       nb::list v = views(in);
       for (int t : tactics) {
@@ -202,7 +203,7 @@ std::size_t index_of(nb::handle v, const std::string& what) {
 template <class Arg>
 std::int64_t call_sized(PyObject* f, const Arg& arg, const std::string& what,
                         const std::string& given) {
-  nb::gil_scoped_acquire gil;
+  GilAcquire gil;
   try {
     return size_of(nb::handle(f)(arg), what.c_str());
   } catch (nb::python_error& e) {
@@ -245,7 +246,7 @@ class Spec {
       spec_.constraints.push_back(
           {index_of(t[0], "a constraint's input"), index_of(t[1], "a constraint's dim"),
            [f](std::span<const std::int64_t> profile) {
-             nb::gil_scoped_acquire gil;
+             GilAcquire gil;
              nb::list p;
              std::string given = "the profile (";
              for (auto v : profile) {
@@ -374,7 +375,7 @@ void register_framework(nb::module_& m) {
         ArgList in = framework_inputs(inputs);
         Choice c;
         try {
-          nb::gil_scoped_release release;
+          GilRelease release;
           c = framework().tuner->choose_one(op, native, in, spec.spec());
         } catch (const Interrupted&) {
           throw nb::python_error();  // the KeyboardInterrupt a runner raised

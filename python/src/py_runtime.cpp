@@ -14,6 +14,7 @@
 #include "kiln/core/options.hpp"
 #include "kiln/runtime/backend.hpp"
 #include "plugin/cpu_plugin_proxy.hpp"
+#include "py_gil.hpp"
 
 namespace nb = nanobind;
 
@@ -104,7 +105,7 @@ void register_runtime(nb::module_& m) {
         if (!kind) return std::string("no backend named '") + name + "'";
         auto b = find_backend(*kind);
         if (!b.ok()) return b.error().message;
-        nb::gil_scoped_release release;
+        GilRelease release;
         return (*b)->unavailable_reason();
       },
       "Empty when the backend can compile and run here; else why not.");
