@@ -118,7 +118,9 @@ double cost(const nlohmann::json& record, const char* field) {
 // Python's json.dumps writes for a failed time, and a missing comma.
 std::string parse_failure(std::string_view text) {
   try {
-    (void)nlohmann::json::parse(text);
+    // Parsed for its exception alone; GCC's warn_unused_result ignores a
+    // cast to void, so the value is named.
+    [[maybe_unused]] const nlohmann::json parsed = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     std::string why = "the parser stopped at byte " + std::to_string(e.byte) + ": " + e.what();
     // e.byte is 1-based: the byte the parser was reading when it stopped.
