@@ -152,22 +152,16 @@ TEST_F(TuneRecordedCli, AT4OutputFileTunesAsItsCacheLayoutTwin) {
       << summary.out;
 }
 
-// The hand file as Kernel Tuner writes it during a run: no closing braces,
-// one record a line, and here the last record cut off mid-line, as by a kill.
-const char* kHandFileLeftOpen = R"({
-"device_name": "Hand GPU", "kernel_name": "hand", "objective": "time",
-"tune_params_keys": ["x", "y"],
-"tune_params": {"x": [1, 2], "y": [1, 2, 3]},
-"cache": {
-"1,1": {"x": 1, "y": 1, "time": 4.0, "compile_time": 1000, "benchmark_time": 500},
-"1,2": {"x": 1, "y": 2, "time": 2.0, "compile_time": 2000, "benchmark_time": 500},
-"2,1": {"x": 2, "y": 1, "time": 1.0, "compile_time": 1000, "benchmark_time": 1000},
-"2,2": {"x": 2, "y": 2, "time": "CompilationFailedConfig", "compile_time": 3000, "benchmark_time": 0},
-"2,3": {"x": 2, "y": 3, "time": "Runtim)";
+// The hand file as a run writes it before it ends: no closing braces, and
+// here the last record cut off mid-line, as by a kill.
+std::string hand_file_left_open() {
+  const std::string whole = kHandFile;
+  return whole.substr(0, whole.find("\"RuntimeFailedConfig\"") + 7);
+}
 
 TEST_F(TuneRecordedCli, ACacheFileLeftOpenIsReadByTheBenchScriptsToo) {
   const fs::path open = dir_ / "open.json";
-  std::ofstream(open) << kHandFileLeftOpen;
+  std::ofstream(open) << hand_file_left_open();
   const fs::path trace = dir_ / "open.jsonl";
   CliRun traced =
       kiln("bench search --recorded " + open.string() +
