@@ -77,9 +77,17 @@ std::string seal(RemoteKind kind, const Hash128& key, const std::string& payload
 
 Result<Opened> open(const std::string& value, RemoteKind kind, const Hash128& key,
                     const std::string& secret) {
-  if (value.size() < kHeaderSize + kChecksumSize || value.compare(0, kMagicSize, kMagic) != 0)
-    return refused(key, "not a Kiln remote entry (wrong magic or " + std::to_string(value.size()) +
-                            " bytes is too short)");
+  if (value.size() < kHeaderSize + kChecksumSize)
+    return refused(key, "not a Kiln remote entry: " + std::to_string(value.size()) +
+                            " bytes is too short (an entry is at least " +
+                            std::to_string(kHeaderSize + kChecksumSize) + ")");
+  if (value.size() > kMaxValueBytes)
+    return refused(key, "not a Kiln remote entry: " + std::to_string(value.size()) +
+                            " bytes is too large (the limit is " + std::to_string(kMaxValueBytes) +
+                            " bytes)");
+  if (value.compare(0, kMagicSize, kMagic) != 0)
+    return refused(
+        key, "not a Kiln remote entry: it does not start with " + std::string(kMagic, kMagicSize));
   const char* p = value.data();
   if (p[kMagicSize] != static_cast<char>(kind))
     return refused(key, "it holds another kind of entry");

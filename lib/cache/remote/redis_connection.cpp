@@ -1,13 +1,18 @@
 // The hiredis side of the remote tier; the only file that includes hiredis.
 #include "remote/redis_connection.hpp"
 
+#include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #ifdef KILN_HAVE_HIREDIS
 #include <hiredis/hiredis.h>
 #endif
+
+#include "remote/envelope.hpp"
 
 namespace kiln::remote {
 namespace {
@@ -66,6 +71,37 @@ ErrorInfo server_error(const std::string& text, const std::string& where) {
   }
   return make_error(code, message);
 }
+
+// Sets the socket's send and receive timeouts to what is left until
+// `deadline`; false when nothing is left. Never 0, which means "no timeout".
+bool arm(int fd, std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (left.count() <= 0) return false;
+  const timeval tv = to_timeval(left);
+  return ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 &&
+         ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == 0;
+}
+
+// The size of the reply being read, as far as known: the length a bulk
+// string announces in its header ("$200000000\r\n", before its bytes
+// arrive), else what is buffered. Called after a read and before the
+// reader parses it: the reader's cursor then lies on an item's first byte
+// (a new reply, or an array's next element), never inside a header.
+std::size_t announced_size(const redisReader& reader) {
+  const std::size_t buffered = reader.len - reader.pos;
+  if (buffered == 0 || reader.buf[reader.pos] != '$') return buffered;
+  const char* start = reader.buf + reader.pos + 1;
+  const void* end = std::memchr(start, '\r', buffered - 1);
+  if (!end) return buffered;
+  std::size_t size = 0;
+  for (const char* p = start; p != end; ++p) {
+    if (*p < '0' || *p > '9') return buffered;  // "$-1": nil
+    if (size > kMaxValueBytes) break;           // large enough to refuse; no overflow
+    size = size * 10 + static_cast<std::size_t>(*p - '0');
+  }
+  return std::max(size, buffered);
+}
 #endif
 
 }  // namespace
@@ -108,7 +144,6 @@ Status Connection::connect() {
                                           std::to_string(config_.connect_timeout.count()) +
                                           " ms, KILN_REMOTE_CACHE_CONNECT_TIMEOUT_MS)");
   }
-  redisSetTimeout(handle->context, to_timeval(config_.op_timeout));
   redisEnableKeepAlive(handle->context);
   handle_ = std::move(handle);
   if (!config_.password.empty()) {
@@ -141,35 +176,72 @@ Result<Reply> Connection::run(const std::vector<std::string>& args) {
     if (Status c = connect(); !c.ok()) return c.error();
   }
 #ifdef KILN_HAVE_HIREDIS
+  // NOTES: hiredis's own blocking call (redisCommandArgv) waits up to the
+  // socket timeout for each read, and a server that sends one byte a second
+  // never lets it expire. The exchange is driven here instead: before each
+  // write and read the socket timeout is set to what is left of one
+  // deadline for the whole operation.
+  const auto deadline = std::chrono::steady_clock::now() + config_.op_timeout;
+  redisContext* context = handle_->context;
   std::vector<const char*> argv;
   std::vector<size_t> lengths;
   for (const auto& a : args) {
     argv.push_back(a.data());
     lengths.push_back(a.size());
   }
-  auto* raw = static_cast<redisReply*>(redisCommandArgv(
-      handle_->context, static_cast<int>(argv.size()), argv.data(), lengths.data()));
-  const std::string where = config_.redacted();
-  if (!raw) {
-    const int err = handle_->context->err;
-    std::string why = handle_->context->errstr;
-    handle_.reset();
-    if (err == REDIS_ERR_IO && (why.find("Resource temporarily unavailable") != std::string::npos ||
-                                why.find("timed out") != std::string::npos))
-      return make_error(ErrorCode::kTimeout,
-                        "the remote cache " + where + " did not answer " + args[0] + " within " +
-                            std::to_string(config_.op_timeout.count()) +
-                            " ms (KILN_REMOTE_CACHE_OP_TIMEOUT_MS): the server is slow or stuck");
-    return make_error(ErrorCode::kIo, "the connection to the remote cache " + where +
-                                          " failed during " + args[0] + ": " + why);
+  if (redisAppendCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data()) !=
+      REDIS_OK)
+    return failed(args[0]);
+  for (int done = 0; !done;) {
+    if (!arm(context->fd, deadline)) return timed_out(args[0]);
+    if (redisBufferWrite(context, &done) != REDIS_OK) return failed(args[0]);
   }
-  std::unique_ptr<redisReply, void (*)(void*)> reply(raw, freeReplyObject);
+  void* raw = nullptr;
+  for (;;) {
+    if (redisGetReplyFromReader(context, &raw) != REDIS_OK) return failed(args[0]);
+    if (raw) break;
+    if (!arm(context->fd, deadline)) return timed_out(args[0]);
+    if (redisBufferRead(context) != REDIS_OK) return failed(args[0]);
+    if (const std::size_t size = announced_size(*context->reader); size > kMaxValueBytes) {
+      handle_.reset();  // the rest of the reply is never read
+      return make_error(ErrorCode::kCorrupt,
+                        "the remote cache " + config_.redacted() + " answered " + args[0] +
+                            " with " + std::to_string(size) + " bytes, too large for a Kiln " +
+                            "entry (the limit is " + std::to_string(kMaxValueBytes) +
+                            " bytes); it was not read");
+    }
+  }
+  std::unique_ptr<redisReply, void (*)(void*)> reply(static_cast<redisReply*>(raw),
+                                                     freeReplyObject);
   if (reply->type == REDIS_REPLY_ERROR)
-    return server_error(std::string(reply->str, reply->len), where);
+    return server_error(std::string(reply->str, reply->len), config_.redacted());
   return convert(reply.get());
 #else
   return make_error(ErrorCode::kUnavailable, "built without hiredis");
 #endif
 }
+
+#ifdef KILN_HAVE_HIREDIS
+ErrorInfo Connection::timed_out(const std::string& command) {
+  handle_.reset();  // a reply may still arrive: the connection cannot be reused
+  return make_error(ErrorCode::kTimeout,
+                    "the remote cache " + config_.redacted() + " did not answer " + command +
+                        " within " + std::to_string(config_.op_timeout.count()) +
+                        " ms (KILN_REMOTE_CACHE_OP_TIMEOUT_MS): the server is slow or stuck");
+}
+
+ErrorInfo Connection::failed(const std::string& command) {
+  const int err = handle_->context->err;
+  const std::string why = handle_->context->errstr;
+  // A read or write that waited out the socket timeout (set to the time
+  // left) is the deadline passing.
+  if (err == REDIS_ERR_IO && (why.find("Resource temporarily unavailable") != std::string::npos ||
+                              why.find("timed out") != std::string::npos))
+    return timed_out(command);
+  handle_.reset();
+  return make_error(ErrorCode::kIo, "the connection to the remote cache " + config_.redacted() +
+                                        " failed during " + command + ": " + why);
+}
+#endif
 
 }  // namespace kiln::remote

@@ -31,13 +31,20 @@ class Connection {
   // when not connected. A server error reply, a timeout or a broken
   // connection is an error whose message names the cause in words a user
   // can act on (never the password); the connection is dropped after a
-  // timeout or I/O failure, so the next call reconnects.
+  // timeout or I/O failure, so the next call reconnects. The deadline
+  // (KILN_REMOTE_CACHE_OP_TIMEOUT_MS) bounds the whole operation, however
+  // slowly the server sends; a reply over envelope.hpp's kMaxValueBytes is
+  // refused (kCorrupt) from its header, unread, and the connection dropped.
   Result<Reply> run(const std::vector<std::string>& args);
   bool connected() const;
   void close();
 
  private:
   Status connect();
+  // The error for `command` when the deadline passed, or when hiredis
+  // failed (read from the context); both drop the connection.
+  ErrorInfo timed_out(const std::string& command);
+  ErrorInfo failed(const std::string& command);
   struct Handle;
   const RemoteCacheConfig& config_;
   std::unique_ptr<Handle> handle_;

@@ -145,6 +145,13 @@ void server_failed(RemoteCache::Impl& impl, const RemoteCacheConfig& config,
                std::to_string(config.retry_after.count()) + " s)");
 }
 
+// Why a value over the limit is not written (no reader would take it).
+std::string unwritable(const Hash128& key, std::size_t size) {
+  return "remote entry " + key.hex() + " is not written: " + std::to_string(size) +
+         " bytes is over the " + std::to_string(remote::kMaxValueBytes) +
+         "-byte limit of a remote entry (envelope.hpp)";
+}
+
 // A server error reply to a write (a full server): the write is lost, reads go on.
 bool is_reply_error(const ErrorInfo& error) {
   return error.code == ErrorCode::kIo && error.message.find(" answered ") != std::string::npos;
@@ -172,12 +179,37 @@ std::optional<std::string> RemoteCache::get(RemoteKind kind, const Hash128& key)
   return std::move(*value);
 }
 
+namespace {
+
+// An entry that cannot be loaded: counted and warned about once; the tier
+// stays on (one bad value is not a failing server).
+ErrorInfo entry_refused(RemoteCache::Impl& impl, ErrorInfo error) {
+  impl.refused++;
+  log_once(LogLevel::kWarn, "remote-cache-refused",
+           error.message +
+               " (counted in `kiln cache remote stats`; nothing refused is "
+               "loaded, the entry is compiled or tuned again)");
+  return error;
+}
+
+}  // namespace
+
 Result<std::string> RemoteCache::fetch(RemoteKind kind, const Hash128& key) {
   Impl& impl = *impl_;
+  const std::string name = full_key(config_, kind, key);
   Result<remote::Reply> reply = [&] {
     std::lock_guard<std::mutex> lock(impl.read_mutex);
-    return impl.reader.run({"GET", full_key(config_, kind, key)});
+    return impl.reader.run({"GET", name});
   }();
+  if (!reply && reply.error().code == ErrorCode::kCorrupt) {
+    // The value under this key (not the server) is at fault: a write of
+    // the entry replaces it.
+    return entry_refused(impl,
+                         make_error(ErrorCode::kCorrupt, "remote entry " + name +
+                                                             " refused: " + reply.error().message +
+                                                             "; remove it (redis-cli DEL " + name +
+                                                             ") or let the next write replace it"));
+  }
   if (!reply) {
     server_failed(impl, config_, reply.error());
     return reply.error();
@@ -188,14 +220,7 @@ Result<std::string> RemoteCache::fetch(RemoteKind kind, const Hash128& key) {
   }
   impl.bytes_read += reply->text.size();
   Result<remote::Opened> opened = remote::open(reply->text, kind, key, config_.secret);
-  if (!opened) {
-    impl.refused++;
-    log_once(LogLevel::kWarn, "remote-cache-refused",
-             opened.error().message +
-                 " (counted in `kiln cache remote stats`; nothing refused is "
-                 "loaded, the entry is compiled or tuned again)");
-    return opened.error();
-  }
+  if (!opened) return entry_refused(impl, opened.error());
   impl.hits++;
   return std::move(opened->payload);
 }
@@ -242,6 +267,13 @@ void RemoteCache::put(RemoteKind kind, const Hash128& key, std::string payload) 
   Impl& impl = *impl_;
   if (!config_.writes()) return;
   std::string value = remote::seal(kind, key, payload, config_.secret);
+  if (value.size() > remote::kMaxValueBytes) {
+    // No reader would take it (see envelope.hpp).
+    impl.dropped++;
+    log_once(LogLevel::kWarn, "remote-cache-too-large",
+             unwritable(key, value.size()) + " (the local caches hold it)");
+    return;
+  }
   std::lock_guard<std::mutex> lock(impl.queue_mutex);
   if (impl.owner != getpid()) {
     // First write of this process (or of a forked child, which inherits the
@@ -380,6 +412,8 @@ Result<std::vector<RemoteCache::Listed>> RemoteCache::list(bool verify) {
 
 Status RemoteCache::write_now(RemoteKind kind, const Hash128& key, const std::string& payload) {
   const std::string value = remote::seal(kind, key, payload, config_.secret);
+  if (value.size() > remote::kMaxValueBytes)
+    return make_error(ErrorCode::kInvalidArgument, unwritable(key, value.size()));
   std::lock_guard<std::mutex> lock(impl_->read_mutex);
   Result<remote::Reply> reply = impl_->reader.run({"SET", full_key(config_, kind, key), value});
   if (!reply) return reply.error();
