@@ -62,6 +62,19 @@ nlohmann::json rank_report(const Result<TuneResult>& result) {
   return j;
 }
 
+// A rank's report as sent: a JSON object whose "measured", when present,
+// is a list. Anything else (a rank of another Kiln, bytes of another
+// collective) is named, never thrown from the parser.
+Result<nlohmann::json> parse_report(const std::string& text, std::size_t rank) {
+  nlohmann::json report = nlohmann::json::parse(text, nullptr, false);
+  if (report.is_object() && (!report.contains("measured") || report["measured"].is_array()))
+    return report;
+  return make_error(ErrorCode::kCorrupt,
+                    "rank " + std::to_string(rank) + "'s report is malformed (" +
+                        std::to_string(text.size()) + " bytes: \"" + text.substr(0, 80) +
+                        "\"); every rank must run the same Kiln");
+}
+
 // The first failed rank's error, naming it; ok when every rank succeeded.
 Status check_ranks(const std::vector<nlohmann::json>& reports) {
   std::string failed;
@@ -103,10 +116,59 @@ std::vector<MeasuredConfig> combine(const std::vector<nlohmann::json>& reports) 
   return out;
 }
 
+// Every rank's problem text against the first rank's that has one (an
+// empty text is a rank that could not say: its own tuning will fail and be
+// named): the first that differs is named with both texts.
+Status check_problems_agree(const std::vector<std::string>& problems) {
+  std::size_t first = 0;
+  while (first < problems.size() && problems[first].empty()) ++first;
+  for (std::size_t r = first + 1; r < problems.size(); ++r) {
+    if (problems[r].empty() || problems[r] == problems[first]) continue;
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the ranks do not tune one problem: rank " + std::to_string(r) + " tunes " +
+                          problems[r] + ", rank " + std::to_string(first) + " tunes " +
+                          problems[first] +
+                          "; give every rank the same kernel, space and shape, or use "
+                          "--distributed independent");
+  }
+  return ok_status();
+}
+
+// Ranks whose records describe different problems (kernel, shape, the
+// kernel's definition) cannot share one decision: merging their times would
+// hand a rank a config measured on another problem, or one outside its own
+// space. Names the first rank that differs from rank 0's and both problems.
+Status check_one_problem(const std::vector<nlohmann::json>& reports) {
+  const nlohmann::json* first = nullptr;
+  std::size_t first_rank = 0;
+  for (std::size_t r = 0; r < reports.size(); ++r) {
+    const nlohmann::json& record = reports[r]["record"];
+    if (!record.is_object()) continue;
+    const nlohmann::json mine = {{"problem", record.value("problem", nlohmann::json())},
+                                 {"definition", record.value("definition", std::string())}};
+    if (!first) {
+      first = &record;
+      first_rank = r;
+      continue;
+    }
+    const nlohmann::json theirs = {{"problem", first->value("problem", nlohmann::json())},
+                                   {"definition", first->value("definition", std::string())}};
+    if (mine != theirs)
+      return make_error(ErrorCode::kInvalidArgument,
+                        "rank " + std::to_string(r) + " tuned another problem than rank " +
+                            std::to_string(first_rank) + ": " + mine.dump() + " against " +
+                            theirs.dump() +
+                            "; give every rank the same kernel, space and shape, or use "
+                            "--distributed independent");
+  }
+  return ok_status();
+}
+
 // The decision from every rank's report: a record served from a cache when
 // some rank had one (the lowest such rank's), else the combined winner
 // written into the lowest rank's record.
 Result<TuningRecord> decide(const std::vector<nlohmann::json>& reports, bool* served) {
+  if (Status one = check_one_problem(reports); !one.ok()) return one.error();
   for (const auto& report : reports) {
     if (report.value("served", false) && report["record"].is_object()) {
       *served = true;
@@ -144,7 +206,7 @@ Result<TuningRecord> decide(const std::vector<nlohmann::json>& reports, bool* se
 
 Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedStrategy strategy,
                                             const TuneOptions& options, TuningCache& cache,
-                                            const RankTune& tune) {
+                                            const RankTune& tune, std::string_view problem) {
   DistributedOutcome outcome;
   TuneOptions mine = options;
   const int rank = collective.rank(), size = collective.size();
@@ -163,6 +225,15 @@ Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedS
     return outcome;
   }
 
+  // Before anything is measured: every rank names its problem, and ranks
+  // that differ stop together (broadcast would otherwise hand rank 0's
+  // decision to a rank that never tuned, for a problem it does not have).
+  // Every rank gathers, an empty text too: a collective that some ranks
+  // skip would pair with the next one of the others.
+  Result<std::vector<std::string>> problems = collective.all_gather(std::string(problem));
+  if (!problems) return problems.error();
+  if (Status same = check_problems_agree(*problems); !same.ok()) return same.error();
+
   // Every other strategy: nobody saves its own partial view; the decision
   // made from everyone's reports is saved below, the same on every rank.
   mine.cache.save = false;
@@ -172,7 +243,9 @@ Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedS
     if (rank == 0) report = rank_report(tune(mine)).dump();
     Result<std::string> root = collective.broadcast(report, 0);
     if (!root) return root.error();
-    reports.push_back(nlohmann::json::parse(*root));
+    Result<nlohmann::json> report0 = parse_report(*root, 0);
+    if (!report0) return report0.error();
+    reports.push_back(std::move(*report0));
     outcome.benchmarked_by_rank.assign(size, 0);
     outcome.benchmarked_by_rank[0] = reports[0].value("measured", nlohmann::json::array()).size();
   } else {
@@ -182,8 +255,10 @@ Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedS
     }
     Result<std::vector<std::string>> all = collective.all_gather(rank_report(tune(mine)).dump());
     if (!all) return all.error();
-    for (const auto& text : *all) {
-      reports.push_back(nlohmann::json::parse(text));
+    for (std::size_t r = 0; r < all->size(); ++r) {
+      Result<nlohmann::json> report = parse_report((*all)[r], r);
+      if (!report) return report.error();
+      reports.push_back(std::move(*report));
       outcome.benchmarked_by_rank.push_back(
           reports.back().value("measured", nlohmann::json::array()).size());
     }

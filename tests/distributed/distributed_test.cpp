@@ -95,6 +95,30 @@ TEST(Distributed, AFailingRankIsNamedAndEveryRankStops) {
   EXPECT_TRUE(job.rank_reports().empty()) << "a rank decided without rank 2";
 }
 
+// Ranks asked for different problems (here rank 1's shape) stop before
+// anything is measured, naming the rank and both problems. Before, broadcast
+// handed rank 0's decision to rank 1 and merge mixed the two problems'
+// times into one record, saved by both ranks.
+TEST(Distributed, RanksAskedForDifferentProblemsStopBeforeMeasuring) {
+  KILN_REQUIRE_MPI();
+  for (const char* strategy : {"broadcast", "merge"}) {
+    MpiJob job;
+    DeadlineRun r = job.run(2,
+                            "h=64; [ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && h=128\n"
+                            "exec $KILN tune --kernel fused_add_rmsnorm --backend cpu "
+                            "--shape rows=8,hidden=$h --json --max-configs 9 --distributed " +
+                                std::string(strategy));
+    EXPECT_FALSE(r.timed_out) << strategy;
+    EXPECT_NE(r.exit_code, 0) << strategy << r.out;
+    EXPECT_NE(r.err.find("the ranks do not tune one problem: rank 1 tunes"), std::string::npos)
+        << strategy << ": " << r.err;
+    EXPECT_NE(r.err.find("hidden=128"), std::string::npos) << r.err;
+    EXPECT_TRUE(job.rank_reports().empty()) << strategy << ": a rank decided";
+    EXPECT_TRUE(job.saved_records(0).is_null()) << strategy << ": rank 0 saved a record";
+    EXPECT_TRUE(job.saved_records(1).is_null()) << strategy << ": rank 1 saved a record";
+  }
+}
+
 TEST(Distributed, ADyingRankEndsTheJobNamingItNeverAHang) {
   KILN_REQUIRE_MPI();
   MpiJob job;

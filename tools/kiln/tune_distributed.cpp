@@ -33,6 +33,28 @@ std::chrono::seconds collective_deadline() {
   return std::chrono::seconds(3600);
 }
 
+// What this rank is asked to tune, as text the ranks compare before
+// measuring anything: the kernel, its definition's hash (template, space,
+// entry), the shape, the dtype and the backend.
+std::string problem_text(const TuneRequest& request) {
+  Result<TuneJob> job = [&]() -> Result<TuneJob> {
+    try {
+      return resolve_tune_request(request);
+    } catch (const std::exception& e) {  // parse_shape throws on a bad shape
+      return make_error(ErrorCode::kInvalidArgument, e.what());
+    }
+  }();
+  // A request that does not resolve fails in its own tuning, where
+  // check_ranks names the rank and why: no text, so it is not compared.
+  if (!job) return {};
+  std::string shape;
+  for (const auto& [name, value] : job->shape)
+    shape += (shape.empty() ? "" : ",") + name + "=" + std::to_string(value);
+  return "kernel " + job->name + " (definition " + definition_hash(job->kernel).hex() + ") shape " +
+         shape + (job->dtype.empty() ? "" : " dtype " + job->dtype) + " backend " +
+         backend_kind_name(job->backend);
+}
+
 }  // namespace
 
 int run_distributed_tune(const TuneRequest& request, const TuneOptions& options,
@@ -69,7 +91,8 @@ int run_distributed_tune(const TuneRequest& request, const TuneOptions& options,
       return make_error(ErrorCode::kInternal, e.what());
     }
   };
-  Result<DistributedOutcome> outcome = tune_distributed(world, *strategy, options, cache, tune);
+  Result<DistributedOutcome> outcome =
+      tune_distributed(world, *strategy, options, cache, tune, problem_text(request));
   if (!outcome) {
     std::fprintf(stderr, "kiln tune: rank %d of %d: %s\n", world.rank(), world.size(),
                  outcome.error().message.c_str());

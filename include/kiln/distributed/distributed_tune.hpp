@@ -46,8 +46,15 @@ struct DistributedOutcome {
 
 // Runs `tune` on every rank as `strategy` says and saves the decision into
 // `cache` (this rank's file). Must be called by every rank of `collective`.
+// `problem`: what this rank tunes, as text every rank must share (`kiln
+// tune` passes the kernel's name and definition hash, the shape and the
+// dtype). Unless the strategy is independent, the ranks compare theirs
+// before anything is measured and, when one differs, every rank returns
+// kInvalidArgument naming it; an empty text (a rank that cannot say) is
+// not compared. Records that name
+// different problems or kernel definitions are refused the same way.
 Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedStrategy strategy,
                                             const TuneOptions& options, TuningCache& cache,
-                                            const RankTune& tune);
+                                            const RankTune& tune, std::string_view problem = {});
 
 }  // namespace kiln
