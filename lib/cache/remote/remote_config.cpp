@@ -1,11 +1,9 @@
 // RemoteCacheConfig: the KILN_REMOTE_CACHE* variables and the server URL.
 #include <cerrno>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "core/input_file.hpp"
 #include "kiln/cache/remote_cache.hpp"
 
 namespace kiln {
@@ -43,25 +41,20 @@ ErrorInfo bad_url(const std::string& url, const std::string& what) {
       {{"url", url}});
 }
 
-// Reads a small secret file (a password or an HMAC key), without a final newline.
+// Reads a small secret file (a password or an HMAC key), without a final
+// newline. Every kiln command that reads the remote settings comes here,
+// so the read never waits and is bounded: a FIFO, a device (/dev/zero) or
+// a directory is refused unread, like anything over 4 KiB.
 Result<std::string> read_secret(const char* variable, const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return make_error(ErrorCode::kInvalidArgument,
-                      std::string(variable) + " names " + path +
-                          ", which is a directory; point it at the file holding the secret");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return make_error(ErrorCode::kNotFound,
-                      std::string(variable) + " names " + path +
-                          ", which cannot be read; point it at a readable file or unset it");
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string value = text.str();
-  if (value.size() > 4096)
-    return make_error(ErrorCode::kInvalidArgument,
-                      std::string(variable) + " names " + path +
-                          ", which is over 4 KiB; it must hold only the secret");
+  const std::string what = std::string("file named by ") + variable;
+  Result<std::string> read = internal::read_input_file(path, what, 4096);
+  if (!read) {
+    ErrorInfo error = read.error();
+    error.message += " (it must be a regular file holding only the secret; or unset " +
+                     std::string(variable) + ")";
+    return error;
+  }
+  std::string value = std::move(*read);
   while (!value.empty() && (value.back() == '\n' || value.back() == '\r')) value.pop_back();
   if (value.empty())
     return make_error(ErrorCode::kInvalidArgument,
