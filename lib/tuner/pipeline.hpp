@@ -56,6 +56,9 @@ struct PipelineInputs {
   // (units queued, artifacts pushed, workers started) so that simulated
   // time never passes while a config is on its way between threads.
   VirtualClock* clock = nullptr;
+  // Optional: every valid config where the space is a list (a replay's
+  // recorded configs), handed to the search as SearchSetup::listed.
+  std::shared_ptr<const std::vector<Config>> listed;
   // Artifacts already built, by Config::to_string: configs found here are
   // benchmarked without compiling or asking the artifact cache (finalists
   // measured again, finalists.hpp).

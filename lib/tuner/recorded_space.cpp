@@ -151,6 +151,13 @@ const RecordedConfig* RecordedSpace::find(const Config& config) const {
   return it == index->end() ? nullptr : &configs[it->second];
 }
 
+std::vector<Config> RecordedSpace::listed() const {
+  std::vector<Config> out;
+  out.reserve(configs.size());
+  for (const RecordedConfig& r : configs) out.push_back(r.config);
+  return out;
+}
+
 Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path) {
   Result<std::string> text = read_maybe_gzipped(path);
   if (!text) return text.error();

@@ -100,6 +100,7 @@ Result<ReplayTuneResult> replay_tune(const RecordedSpace& recorded, const TuneOp
   // autotuner builds them for a real call (autotuner.cpp: run_search).
   internal::PipelineInputs in;
   in.kernel = recorded_kernel(recorded, book);
+  in.listed = std::make_shared<const std::vector<Config>>(recorded.listed());
   auto state = internal::CallState::capture(*device, in.kernel, in.args);
   if (!state.ok()) return state.error();
   in.state = *state;

@@ -16,8 +16,9 @@ namespace {
 
 class AnnealingSearch final : public SearchStrategy {
  public:
-  AnnealingSearch(const ConfigSpace& space, AnnealingOptions options)
-      : sampler_(space, options.seed), options_(options) {
+  AnnealingSearch(const ConfigSpace& space, AnnealingOptions options,
+                  const std::vector<Config>* listed)
+      : sampler_(space, options.seed, listed), options_(options) {
     if (options_.initial_temperature <= 0 || options_.final_temperature <= 0) {
       throw Error(ErrorCode::kInvalidArgument, "annealing temperatures must be positive");
     }
@@ -117,8 +118,9 @@ class AnnealingSearch final : public SearchStrategy {
 }  // namespace
 
 std::unique_ptr<SearchStrategy> make_annealing_search(const ConfigSpace& space,
-                                                      AnnealingOptions options) {
-  return std::make_unique<AnnealingSearch>(space, options);
+                                                      AnnealingOptions options,
+                                                      const std::vector<Config>* listed) {
+  return std::make_unique<AnnealingSearch>(space, options, listed);
 }
 
 namespace internal {
@@ -137,7 +139,7 @@ SearchStrategyInfo annealing_strategy() {
             options.seed = setup.seed;
             options.start = setup.start;
             options.propose_start = options.propose_start && !setup.default_measured;
-            return make_annealing_search(*setup.space, options);
+            return make_annealing_search(*setup.space, options, setup.listed);
           }};
 }
 

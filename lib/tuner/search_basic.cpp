@@ -75,8 +75,9 @@ class SpaceWalk final : public SearchStrategy {
 
 class RandomSearch final : public SearchStrategy {
  public:
-  RandomSearch(const ConfigSpace& space, std::size_t budget, std::uint64_t seed)
-      : sampler_(space, seed), budget_(budget) {}
+  RandomSearch(const ConfigSpace& space, std::size_t budget, std::uint64_t seed,
+               const std::vector<Config>* listed)
+      : sampler_(space, seed, listed), budget_(budget) {}
   const char* name() const override { return "random"; }
   std::vector<Config> next(std::size_t max_batch) override {
     std::vector<Config> batch;
@@ -100,11 +101,13 @@ class RandomSearch final : public SearchStrategy {
 
 namespace internal {
 
-UniqueSampler::UniqueSampler(ConfigSpace space, std::uint64_t seed)
-    : space_(std::move(space)), rng_(seed), size_(space_.cartesian_size()) {}
+UniqueSampler::UniqueSampler(ConfigSpace space, std::uint64_t seed,
+                             const std::vector<Config>* listed)
+    : space_(std::move(space)), rng_(seed), size_(space_.cartesian_size()), listed_(listed) {}
 
 std::optional<Config> UniqueSampler::draw() {
   if (size_ == 0) return std::nullopt;
+  if (sparse_) return draw_listed();
   // Rejection sampling by index; give up after many misses in a row, which
   // only happens when almost every unseen index is invalid or taken.
   std::uniform_int_distribution<std::uint64_t> pick(0, size_ - 1);
@@ -116,7 +119,25 @@ std::optional<Config> UniqueSampler::draw() {
     if (space_.violated(c).empty()) return c;
     if (tried_.size() >= size_) return std::nullopt;
   }
-  return std::nullopt;
+  // NOTES: only here, where rejection failed, does the list change what is
+  // drawn: a space where rejection works draws exactly as without one.
+  sparse_ = listed_ != nullptr;
+  return sparse_ ? draw_listed() : std::nullopt;
+}
+
+// Uniform over the listed configs not taken yet (a scan: the list is short
+// next to the 10,000 rejections that led here).
+std::optional<Config> UniqueSampler::draw_listed() {
+  if (listed_index_.empty())
+    for (const Config& c : *listed_) listed_index_.push_back(index_of(c));
+  std::vector<std::size_t> untaken;
+  for (std::size_t i = 0; i < listed_index_.size(); ++i)
+    if (!tried_.count(listed_index_[i])) untaken.push_back(i);
+  if (untaken.empty()) return std::nullopt;
+  std::uniform_int_distribution<std::size_t> pick(0, untaken.size() - 1);
+  const std::size_t at = untaken[pick(rng_)];
+  tried_.insert(listed_index_[at]);
+  return (*listed_)[at];
 }
 
 std::uint64_t UniqueSampler::index_of(const Config& config) const {
@@ -133,7 +154,9 @@ bool UniqueSampler::mark(const Config& config) {
 }
 
 BudgetedSearch::BudgetedSearch(const SearchSetup& setup, std::size_t first_round)
-    : sampler_(*setup.space, setup.seed), budget_(setup.max_configs), first_round_(first_round) {
+    : sampler_(*setup.space, setup.seed, setup.listed),
+      budget_(setup.max_configs),
+      first_round_(first_round) {
   if (setup.default_measured) sampler_.mark(setup.start);
 }
 
@@ -191,8 +214,9 @@ std::unique_ptr<SearchStrategy> make_exhaustive_search(std::vector<Config> candi
 }
 
 std::unique_ptr<SearchStrategy> make_random_search(const ConfigSpace& space, std::size_t budget,
-                                                   std::uint64_t seed) {
-  return std::make_unique<RandomSearch>(space, budget, seed);
+                                                   std::uint64_t seed,
+                                                   const std::vector<Config>* listed) {
+  return std::make_unique<RandomSearch>(space, budget, seed, listed);
 }
 
 namespace internal {
@@ -207,7 +231,7 @@ SearchStrategyInfo exhaustive_strategy() {
 SearchStrategyInfo random_strategy() {
   return {"random", "a seeded uniform sample of the space (spaces too large to enumerate)", 64,
           [](const SearchSetup& setup) {
-            return make_random_search(*setup.space, setup.max_configs, setup.seed);
+            return make_random_search(*setup.space, setup.max_configs, setup.seed, setup.listed);
           }};
 }
 

@@ -130,7 +130,9 @@ class BayesSearch final : public SearchStrategy {
 
  public:
   explicit BayesSearch(const SearchSetup& setup)
-      : sampler_(*setup.space, setup.seed), encoder_(*setup.space), budget_(setup.max_configs) {
+      : sampler_(*setup.space, setup.seed, setup.listed),
+        encoder_(*setup.space),
+        budget_(setup.max_configs) {
     if (setup.default_measured) sampler_.mark(setup.start);
     // (1)'s size: eight configs whatever the budget. A start that grew with
     // the budget (15% of it, up to 20) was all of a 10% run's first 0.5%,

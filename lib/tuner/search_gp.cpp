@@ -342,6 +342,11 @@ class GpSearch final : public internal::BudgetedSearch {
       if (out.size() <= kCandidates) return out;
       std::shuffle(out.begin(), out.end(), sampler().rng());
       out.resize(kCandidates);
+    } else if (sampler().sparse()) {  // drawing by index fails: the untaken listed configs
+      for (const Config& c : *sampler().listed())
+        if (!sampler().taken(c)) drawn_.push_back(c);
+      std::shuffle(drawn_.begin(), drawn_.end(), sampler().rng());
+      if (drawn_.size() > kCandidates) drawn_.resize(kCandidates);
     } else {
       const ConfigSpace& space = sampler().space();
       std::uniform_int_distribution<std::uint64_t> pick(0, space.cartesian_size() - 1);

@@ -16,9 +16,11 @@
 namespace kiln::internal {
 
 // Draws valid configs uniformly by odometer index, never the same one twice.
+// With `listed` (SearchSetup::listed, borrowed), a draw that rejection
+// cannot fill (a sparse space) comes from the untaken listed configs.
 class UniqueSampler {
  public:
-  UniqueSampler(ConfigSpace space, std::uint64_t seed);
+  UniqueSampler(ConfigSpace space, std::uint64_t seed, const std::vector<Config>* listed = nullptr);
   const ConfigSpace& space() const { return space_; }
   std::optional<Config> draw();
   // Records `config` as taken; false when it already was.
@@ -30,13 +32,21 @@ class UniqueSampler {
   bool taken_at(std::uint64_t index) const { return tried_.count(index) > 0; }
   std::uint64_t index(const Config& config) const { return index_of(config); }
   std::mt19937_64& rng() { return rng_; }
+  // Rejection has failed and draws come from the listed configs: a
+  // strategy that draws candidates by index itself should list them too.
+  bool sparse() const { return sparse_; }
+  const std::vector<Config>* listed() const { return listed_; }
 
  private:
   ConfigSpace space_;
   std::uint64_t index_of(const Config& config) const;
+  std::optional<Config> draw_listed();
   std::mt19937_64 rng_;
   std::uint64_t size_;
   std::unordered_set<std::uint64_t> tried_;
+  const std::vector<Config>* listed_;
+  std::vector<std::uint64_t> listed_index_;  // index_of each listed config, once needed
+  bool sparse_ = false;                      // rejection failed once: draw from the list
 };
 
 // Configs one parameter `step` positions away from `config` along its list

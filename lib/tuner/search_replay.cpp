@@ -14,8 +14,11 @@ Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::stri
   if (!info)
     return make_error(ErrorCode::kInvalidArgument, "unknown search strategy \"" + strategy +
                                                        "\"; use one of " + search_strategy_names());
+  // The recorded configs, for a sparse space where drawing by index fails.
+  const std::vector<Config> listed = recorded.listed();
   SearchSetup setup;
   setup.space = &recorded.space;
+  setup.listed = &listed;
   setup.max_configs = budget;
   setup.start = recorded.space.default_config();
   // Nothing is measured outside the strategy here: a replay has no default

@@ -38,6 +38,7 @@ class SearchDriver {
     measure_default_ = prune_keeps(in.kernel, problem, def_);
     SearchSetup setup;
     setup.space = &in.kernel.tmpl.space;
+    setup.listed = in.listed.get();
     setup.max_configs = limit_;
     setup.start = def_;
     setup.default_measured = measure_default_;

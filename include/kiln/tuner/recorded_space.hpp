@@ -42,6 +42,8 @@ struct RecordedSpace {
 
   // The record of `config`, or nullptr when the file does not hold it.
   const RecordedConfig* find(const Config& config) const;
+  // Every recorded config, in file order: SearchSetup::listed of a replay.
+  std::vector<Config> listed() const;
 
   std::shared_ptr<const std::unordered_map<std::string, std::size_t>> index;
 };

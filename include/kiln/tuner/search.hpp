@@ -61,8 +61,11 @@ std::unique_ptr<SearchStrategy> make_exhaustive_search(std::vector<Config> candi
 // `budget` distinct valid configs drawn uniformly from the space (seeded:
 // the same seed draws the same configs). Works on spaces too large to
 // enumerate: draws by index and rejects configs that violate constraints.
+// `listed` (optional, borrowed for the search's life): the space's valid
+// configs, drawn from when rejection fails (SearchSetup::listed).
 std::unique_ptr<SearchStrategy> make_random_search(const ConfigSpace& space, std::size_t budget,
-                                                   std::uint64_t seed);
+                                                   std::uint64_t seed,
+                                                   const std::vector<Config>* listed = nullptr);
 
 struct AnnealingOptions {
   std::size_t budget = 64;           // configs measured in all
@@ -84,7 +87,8 @@ struct AnnealingOptions {
 // Random start, then moves to neighbours (one parameter changed to an
 // adjacent value) accepted by the Metropolis rule on relative time.
 std::unique_ptr<SearchStrategy> make_annealing_search(const ConfigSpace& space,
-                                                      AnnealingOptions options);
+                                                      AnnealingOptions options,
+                                                      const std::vector<Config>* listed = nullptr);
 
 // What a registered strategy is made from, for one tuning call.
 struct SearchSetup {
@@ -99,6 +103,11 @@ struct SearchSetup {
   bool default_measured = true;
   std::uint64_t seed = 0;
   AnnealingOptions annealing;  // read by "annealing" alone
+  // Optional (borrowed; outlives the search): every valid config, where the
+  // space is a list (a recorded space). Samplers draw by index and reject
+  // invalid configs; on a sparse space (300 valid of 2^20) that fails, and
+  // they then draw from the untaken configs of this list instead.
+  const std::vector<Config>* listed = nullptr;
 };
 
 // A search strategy by name, for TuneOptions::search.strategy and
