@@ -1,9 +1,10 @@
 // The tuning pass: for every profile of the spec not yet decided, generate
 // inputs of that shape, prepare each runner once (untimed), time every
 // (runner, tactic), pick the winner deterministically, remember it and
-// record it in the newest attached tuning cache.
+// record it in the calling thread's tuning scope's cache (or the tuner's own).
 #include "tactic_profile.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -12,6 +13,7 @@
 #include "kiln/core/log.hpp"
 #include "read_outputs.hpp"
 #include "tactic_key.hpp"
+#include "thread_context.hpp"
 
 namespace kiln {
 namespace internal {
@@ -86,7 +88,12 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
                                 const ArgList& inputs, const TuningSpec& spec) {
   std::vector<std::vector<std::int64_t>> profiles =
       spec.dynamic.empty() ? std::vector<std::vector<std::int64_t>>(1) : spec.profiles();
-  TuningCache* target = caches_.empty() ? options_.cache : caches_.back();
+  // NOTES: the calling thread's scope, not the newest attached cache: two
+  // threads each in its own scope would otherwise both write to whichever
+  // file was opened last.
+  TuningCache* target = options_.cache;
+  TuningCache* mine = internal::thread_context().cache;
+  if (mine && std::find(caches_.begin(), caches_.end(), mine) != caches_.end()) target = mine;
   // Per runner, the tactics already prepared in this pass.
   std::vector<std::set<int>> prepared(runners.size());
   std::size_t recorded = 0;
@@ -217,7 +224,7 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
     ++recorded;
   }
   // A scope's file is saved when the scope ends; the tuner's own cache now.
-  if (recorded > 0 && caches_.empty() && options_.cache) {
+  if (recorded > 0 && target && target == options_.cache) {
     auto saved = options_.cache->save();
     if (!saved.ok())
       KILN_LOG(kWarn) << op << ": tuning decisions not saved: " << saved.error().describe();

@@ -1,6 +1,7 @@
 // choose_one's decision path: the per-thread snapshot of this process's
 // table (hot path), then under one lock the caches, a tuning pass, or the
 // fallback.
+#include <algorithm>
 #include <array>
 
 #include "kiln/cache/tuning_cache.hpp"
@@ -181,7 +182,13 @@ std::optional<TacticTuner::Entry> TacticTuner::from_caches(std::string_view op,
                                                            const ArgList& inputs,
                                                            const TuningSpec& spec,
                                                            std::span<const std::int64_t> profile) {
-  std::vector<TuningCache*> order(caches_.rbegin(), caches_.rend());
+  // This thread's scope first, then the other attached caches, newest first.
+  std::vector<TuningCache*> order;
+  TuningCache* mine = internal::thread_context().cache;
+  if (mine && std::find(caches_.begin(), caches_.end(), mine) != caches_.end())
+    order.push_back(mine);
+  for (auto it = caches_.rbegin(); it != caches_.rend(); ++it)
+    if (*it != mine) order.push_back(*it);
   if (options_.cache) order.push_back(options_.cache);
   if (order.empty()) return std::nullopt;
   ProblemKey problem = internal::persisted_problem(op, runners, inputs, spec, profile);

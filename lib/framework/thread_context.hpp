@@ -7,6 +7,7 @@
 #include <string>
 
 namespace kiln {
+class TuningCache;
 class CaptureScope;
 class ReplayScope;
 }  // namespace kiln
@@ -16,6 +17,9 @@ namespace kiln::internal {
 struct ThreadContext {
   std::optional<bool> tuning;  // nullopt: outside every tuning scope (off)
   std::set<std::string, std::less<>> skip;
+  // The innermost tuning scope's file on this thread: where this thread's
+  // decisions go (never another thread's scope, which may be newer).
+  TuningCache* cache = nullptr;
   CaptureScope* capture = nullptr;  // innermost active capture
   ReplayScope* replay = nullptr;    // innermost active replay
 };

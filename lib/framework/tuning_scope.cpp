@@ -3,10 +3,9 @@
 // the outer state exactly as a normal exit does.
 #include "kiln/framework/tuning_scope.hpp"
 
-#include "kiln/cache/tuning_cache.hpp"
-#include "kiln/core/log.hpp"
 #include "kiln/core/options.hpp"
 #include "kiln/framework/choose_one.hpp"
+#include "kiln/framework/tuning_file.hpp"
 #include "thread_context.hpp"
 
 namespace kiln {
@@ -23,6 +22,7 @@ TuningScope::TuningScope(bool tune) {
   auto& ctx = internal::thread_context();
   outer_tuning_ = ctx.tuning;
   outer_skip_ = ctx.skip;
+  outer_cache_ = ctx.cache;
   ctx.tuning = tune;
 }
 
@@ -30,39 +30,30 @@ TuningScope::TuningScope(TacticTuner& tuner, TuningScopeOptions options)
     : TuningScope(options.tune) {
   auto& ctx = internal::thread_context();
   for (auto& name : options.skip) ctx.skip.insert(std::move(name));
-  if (options.cache_path.empty()) return;
-  file_ = rank_file(options.cache_path, options.rank.value_or(Options::global().rank));
-  if (file_.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(file_.parent_path(), ec);
+  if (options.borrowed_cache) {
+    ctx.cache = options.borrowed_cache;
+    return;
   }
-  // open_file reads what is there; a malformed file is logged by the cache
-  // and its records skipped, never fatal.
-  cache_ = std::make_unique<TuningCache>(TuningCache::open_file(file_, /*read_only=*/false));
-  tuner_ = &tuner;
-  tuner_->attach(cache_.get());
+  if (options.cache_path.empty()) return;
+  file_ = std::make_unique<TuningFile>(tuner, options.cache_path, options.rank);
+  ctx.cache = file_->cache();
 }
 
 Status TuningScope::save() {
-  if (!cache_) return ok_status();
-  auto saved = cache_->save();
-  if (!saved.ok()) {
-    ErrorInfo e = saved.error();
-    e.details["file"] = file_.string();
-    return e;
-  }
-  return ok_status();
+  return file_ ? file_->save() : ok_status();
+}
+
+const std::filesystem::path& TuningScope::cache_file() const {
+  static const std::filesystem::path kNone;
+  return file_ ? file_->path() : kNone;
 }
 
 TuningScope::~TuningScope() {
-  if (cache_) {
-    Status st = save();
-    if (!st.ok()) KILN_LOG(kWarn) << "tuning scope: " << st.error().describe();
-    tuner_->detach(cache_.get());
-  }
+  file_.reset();  // saved and detached
   auto& ctx = internal::thread_context();
   ctx.tuning = outer_tuning_;
   ctx.skip = std::move(outer_skip_);
+  ctx.cache = outer_cache_;
 }
 
 bool TuningScope::tuning() {

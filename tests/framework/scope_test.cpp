@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <latch>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -165,6 +166,43 @@ TEST(TuningScope, CacheFileLoadsAtEntryAndSavesAtExit) {
     EXPECT_EQ(again.tactic, first.tactic);
   }
   EXPECT_EQ(r.runs, runs_before) << "a cached decision profiles nothing";
+  std::filesystem::remove_all(dir);
+}
+
+// Two threads, each in its own scope with its own file, both open while
+// each tunes: each thread's decision lands in its own file (it went to the
+// file opened last, whichever thread opened it).
+TEST(TuningScope, EachThreadRecordsIntoItsOwnScopesFile) {
+  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  auto dir = testing::fresh_dir("two_scopes");
+  TacticTuner tuner(testing::quick_options());
+  ScaleRunner ra("runner_a", {0, 1}), rb("runner_b", {0, 1});
+  std::latch a_open(1), b_open(1), a_tuned(1);
+  std::thread a([&] {
+    TunableRunner* runners[] = {&ra};
+    ScaleCall call(2, 16);
+    TuningScope scope(tuner, scope_options(dir / "a.json", -1, true));
+    a_open.count_down();
+    b_open.wait();  // b's file is now the newest attached
+    EXPECT_EQ(tuner.choose_one("op_a", runners, call.args).source, ChoiceSource::kTuned);
+    a_tuned.count_down();
+  });
+  std::thread b([&] {
+    TunableRunner* runners[] = {&rb};
+    ScaleCall call(2, 16);
+    a_open.wait();
+    TuningScope scope(tuner, scope_options(dir / "b.json", -1, true));
+    b_open.count_down();
+    EXPECT_EQ(tuner.choose_one("op_b", runners, call.args).source, ChoiceSource::kTuned);
+    a_tuned.wait();  // b's scope outlives a's tuning
+  });
+  a.join();
+  b.join();
+  const std::string text_a = read_text(dir / "a.json"), text_b = read_text(dir / "b.json");
+  EXPECT_NE(text_a.find("op_a|runner_a@1"), std::string::npos) << text_a;
+  EXPECT_EQ(text_a.find("op_b"), std::string::npos) << text_a;
+  EXPECT_NE(text_b.find("op_b|runner_b@1"), std::string::npos) << text_b;
+  EXPECT_EQ(text_b.find("op_a"), std::string::npos) << text_b;
   std::filesystem::remove_all(dir);
 }
 

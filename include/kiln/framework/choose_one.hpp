@@ -127,9 +127,10 @@ class TacticTuner {
   Choice choose_one(std::string_view op, std::span<TunableRunner* const> runners,
                     const ArgList& inputs, const TuningSpec& spec = TuningSpec());
 
-  // Tuning caches consulted (newest first) and written (the newest). A
-  // TuningScope attaches its file; attaching drops fallback decisions from
-  // memory so the new file is consulted for them.
+  // Tuning caches consulted (the calling thread's scope first, then the
+  // newest) and written (the calling thread's scope's, else the tuner's
+  // own). A TuningScope attaches its file; attaching drops fallback
+  // decisions from memory so the new file is consulted for them.
   void attach(TuningCache* cache);
   void detach(TuningCache* cache);
   // Forgets this process's decisions (the caches keep theirs).

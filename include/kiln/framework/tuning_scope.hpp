@@ -8,7 +8,8 @@
 // SkipScope names ops that take their fallback at once: nothing listed,
 // compiled, profiled or written to any cache. Nested skip scopes take the
 // union and restore the outer set when they end, normally or by an
-// exception. Both are per thread: another thread's scopes never leak in.
+// exception. Both are per thread: another thread's scopes never leak in,
+// and each thread's decisions go to its own innermost scope's file.
 //
 //   kiln::TuningScope tuning(tuner, {.cache_path = "tactics.json"});
 //   kiln::SkipScope skip({"attention", "moe_gemm"});
@@ -29,6 +30,7 @@ namespace kiln {
 
 class TacticTuner;
 class TuningCache;
+class TuningFile;
 
 struct TuningScopeOptions {
   bool tune = true;
@@ -38,6 +40,11 @@ struct TuningScopeOptions {
   // for rank 3. Unset: Options::rank (KILN_RANK, RANK, LOCAL_RANK).
   std::optional<int> rank;
   std::vector<std::string> skip;  // ops skipped inside this scope
+  // An open cache used instead of cache_path: this thread's decisions are
+  // served from and recorded into it. The caller owns it, attaches it to
+  // the tuner and saves it (the Python binding: one cache per
+  // kiln.tuning() block, whichever thread or task it runs on).
+  TuningCache* borrowed_cache = nullptr;
 };
 
 class TuningScope {
@@ -57,7 +64,7 @@ class TuningScope {
   // Saves now; the error (naming the file) when the disk refuses.
   Status save();
   // The file this scope reads and writes (empty without a cache path).
-  const std::filesystem::path& cache_file() const { return file_; }
+  const std::filesystem::path& cache_file() const;
 
   // Whether choose_one() may tune on this thread now.
   static bool tuning();
@@ -65,9 +72,8 @@ class TuningScope {
  private:
   std::optional<bool> outer_tuning_;
   std::set<std::string, std::less<>> outer_skip_;
-  TacticTuner* tuner_ = nullptr;
-  std::filesystem::path file_;
-  std::unique_ptr<TuningCache> cache_;
+  TuningCache* outer_cache_ = nullptr;
+  std::unique_ptr<TuningFile> file_;
 };
 
 class SkipScope {
