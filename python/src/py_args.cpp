@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "kiln/core/error.hpp"
+#include "py_gil.hpp"
 
 namespace nb = nanobind;
 
@@ -85,7 +86,8 @@ struct Tensor {
 
 std::optional<Tensor> as_tensor(nb::handle obj) {
   nb::ndarray<nb::ro> arr;
-  if (!nb::try_cast(obj, arr, false)) return std::nullopt;
+  // The export (__dlpack__) is Python code that may let the GIL go.
+  if (!calling_python([&] { return nb::try_cast(obj, arr, false); })) return std::nullopt;
   Tensor t;
   t.data = const_cast<void*>(arr.data());
   t.dtype = dtype_of(arr.dtype());

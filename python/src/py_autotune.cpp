@@ -137,7 +137,7 @@ struct Hooks {
     auto eval = [&](const nb::object& f, const char* what) -> nb::object {
       if (!PyCallable_Check(f.ptr())) return f;
       try {
-        return f(meta);
+        return calling_python([&] { return f(meta); });
       } catch (nb::python_error& e) {
         if (is_interrupt(e)) throw;  // the caller (the launch rule's wrapper) decides
         throw hook_error(what, e, nullptr);
@@ -178,7 +178,13 @@ class Autotuned {
  public:
   explicit Autotuned(nb::dict spec) { init(spec); }
 
+  // Hooks run on this thread (grid(meta), early_config_prune): see
+  // calling_python.
   nb::object call(nb::args args, nb::kwargs kwargs) {
+    return calling_python([&] { return call_here(args, kwargs); });
+  }
+
+  nb::object call_here(nb::args args, nb::kwargs kwargs) {
     refuse_reentry();
     nb::handle stream = nb::none();
     if (kwargs.size()) {
@@ -348,7 +354,7 @@ class Autotuned {
         for (const auto& [k, v] : c.values()) kw[k.c_str()] = from_value(v);
         nb::object verdict;
         try {
-          verdict = nb::handle(f)(kw);
+          verdict = calling_python([&] { return nb::handle(f)(kw); });
         } catch (nb::python_error& e) {
           throw hook_error("a constraint", e, hooks->pending.get());
         }
@@ -438,7 +444,8 @@ class Autotuned {
         nb::dict kw;
         for (auto [k, v] : h->named) kw[k] = v;
         for (const auto& [k, v] : c.values()) kw[k.c_str()] = from_value(v);
-        nb::object r = nb::steal(PyObject_Call(h->perf_model.ptr(), nb::tuple().ptr(), kw.ptr()));
+        nb::object r = nb::steal(calling_python(
+            [&] { return PyObject_Call(h->perf_model.ptr(), nb::tuple().ptr(), kw.ptr()); }));
         if (!r.is_valid()) {
           nb::python_error e;
           throw hook_error("perf_model", e, h->pending.get());
@@ -495,7 +502,7 @@ class Autotuned {
         try {
           nb::list views;
           for (const Arg& a : args) views.append(arg_view(a));
-          h->reference(*nb::tuple(views));
+          calling_python([&] { return h->reference(*nb::tuple(views)); });
         } catch (nb::python_error& e) {
           return hook_error("reference", e, h->pending.get()).info();
         } catch (const Error& e) {
@@ -600,7 +607,7 @@ class Autotuned {
       for (const Config& c : kernel_.tmpl.space.enumerate()) configs.append(hooks_.py_config(c));
       nb::object kept;
       try {
-        kept = hooks_.early_config_prune(configs, named);
+        kept = calling_python([&] { return hooks_.early_config_prune(configs, named); });
       } catch (nb::python_error& e) {
         throw hook_error("early_config_prune", e, nullptr);  // this thread: an interrupt as itself
       }

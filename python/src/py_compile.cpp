@@ -60,8 +60,15 @@ class CompiledKernel {
     load();
   }
 
+  // A DLPack export, a stream's __cuda_stream__ run on this thread: see
+  // calling_python.
   void call(nb::args args, nb::handle grid, nb::handle block, nb::handle shared_bytes,
             nb::handle stream) {
+    calling_python([&] { call_here(args, grid, block, shared_bytes, stream); });
+  }
+
+  void call_here(nb::args args, nb::handle grid, nb::handle block, nb::handle shared_bytes,
+                 nb::handle stream) {
     if (pid_ != ::getpid()) {  // a forked child: this process's runtime, loaded again
       GilRelease release;
       rt_ = runtime(kind_);

@@ -79,7 +79,8 @@ class PyRunner final : public TunableRunner {
   std::vector<int> tactics(const ArgList& in) override {
     GilAcquire gil;
     try {
-      nb::object r = runner_.attr("get_valid_tactics")(views(in), shapes(in));
+      nb::object r =
+          calling_python([&] { return runner_.attr("get_valid_tactics")(views(in), shapes(in)); });
       std::vector<int> out;
       for (auto t : r) {
         int tactic = 0;
@@ -105,8 +106,10 @@ class PyRunner final : public TunableRunner {
   Status run(const ArgList& in, int tactic) override {
     GilAcquire gil;
     try {
-      runner_.attr("forward")(views(in), nb::arg("tactic") = tactic,
-                              nb::arg("do_preparation") = false);
+      calling_python([&] {
+        return runner_.attr("forward")(views(in), nb::arg("tactic") = tactic,
+                                       nb::arg("do_preparation") = false);
+      });
     } catch (nb::python_error& e) {
       return python_failure(id().text(), "forward", e);
     }
@@ -118,7 +121,10 @@ class PyRunner final : public TunableRunner {
     try {
       nb::list v = views(in);
       for (int t : tactics) {
-        runner_.attr("forward")(v, nb::arg("tactic") = t, nb::arg("do_preparation") = true);
+        calling_python([&] {
+          return runner_.attr("forward")(v, nb::arg("tactic") = t,
+                                         nb::arg("do_preparation") = true);
+        });
       }
     } catch (nb::python_error& e) {
       return python_failure(id().text(), "forward(do_preparation=True)", e);
@@ -205,7 +211,7 @@ std::int64_t call_sized(PyObject* f, const Arg& arg, const std::string& what,
                         const std::string& given) {
   GilAcquire gil;
   try {
-    return size_of(nb::handle(f)(arg), what.c_str());
+    return size_of(calling_python([&] { return nb::handle(f)(arg); }), what.c_str());
   } catch (nb::python_error& e) {
     if (is_interrupt(e)) throw;
     throw Error(ErrorCode::kInvalidArgument, what + " raised " + describe_exception(e) + " for " +
@@ -349,6 +355,26 @@ class Scope {
   std::unique_ptr<SkipScope> skip_;
 };
 
+// choose_one on this thread (the bound _choose_one).
+nb::tuple choose_here(const std::string& op, nb::list runners, nb::handle inputs,
+                      const Spec& spec) {
+  std::vector<TunableRunner*> native;
+  for (auto r : runners) native.push_back(native_runner(r));
+  if (native.empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "choose_one(\"" + op + "\") got no runners: give at least one");
+  }
+  ArgList in = framework_inputs(inputs);
+  Choice c;
+  try {
+    GilRelease release;
+    c = framework().tuner->choose_one(op, native, in, spec.spec());
+  } catch (const Interrupted&) {
+    throw nb::python_error();  // the KeyboardInterrupt a runner raised
+  }
+  return nb::make_tuple(runners[c.runner_index], c.tactic, choice_source_name(c.source));
+}
+
 }  // namespace
 
 void register_framework(nb::module_& m) {
@@ -366,21 +392,8 @@ void register_framework(nb::module_& m) {
   m.def(
       "_choose_one",
       [](const std::string& op, nb::list runners, nb::handle inputs, const Spec& spec) {
-        std::vector<TunableRunner*> native;
-        for (auto r : runners) native.push_back(native_runner(r));
-        if (native.empty()) {
-          throw Error(ErrorCode::kInvalidArgument,
-                      "choose_one(\"" + op + "\") got no runners: give at least one");
-        }
-        ArgList in = framework_inputs(inputs);
-        Choice c;
-        try {
-          GilRelease release;
-          c = framework().tuner->choose_one(op, native, in, spec.spec());
-        } catch (const Interrupted&) {
-          throw nb::python_error();  // the KeyboardInterrupt a runner raised
-        }
-        return nb::make_tuple(runners[c.runner_index], c.tactic, choice_source_name(c.source));
+        // Runners run on this thread: see calling_python.
+        return calling_python([&] { return choose_here(op, runners, inputs, spec); });
       },
       nb::arg("op"), nb::arg("runners"), nb::arg("inputs"), nb::arg("spec"));
 

@@ -34,6 +34,7 @@ void after_fork_in_child() {
   g_generation.fetch_add(1);
   new (&g_mutex) std::mutex();
   g_runtimes = nullptr;  // the parent's map is leaked on purpose
+  released_reset_in_child();
 }
 
 std::map<BackendKind, std::shared_ptr<Runtime>>& runtimes() {
@@ -87,7 +88,10 @@ void raise(const ErrorInfo& info) {
 
 void register_runtime(nb::module_& m) {
   static std::once_flag once;
-  std::call_once(once, [] { ::pthread_atfork(nullptr, nullptr, after_fork_in_child); });
+  std::call_once(once, [] {
+    ::pthread_atfork(nullptr, nullptr, after_fork_in_child);
+    end_early_at_exit();
+  });
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);

@@ -3,6 +3,8 @@ forked child starts from its own Kiln."""
 
 import multiprocessing as mp
 import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -110,9 +112,6 @@ def test_forked_child_after_the_parent_tuned():
 # launching a compiled kernel in a loop. Python 3.11 ends such a thread
 # with pthread_exit when it takes the GIL back during finalization, and the
 # unwind through Kiln's noexcept frames aborted the process (exit 134).
-# (A daemon thread inside a tuning run can still crash at exit, about one
-# run in five: Python code run inside the call, a hook or a DLPack export,
-# re-takes the GIL outside these guards; see docs/python.md.)
 def test_the_interpreter_exits_cleanly_with_daemon_threads_inside_kiln(tmp_path):
     out = run_python(f"""
 import threading, time
@@ -129,3 +128,42 @@ time.sleep(0.5)
 print("exiting")
 """, str(tmp_path / "cache"), timeout=120)
     assert "exiting" in out
+
+
+# The interpreter exits while a daemon thread is inside a tuning run whose
+# launch rule sleeps: the rule runs on the tuner's threads and on the
+# calling thread, and time.sleep lets the GIL go and takes it back inside
+# Python's own code, whose unwind at exit met nanobind's catch (...)
+# (SIGSEGV). Exiting earlier, while the thread still opened Kiln's runtime
+# without the GIL, exit() destroyed statics under it (SIGSEGV in
+# find_backend). Each is a race, so the exit comes at several points, and
+# the exit status given to sys.exit is kept.
+def test_the_interpreter_exits_cleanly_with_a_daemon_thread_tuning(tmp_path):
+    code = f"""
+import sys, threading, time
+import numpy as np, kiln
+SAXPY = {SAXPY!r}
+def slow_grid(m):
+    time.sleep(0.05)
+    return (kiln.cdiv(m["n"], m["BLOCK"]),)
+k = kiln.Kernel(SAXPY, entry="saxpy<{{BLOCK}}>", backend="cpu", name="daemon_tune",
+                signature=["a: f32", "x: f32*", "y: f32*", "n: i32"], grid=slow_grid)
+tuned = kiln.autotune(configs=[kiln.Config(BLOCK=b) for b in (64, 128, 256, 512)],
+                      key=["n"], restore_value=["y"])(k)
+x = np.ones(5000, np.float32)
+def tune_forever():
+    n = 5000
+    while True:
+        tuned(2.0, x[:n], np.zeros(n, np.float32), n)
+        n -= 1
+threading.Thread(target=tune_forever, daemon=True).start()
+time.sleep(float(sys.argv[1]))
+print("exiting", flush=True)
+sys.exit(int(sys.argv[2]))
+"""
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
+    for exit_after in (0.02, 0.05, 0.1, 0.2, 0.3, 0.5) * 2:
+        status = 3 if exit_after == 0.3 else 0
+        r = subprocess.run([sys.executable, "-c", code, str(exit_after), str(status)], env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert (r.returncode, r.stdout) == (status, "exiting\n"), (exit_after, r.stderr)
