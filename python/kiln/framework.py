@@ -6,6 +6,7 @@ the call's profile (dtype and bucketed shape of every tensor input)."""
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from contextlib import contextmanager
 
 from . import _kiln
@@ -78,7 +79,13 @@ def power_of_two_buckets(lo: int, hi: int) -> tuple:
     return tuple(out)
 
 
-_specs: dict = {}
+# Built specs, newest last, at most _SPECS_KEPT. The key holds the
+# callables themselves (a map, a constraint), not their id(): an id is
+# reused once its object dies, and would alias a new callable to an old
+# spec. Bounded, so that a caller making a fresh lambda per call keeps
+# neither the lambdas nor their specs alive for the process's life.
+_SPECS_KEPT = 256
+_specs: OrderedDict = OrderedDict()
 _specs_lock = threading.Lock()
 
 
@@ -95,20 +102,37 @@ def _spec(dynamic: Sequence[DynamicDim], constraints: Sequence, max_bucket: int)
             raise ConfigError(f"constraints= holds {c!r}: each is (input, dim, f(profile) -> size)",
                               code="invalid_argument")
     key = (
-        tuple((d.input, d.dim, d.buckets, id(d.map)) for d in dynamic),
-        tuple((c[0], c[1], id(c[2])) for c in constraints),
+        tuple((d.input, d.dim, d.buckets, _Same(d.map)) for d in dynamic),
+        tuple((c[0], c[1], _Same(c[2])) for c in constraints),
         max_bucket,
     )
-    spec = _specs.get(key)
-    if spec is None:
-        with _specs_lock:
-            spec = _specs.get(key)
-            if spec is None:
-                spec = _kiln._Spec(list(dynamic), [tuple(c) for c in constraints], int(max_bucket))
-                # Keep the callables the key names by id alive with the spec.
-                _specs[key] = spec
-                spec._keep = (tuple(dynamic), tuple(constraints))
+    with _specs_lock:
+        spec = _specs.get(key)
+        if spec is not None:
+            _specs.move_to_end(key)
+            return spec
+    spec = _kiln._Spec(list(dynamic), [tuple(c) for c in constraints], int(max_bucket))
+    with _specs_lock:
+        _specs[key] = spec
+        while len(_specs) > _SPECS_KEPT:
+            _specs.popitem(last=False)
     return spec
+
+
+class _Same:
+    """A callable in a spec's key: equal only to itself (by identity, as
+    the spec calls it), hashable even when the callable is not."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Same) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
 
 
 def choose_one(op: str, runners: Sequence[Runner], inputs: Sequence, *,

@@ -8,7 +8,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <map>
 #include <mutex>
 
 #include "kiln/cache/tuning_cache.hpp"
@@ -139,7 +138,6 @@ class PyRunner final : public TunableRunner {
 struct Framework {
   std::unique_ptr<TuningCache> cache;
   std::unique_ptr<TacticTuner> tuner;
-  std::map<PyObject*, std::unique_ptr<PyRunner>> runners;  // keeps each Python runner alive
 };
 
 Framework& framework() {
@@ -154,9 +152,10 @@ Framework& framework() {
   return *f;
 }
 
-PyRunner* native_runner(nb::handle runner) {
-  auto& runners = framework().runners;
-  if (auto it = runners.find(runner.ptr()); it != runners.end()) return it->second.get();
+// A runner for one call: nothing outlives it, so a runner the caller drops
+// is freed (the tuner keys its decisions on names and versions, not
+// objects).
+std::unique_ptr<PyRunner> native_runner(nb::handle runner) {
   if (!nb::hasattr(runner, "get_valid_tactics") || !nb::hasattr(runner, "forward")) {
     throw Error(ErrorCode::kInvalidArgument,
                 std::string("choose_one got a ") + nb::inst_name(runner).c_str() +
@@ -172,10 +171,7 @@ PyRunner* native_runner(nb::handle runner) {
   const std::string name = nb::cast<std::string>(name_obj);
   // str() of the version: a version may be given as 2 or "2".
   const std::string version = nb::str(nb::handle(runner.attr("version"))).c_str();
-  auto r = std::make_unique<PyRunner>(nb::borrow(runner), name, version);
-  PyRunner* raw = r.get();
-  runners.emplace(runner.ptr(), std::move(r));
-  return raw;
+  return std::make_unique<PyRunner>(nb::borrow(runner), name, version);
 }
 
 // A size a user's callable returned (a DynamicDim map, a constraint): an
@@ -358,8 +354,9 @@ class Scope {
 // choose_one on this thread (the bound _choose_one).
 nb::tuple choose_here(const std::string& op, nb::list runners, nb::handle inputs,
                       const Spec& spec) {
+  std::vector<std::unique_ptr<PyRunner>> owned;
   std::vector<TunableRunner*> native;
-  for (auto r : runners) native.push_back(native_runner(r));
+  for (auto r : runners) native.push_back(owned.emplace_back(native_runner(r)).get());
   if (native.empty()) {
     throw Error(ErrorCode::kInvalidArgument,
                 "choose_one(\"" + op + "\") got no runners: give at least one");
