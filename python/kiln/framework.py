@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from . import _kiln
 
@@ -135,6 +136,13 @@ class _Same:
         return id(self.obj)
 
 
+# The innermost kiln.tuning() block of this thread or asyncio task (a
+# _kiln._Scope), or None. A contextvar, not a thread-local stack: tasks on
+# one thread enter and leave their blocks in any order, and each must see
+# only its own.
+_scope: ContextVar = ContextVar("kiln_tuning_scope", default=None)
+
+
 def choose_one(op: str, runners: Sequence[Runner], inputs: Sequence, *,
                dynamic: Sequence[DynamicDim] = (), constraints: Sequence = (),
                max_bucket: int = 0):
@@ -144,7 +152,7 @@ def choose_one(op: str, runners: Sequence[Runner], inputs: Sequence, *,
     fallback ``(runners[0], -1)``. ``constraints``: ``(input, dim,
     f(profile) -> size)`` for dims that follow from the dynamic ones."""
     runner, tactic, _source = _kiln._choose_one(
-        op, list(runners), list(inputs), _spec(dynamic, constraints, max_bucket))
+        op, list(runners), list(inputs), _spec(dynamic, constraints, max_bucket), _scope.get())
     return runner, tactic
 
 
@@ -153,15 +161,15 @@ def choose_one_source(op: str, runners: Sequence[Runner], inputs: Sequence, **kw
     "fallback" or "skipped"."""
     return _kiln._choose_one(op, list(runners), list(inputs),
                              _spec(kw.get("dynamic", ()), kw.get("constraints", ()),
-                                   kw.get("max_bucket", 0)))[2]
+                                   kw.get("max_bucket", 0)), _scope.get())[2]
 
 
 @contextmanager
 def tuning(tune: bool = True, *, skip_ops: Iterable[str] = (), cache: str | None = None,
            rank: int | None = None):
-    """Turns tuning on (or off) on this thread for the block. ``skip_ops``
-    take their fallback at once (nested scopes take the union; the outer
-    set returns at exit). ``cache``: a JSON file of decisions, one per rank
+    """Turns tuning on (or off) for the block, in this thread or asyncio
+    task only (a contextvar). ``skip_ops`` take their fallback at once
+    (nested scopes take the union; the outer set returns at exit). ``cache``: a JSON file of decisions, one per rank
     ("tuning.json" -> "tuning.rank3.json" for rank 3), loaded at entry and
     saved at exit."""
     if isinstance(skip_ops, str):  # one op, not its letters
@@ -172,11 +180,29 @@ def tuning(tune: bool = True, *, skip_ops: Iterable[str] = (), cache: str | None
         # or non-int rank would name a file no other run reads.
         raise ConfigError(f"rank={rank!r}: give this process's rank, an int from 0, or None",
                           code="invalid_argument")
-    scope = _kiln._Scope(bool(tune), sorted(set(skip_ops)), None if cache is None else str(cache), rank)
+    scope = _kiln._Scope(bool(tune), sorted(set(skip_ops)), None if cache is None else str(cache),
+                         rank, _scope.get())
+    token = _scope.set(scope)
     try:
         yield scope
     finally:
+        try:
+            _scope.reset(token)
+        except ValueError:  # left in another context than it was entered in
+            pass
         scope.close()
+
+
+def _tuning_on() -> bool:
+    """Whether this thread or task is inside a kiln.tuning(True) block."""
+    scope = _scope.get()
+    return scope is not None and scope.tune
+
+
+def _skipped_ops() -> list:
+    """The ops skipped here now, sorted."""
+    scope = _scope.get()
+    return [] if scope is None else scope.skipped
 
 
 def stats() -> dict:

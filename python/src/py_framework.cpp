@@ -9,6 +9,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <mutex>
+#include <set>
 
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/log.hpp"
@@ -16,6 +17,7 @@
 #include "kiln/framework/choose_one.hpp"
 #include "kiln/framework/dynamic_shapes.hpp"
 #include "kiln/framework/runner.hpp"
+#include "kiln/framework/tuning_file.hpp"
 #include "kiln/framework/tuning_scope.hpp"
 #include "py_args.hpp"
 #include "py_errors.hpp"
@@ -325,35 +327,54 @@ ArgList framework_inputs(nb::handle inputs) {
   return convert_args(params, {}, inputs, "choose_one").args;
 }
 
+// One kiln.tuning() block: its switch, its skip set (the outer block's and
+// its own) and the file its decisions go to (its own, else the outer
+// block's). framework.py keeps the innermost in a contextvar, so each
+// thread and each asyncio task sees its own blocks, left in any order;
+// choose_here applies it for the length of one call.
 class Scope {
  public:
   Scope(bool tune, std::vector<std::string> skip, std::optional<std::string> cache,
-        std::optional<int> rank) {
-    if (cache) {
-      TuningScopeOptions o;
-      o.tune = tune;
-      o.cache_path = *cache;
-      o.rank = rank;
-      tuning_ = std::make_unique<TuningScope>(*framework().tuner, o);
-    } else {
-      tuning_ = std::make_unique<TuningScope>(tune);
+        std::optional<int> rank, const Scope* outer)
+      : tune_(tune) {
+    if (outer) {
+      skip_ = outer->skip_;
+      file_ = outer->file_;
     }
-    if (!skip.empty()) skip_ = std::make_unique<SkipScope>(std::move(skip));
+    skip_.insert(skip.begin(), skip.end());
+    if (cache) {
+      file_ = std::make_shared<TuningFile>(*framework().tuner, *cache, rank);
+      owns_file_ = true;
+    }
   }
   void close() {
-    skip_.reset();  // inner first: the scopes restore in the reverse order
-    tuning_.reset();
+    if (owns_file_) file_->close();  // an inner block still holding it no longer records into it
   }
-  std::string file() const { return tuning_ ? tuning_->cache_file().string() : std::string(); }
+  std::string file() const { return owns_file_ ? file_->path().string() : std::string(); }
+  bool tune() const { return tune_; }
+  std::vector<std::string> skipped() const { return {skip_.begin(), skip_.end()}; }
+
+  TuningScopeOptions options() const {
+    TuningScopeOptions o;
+    o.tune = tune_;
+    o.skip = skipped();
+    o.borrowed_cache = file_ ? file_->cache() : nullptr;
+    return o;
+  }
 
  private:
-  std::unique_ptr<TuningScope> tuning_;
-  std::unique_ptr<SkipScope> skip_;
+  bool tune_;
+  std::set<std::string> skip_;
+  std::shared_ptr<TuningFile> file_;
+  bool owns_file_ = false;
 };
 
 // choose_one on this thread (the bound _choose_one).
-nb::tuple choose_here(const std::string& op, nb::list runners, nb::handle inputs,
-                      const Spec& spec) {
+nb::tuple choose_here(const std::string& op, nb::list runners, nb::handle inputs, const Spec& spec,
+                      const Scope* scope) {
+  // The caller's kiln.tuning() block, on this thread for this call only.
+  std::optional<TuningScope> in_scope;
+  if (scope) in_scope.emplace(*framework().tuner, scope->options());
   std::vector<std::unique_ptr<PyRunner>> owned;
   std::vector<TunableRunner*> native;
   for (auto r : runners) native.push_back(owned.emplace_back(native_runner(r)).get());
@@ -380,19 +401,24 @@ void register_framework(nb::module_& m) {
            nb::arg("max_bucket"));
 
   nb::class_<Scope>(m, "_Scope")
-      .def(nb::init<bool, std::vector<std::string>, std::optional<std::string>,
-                    std::optional<int>>(),
-           nb::arg("tune"), nb::arg("skip"), nb::arg("cache").none(), nb::arg("rank").none())
+      .def(nb::init<bool, std::vector<std::string>, std::optional<std::string>, std::optional<int>,
+                    const Scope*>(),
+           nb::arg("tune"), nb::arg("skip"), nb::arg("cache").none(), nb::arg("rank").none(),
+           nb::arg("outer").none())
       .def("close", &Scope::close)
-      .def_prop_ro("file", &Scope::file);
+      .def_prop_ro("file", &Scope::file)
+      .def_prop_ro("tune", &Scope::tune)
+      .def_prop_ro("skipped", &Scope::skipped);
 
   m.def(
       "_choose_one",
-      [](const std::string& op, nb::list runners, nb::handle inputs, const Spec& spec) {
+      [](const std::string& op, nb::list runners, nb::handle inputs, const Spec& spec,
+         const Scope* scope) {
         // Runners run on this thread: see calling_python.
-        return calling_python([&] { return choose_here(op, runners, inputs, spec); });
+        return calling_python([&] { return choose_here(op, runners, inputs, spec, scope); });
       },
-      nb::arg("op"), nb::arg("runners"), nb::arg("inputs"), nb::arg("spec"));
+      nb::arg("op"), nb::arg("runners"), nb::arg("inputs"), nb::arg("spec"),
+      nb::arg("scope").none());
 
   m.def("_framework_stats", [] {
     const TacticStats s = framework().tuner->stats();
@@ -407,8 +433,6 @@ void register_framework(nb::module_& m) {
     return d;
   });
   m.def("_framework_clear_memory", [] { framework().tuner->clear_memory(); });
-  m.def("_skipped_ops", [] { return SkipScope::current(); });
-  m.def("_tuning_on", [] { return TuningScope::tuning(); });
 }
 
 }  // namespace kiln::py

@@ -57,17 +57,17 @@ def test_skip_scopes_nest_and_restore_per_thread():
     x = np.ones((4, 4), dtype=np.float32)
     with kiln.tuning(skip_ops={"a"}):
         with kiln.tuning(skip_ops={"b"}):
-            assert set(kiln._kiln._skipped_ops()) == {"a", "b"}
+            assert set(kiln.framework._skipped_ops()) == {"a", "b"}
             seen = []
-            t = threading.Thread(target=lambda: seen.append(kiln._kiln._skipped_ops()))
+            t = threading.Thread(target=lambda: seen.append(kiln.framework._skipped_ops()))
             t.start()
             t.join()
             assert seen == [[]]  # another thread's scopes never leak in
             assert kiln.choose_one("a", [r], [x, np.zeros_like(x)]) == (r, -1)
             assert kiln.framework.choose_one_source("b", [r], [x, np.zeros_like(x)]) == "skipped"
-        assert kiln._kiln._skipped_ops() == ["a"]
-    assert kiln._kiln._skipped_ops() == []
-    assert not kiln._kiln._tuning_on()
+        assert kiln.framework._skipped_ops() == ["a"]
+    assert kiln.framework._skipped_ops() == []
+    assert not kiln.framework._tuning_on()
 
 
 def test_tuning_cache_file_serves_a_new_process(tmp_path):
