@@ -51,7 +51,8 @@ Reply convert(const redisReply* r) {
 }
 
 // A server error reply in words: the server's own text, with the fix for
-// the ones a user meets.
+// the ones a user meets. kCorrupt when one key is at fault (WRONGTYPE),
+// else a failure of the server or the login.
 ErrorInfo server_error(const std::string& text, const std::string& where) {
   std::string message = "the remote cache " + where + " answered \"" + text + "\"";
   ErrorCode code = ErrorCode::kIo;
@@ -62,6 +63,13 @@ ErrorInfo server_error(const std::string& text, const std::string& where) {
         ": the password is wrong or missing; set it in KILN_REMOTE_CACHE "
         "(redis://:password@host) or KILN_REMOTE_CACHE_PASSWORD_FILE";
     code = ErrorCode::kInvalidArgument;
+  } else if (text.rfind("WRONGTYPE", 0) == 0) {
+    // One key's value, not the server: kCorrupt, like a damaged value, so
+    // the tier refuses that entry and stays on.
+    message +=
+        ": the key holds a list, hash, set or other value that is not a string, which Kiln "
+        "never writes";
+    code = ErrorCode::kCorrupt;
   } else if (text.rfind("OOM", 0) == 0) {
     message +=
         ": the server is full (maxmemory with noeviction); raise maxmemory or "

@@ -388,12 +388,26 @@ Result<std::vector<RemoteCache::Listed>> RemoteCache::list(bool verify) {
       if (!key) continue;  // not a Kiln key (another tool under the same prefix)
       item.kind = static_cast<RemoteKind>(item.raw_key[0]);
       item.key = *key;
-      {
+      Result<remote::Reply> size = [&] {
         std::lock_guard<std::mutex> lock(impl_->read_mutex);
-        Result<remote::Reply> size = impl_->reader.run({"STRLEN", element.text});
-        if (!size) return size.error();
-        item.bytes = static_cast<std::uint64_t>(size->integer);
+        return impl_->reader.run({"STRLEN", element.text});
+      }();
+      if (!size && size.error().code == ErrorCode::kCorrupt) {
+        // A key Kiln did not write (WRONGTYPE): broken for verify, left
+        // out of ls and stats with one warning naming it.
+        const std::string problem =
+            size.error().message + "; remove it: redis-cli DEL " + element.text;
+        if (!verify) {
+          log_once(LogLevel::kWarn, "remote-cache-list-skipped",
+                   "remote key " + element.text + " is skipped: " + problem);
+          continue;
+        }
+        item.problem = problem;
+        out.push_back(std::move(item));
+        continue;
       }
+      if (!size) return size.error();
+      item.bytes = static_cast<std::uint64_t>(size->integer);
       if (verify) {
         Result<std::string> entry = fetch(item.kind, item.key);
         if (!entry) {
