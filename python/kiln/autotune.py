@@ -62,6 +62,7 @@ def autotune(
     deadline_s     seconds a config's benchmark may take before it is
                    abandoned as hung (default 10)
     """
+    key_given = key
     if configs is None and space is None:
         raise ConfigError(
             "autotune needs configs=[kiln.Config(...), ...] or space={name: [values]}",
@@ -74,6 +75,14 @@ def autotune(
         )
     if isinstance(key, str):
         key = [key]
+    try:
+        key = list(key)
+    except TypeError:
+        key = None
+    if key is None or not all(isinstance(k, str) for k in key):
+        raise ConfigError(f"key={key_given!r}: give a list of argument names (their values "
+                          "select a decision), or key=[] for one decision for every call",
+                          code="invalid_argument")
     for what, names in (("reset_to_zero", reset_to_zero), ("restore_value", restore_value),
                         ("outputs", outputs)):
         if isinstance(names, str):

@@ -84,6 +84,22 @@ struct Tensor {
   std::string dtype_text;
 };
 
+// A DLPack dtype as numpy names it ("uint16", "float8x4" for 4 lanes).
+std::string dlpack_dtype_name(nb::dlpack::dtype dt) {
+  using C = nb::dlpack::dtype_code;
+  const auto code = static_cast<C>(dt.code);
+  std::string name = code == C::Int       ? "int"
+                     : code == C::UInt    ? "uint"
+                     : code == C::Float   ? "float"
+                     : code == C::Bfloat  ? "bfloat"
+                     : code == C::Complex ? "complex"
+                     : code == C::Bool    ? "bool"
+                                          : "dlpack code " + std::to_string(dt.code) + " of ";
+  name += std::to_string(dt.bits);
+  if (dt.lanes != 1) name += "x" + std::to_string(dt.lanes);
+  return name;
+}
+
 std::optional<Tensor> as_tensor(nb::handle obj) {
   nb::ndarray<nb::ro> arr;
   // The export (__dlpack__) is Python code that may let the GIL go.
@@ -91,8 +107,7 @@ std::optional<Tensor> as_tensor(nb::handle obj) {
   Tensor t;
   t.data = const_cast<void*>(arr.data());
   t.dtype = dtype_of(arr.dtype());
-  t.dtype_text = "code " + std::to_string(arr.dtype().code) + " bits " +
-                 std::to_string(arr.dtype().bits) + " lanes " + std::to_string(arr.dtype().lanes);
+  t.dtype_text = dlpack_dtype_name(arr.dtype());
   t.info.dtype = t.dtype.value_or(DType::kU8);
   t.info.shape.resize(arr.ndim());
   t.info.strides.resize(arr.ndim());
@@ -398,7 +413,10 @@ KernelArgs infer_and_pack(nb::handle args, const char* kernel) {
   for (std::size_t i = 0; i < n; ++i) {
     nb::handle obj = args[i];
     const std::string type_name = Py_TYPE(obj.ptr())->tp_name;
-    if (type_name.rfind("numpy.", 0) == 0 && type_name != "numpy.ndarray") {
+    // NOTES: numpy's other objects (an np.dtype) have no dtype and item;
+    // they reach the error below.
+    if (type_name.rfind("numpy.", 0) == 0 && type_name != "numpy.ndarray" &&
+        nb::hasattr(obj, "dtype") && nb::hasattr(obj, "item")) {
       // A numpy scalar (np.float64 is also a float, np.int64 maybe an int):
       // its own width, checked before the Python types.
       // NOTES: nb::str(obj.attr(...)) would check that the attribute *is* a

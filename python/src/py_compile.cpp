@@ -62,9 +62,29 @@ class CompiledKernel {
 
   // A DLPack export, a stream's __cuda_stream__ run on this thread: see
   // calling_python.
-  void call(nb::args args, nb::handle grid, nb::handle block, nb::handle shared_bytes,
-            nb::handle stream) {
-    calling_python([&] { call_here(args, grid, block, shared_bytes, stream); });
+  void call(nb::args args, nb::kwargs kwargs) {
+    calling_python([&] {
+      nb::object grid = nb::int_(1), block = nb::int_(1), shared_bytes = nb::int_(0),
+                 stream = nb::none();
+      const std::pair<const char*, nb::object*> keywords[] = {
+          {"grid", &grid}, {"block", &block}, {"shared_bytes", &shared_bytes}, {"stream", &stream}};
+      for (auto [k, v] : kwargs) {
+        const std::string name = nb::cast<std::string>(nb::str(k));
+        bool known = false;
+        for (auto& [kw, slot] : keywords) {
+          if (name != kw) continue;
+          *slot = nb::borrow(v);
+          known = true;
+        }
+        if (!known) {
+          throw Error(ErrorCode::kInvalidArgument,
+                      kernel_.tmpl.name + " got the keyword argument '" + name +
+                          "': a kernel's arguments are positional, in signature order; the "
+                          "keywords are grid=, block=, shared_bytes= and stream=");
+        }
+      }
+      call_here(args, grid, block, shared_bytes, stream);
+    });
   }
 
   void call_here(nb::args args, nb::handle grid, nb::handle block, nb::handle shared_bytes,
@@ -126,9 +146,7 @@ void register_compile(nb::module_& m) {
   nb::class_<CompiledKernel>(m, "CompiledKernel",
                              "A compiled kernel, launched by calling it: "
                              "kernel(*args, grid=, block=, shared_bytes=, stream=).")
-      .def("__call__", &CompiledKernel::call, nb::arg("args"), nb::kw_only(),
-           nb::arg("grid") = nb::int_(1), nb::arg("block") = nb::int_(1),
-           nb::arg("shared_bytes") = 0, nb::arg("stream") = nb::none())
+      .def("__call__", &CompiledKernel::call, nb::arg("args"), nb::arg("kwargs"))
       .def_prop_ro("name", &CompiledKernel::name)
       .def_prop_ro("entry", &CompiledKernel::entry)
       .def_prop_ro("backend", &CompiledKernel::backend)

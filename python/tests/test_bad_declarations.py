@@ -34,6 +34,13 @@ def test_autotune_options_are_checked(option, value, message):
         kiln.autotune(configs=[kiln.Config(BLOCK=256)], key=["n"], **{option: value})
 
 
+# key=None was list(None): a bare TypeError.
+@pytest.mark.parametrize("key", [None, 3, ["n", 1]])
+def test_autotune_key_must_be_names(key):
+    with pytest.raises(kiln.ConfigError, match=r"key=.*: give a list of argument names"):
+        kiln.autotune(configs=[kiln.Config(BLOCK=256)], key=key)
+
+
 @pytest.mark.parametrize("field, value, message", [
     ("entry", None, "entry is None"),
     ("headers", {"a.h": 1}, r"headers\['a.h'\]"),

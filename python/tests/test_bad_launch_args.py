@@ -97,3 +97,27 @@ def test_a_read_only_array_where_kiln_writes_is_refused(role):
         tuned(2.0, x, y2, 1000)
     if role == "restore_value":
         np.testing.assert_allclose(y2, 2.0)
+
+
+# A dtype object among the arguments read .dtype off it: a bare
+# AttributeError.
+def test_a_dtype_among_the_arguments_is_named(scale):
+    x = np.arange(4, dtype=np.float32)
+    with pytest.raises(kiln.ConfigError, match="argument 2 is a"):
+        scale(x, np.zeros_like(x), np.dtype("float32"), 4)
+
+
+# A keyword argument gave nanobind's dump of the binding's signature.
+def test_a_keyword_argument_is_named(scale):
+    x = np.arange(4, dtype=np.float32)
+    with pytest.raises(kiln.ConfigError, match="keyword argument 'n'.*positional"):
+        scale(x, np.zeros_like(x), 3.0, n=4)
+    y = np.zeros_like(x)
+    scale(x, y, 3.0, 4, grid=1, block=1, shared_bytes=0, stream=None)  # the launch keywords
+    assert (y == 3 * x).all()
+
+
+# A tensor's dtype is named as numpy names it ("code 1 bits 16" before).
+def test_a_tensor_dtype_is_named_as_numpy_names_it(scale_ptr):
+    with pytest.raises(kiln.ArgumentError, match="dtype is uint16"):
+        scale_ptr(np.zeros(4, np.uint16), np.zeros(4, np.float32), 1.0, 4)
