@@ -106,13 +106,14 @@ TEST(RemoteSlowReply, AValueOverTheLimitIsRefusedUnreadAndTheTierStaysOn) {
   const std::string name = config->prefix + "t:" + key.hex();
   // A 200 MB string, made by the server itself in a moment.
   ASSERT_EQ(server.cli("SETRANGE " + name + " 199999999 x").out, "200000000\n");
-  Result<std::string> read = tier.fetch(RemoteKind::kRecord, key);
-  ASSERT_FALSE(read.ok());
-  EXPECT_EQ(read.error().code, ErrorCode::kCorrupt) << read.error().message;
-  EXPECT_NE(read.error().message.find("200000000 bytes, too large"), std::string::npos)
-      << read.error().message;
-  EXPECT_NE(read.error().message.find(std::to_string(remote::kMaxValueBytes)), std::string::npos)
-      << read.error().message;
+  Result<std::string> oversized = tier.fetch(RemoteKind::kRecord, key);
+  ASSERT_FALSE(oversized.ok());
+  EXPECT_EQ(oversized.error().code, ErrorCode::kCorrupt) << oversized.error().message;
+  EXPECT_NE(oversized.error().message.find("200000000 bytes, too large"), std::string::npos)
+      << oversized.error().message;
+  EXPECT_NE(oversized.error().message.find(std::to_string(remote::kMaxValueBytes)),
+            std::string::npos)
+      << oversized.error().message;
   // A problem of one entry, not of the server: the next lookup is tried.
   EXPECT_EQ(tier.state().find("standing aside"), std::string::npos) << tier.state();
   EXPECT_EQ(tier.fetch(RemoteKind::kRecord, hash128(std::string("absent"))).error().code,

@@ -82,7 +82,7 @@ ErrorInfo server_error(const std::string& text, const std::string& where) {
 
 // Sets the socket's send and receive timeouts to what is left until
 // `deadline`; false when nothing is left. Never 0, which means "no timeout".
-bool arm(int fd, std::chrono::steady_clock::time_point deadline) {
+bool arm_socket_deadline(int fd, std::chrono::steady_clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
   if (left.count() <= 0) return false;
@@ -201,14 +201,14 @@ Result<Reply> Connection::run(const std::vector<std::string>& args) {
       REDIS_OK)
     return failed(args[0]);
   for (int done = 0; !done;) {
-    if (!arm(context->fd, deadline)) return timed_out(args[0]);
+    if (!arm_socket_deadline(context->fd, deadline)) return timed_out(args[0]);
     if (redisBufferWrite(context, &done) != REDIS_OK) return failed(args[0]);
   }
   void* raw = nullptr;
   for (;;) {
     if (redisGetReplyFromReader(context, &raw) != REDIS_OK) return failed(args[0]);
     if (raw) break;
-    if (!arm(context->fd, deadline)) return timed_out(args[0]);
+    if (!arm_socket_deadline(context->fd, deadline)) return timed_out(args[0]);
     if (redisBufferRead(context) != REDIS_OK) return failed(args[0]);
     if (const std::size_t size = announced_size(*context->reader); size > kMaxValueBytes) {
       handle_.reset();  // the rest of the reply is never read

@@ -47,14 +47,14 @@ ErrorInfo bad_url(const std::string& url, const std::string& what) {
 // a directory is refused unread, like anything over 4 KiB.
 Result<std::string> read_secret(const char* variable, const std::string& path) {
   const std::string what = std::string("file named by ") + variable;
-  Result<std::string> read = internal::read_input_file(path, what, 4096);
-  if (!read) {
-    ErrorInfo error = read.error();
+  Result<std::string> contents = internal::read_input_file(path, what, 4096);
+  if (!contents) {
+    ErrorInfo error = contents.error();
     error.message += " (it must be a regular file holding only the secret; or unset " +
                      std::string(variable) + ")";
     return error;
   }
-  std::string value = std::move(*read);
+  std::string value = std::move(*contents);
   while (!value.empty() && (value.back() == '\n' || value.back() == '\r')) value.pop_back();
   if (value.empty())
     return make_error(ErrorCode::kInvalidArgument,
