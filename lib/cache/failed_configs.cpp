@@ -18,7 +18,7 @@ namespace {
 // A failure file lists configs of one problem: a few KiB, never near this.
 constexpr std::uint64_t kMaxFailureFileBytes = 16ull << 20;
 
-// The configs in `path`, by Config::to_string; an unreadable file is an
+// The configs in `path`, by Config::key(); an unreadable file is an
 // error value (the caller logs it and measures the configs again).
 Result<std::map<std::string, FailedConfig>> read_failures(const std::filesystem::path& path) {
   auto text = cache::read_checked_file(path, {"a failed-configs file", kMaxFailureFileBytes});
@@ -42,7 +42,7 @@ Result<std::map<std::string, FailedConfig>> read_failures(const std::filesystem:
     for (const auto& f : json.at("failed")) {
       FailedConfig c{Config::from_json(f.at("config")), f.at("outcome").get<std::string>(),
                      f.value("reason", std::string())};
-      out[c.config.to_string()] = std::move(c);
+      out[c.config.key()] = std::move(c);
     }
   } catch (const std::exception& e) {
     return bad(std::string("malformed entry: ") + e.what());
@@ -122,7 +122,7 @@ Status FailedConfigs::remember(const FailureKey& key, const std::vector<FailedCo
   if (!lock.ok()) return lock.error();
   std::map<std::string, FailedConfig> all;
   if (auto old = read_failures(path); old.ok()) all = std::move(*old);
-  for (const auto& f : failed) all[f.config.to_string()] = f;
+  for (const auto& f : failed) all[f.config.key()] = f;
   return cache::atomic_write(path, failures_json(key, all).dump(1));
 }
 

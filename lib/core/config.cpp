@@ -1,5 +1,7 @@
 #include "kiln/core/config.hpp"
 
+#include <charconv>
+
 #include <nlohmann/json.hpp>
 
 #include "kiln/core/error.hpp"
@@ -88,6 +90,44 @@ std::string Config::to_string() const {
     out += name;
     out += '=';
     out += value_text(value);
+  }
+  return out;
+}
+
+namespace {
+
+// A string value that value_text() of an int or bool would also give.
+bool reads_as_other_type(const std::string& text) {
+  if (text == "true" || text == "false") return true;
+  std::int64_t n = 0;
+  const char* end = text.data() + text.size();
+  auto [at, ec] = std::from_chars(text.data(), end, n);
+  return ec == std::errc() && at == end && std::to_string(n) == text;
+}
+
+void append_escaped(std::string& out, std::string_view text) {
+  for (char c : text) {
+    if (c == '\\' || c == ',' || c == '=' || c == '"') out += '\\';
+    out += c;
+  }
+}
+
+}  // namespace
+
+std::string Config::key() const {
+  std::string out;
+  for (const auto& [name, value] : values_) {
+    if (!out.empty()) out += ',';
+    append_escaped(out, name);
+    out += '=';
+    const auto* text = std::get_if<std::string>(&value);
+    if (!text) {
+      out += value_text(value);  // digits, '-', or true/false: nothing to escape
+    } else if (reads_as_other_type(*text)) {
+      out += '"' + *text + '"';
+    } else {
+      append_escaped(out, *text);
+    }
   }
   return out;
 }

@@ -290,7 +290,7 @@ Result<TuneResult> Autotuner::tune_now(const TuneCall& call, TuneResult result) 
   }
   save(call.kernel.tmpl.name, opt, result);
   // The winner's artifact is in the pipeline's output (compiled or cached).
-  auto made = out.artifacts.find(best.to_string());
+  auto made = out.artifacts.find(best.key());
   return served(serve(call, result, best, ResultSource::kTuned,
                       made != out.artifacts.end() ? &made->second : nullptr),
                 result);

@@ -14,7 +14,7 @@ std::vector<std::size_t> pick_finalists(const PipelineOutput& out, std::size_t c
   std::vector<std::size_t> ok;
   for (std::size_t i = 0; i < out.measurements.size(); ++i) {
     const Measurement& m = out.measurements[i];
-    if (m.ok() && out.artifacts.count(m.config.to_string())) ok.push_back(i);
+    if (m.ok() && out.artifacts.count(m.config.key())) ok.push_back(i);
   }
   std::sort(ok.begin(), ok.end(), [&](std::size_t a, std::size_t b) {
     const Measurement& x = out.measurements[a];
@@ -47,7 +47,7 @@ PipelineInputs round_inputs(const PipelineInputs& in, const PipelineOutput& out,
   r.trace = std::make_shared<TraceRecorder>();
   r.ready.clear();
   for (std::size_t i : chosen) {
-    const std::string text = out.measurements[i].config.to_string();
+    const std::string text = out.measurements[i].config.key();
     r.ready.emplace(text, out.artifacts.at(text));
   }
   return r;
@@ -90,7 +90,7 @@ void remeasure_finalists(PipelineOutput& out, const PipelineInputs& in, std::siz
   if (std::chrono::steady_clock::now() < in.deadline) {
     PipelineOutput o = run_pipeline(rounds_order, r);
     for (auto& m : o.measurements) {
-      const std::string text = m.config.to_string();
+      const std::string text = m.config.key();
       if (m.ok())
         timed[text].push_back(std::move(m));
       else if (m.outcome != Outcome::kCancelled)
@@ -100,7 +100,7 @@ void remeasure_finalists(PipelineOutput& out, const PipelineInputs& in, std::siz
 
   for (std::size_t i : chosen) {
     Measurement& m = out.measurements[i];
-    const std::string text = m.config.to_string();
+    const std::string text = m.config.key();
     const double compile_seconds = m.compile_seconds;
     if (auto failed = broke.find(text); failed != broke.end()) {
       m = failed->second;

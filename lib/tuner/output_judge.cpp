@@ -60,10 +60,10 @@ void OutputJudge::cluster_locked(const std::string& config, Outputs outputs) {
 
 void OutputJudge::observe(const Measurement& m, Outputs* outputs) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const std::string config = m.config.to_string();
+  const std::string config = m.config.key();
   if (m.config == default_ && state_ == State::kWaiting) {
     if (!m.ok() || !outputs) {
-      to_consensus_locked("the default config {" + config + "} gave no reference (" +
+      to_consensus_locked("the default config {" + m.config.to_string() + "} gave no reference (" +
                           short_reason(m) + ")");
       return;
     }
@@ -150,7 +150,7 @@ void apply_verdicts(const std::map<std::string, std::string>& wrong,
   if (wrong.empty()) return;
   for (auto& m : measurements) {
     if (!m.ok()) continue;
-    auto it = wrong.find(m.config.to_string());
+    auto it = wrong.find(m.config.key());
     if (it == wrong.end()) continue;
     m.outcome = Outcome::kWrongResult;
     m.error = make_error(outcome_error_code(Outcome::kWrongResult), it->second);

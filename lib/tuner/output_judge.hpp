@@ -31,7 +31,7 @@ class OutputJudge {
   // checked run when it ran (null when it failed before). Thread-safe.
   void observe(const Measurement& m, Outputs* outputs);
 
-  // Configs known to be wrong so far: config text -> the evidence.
+  // Configs known to be wrong so far: Config::key() -> the evidence.
   std::map<std::string, std::string> wrong() const;
 
   // Settles the configs still waiting (consensus when the default gave no

@@ -157,7 +157,7 @@ void on_compiled(Landing& l, CompletedUnit done) {
     if (l.in->progress) l.in->progress->compiled();
     {
       std::lock_guard<std::mutex> lock(l.mutex);
-      l.artifacts.emplace(config.to_string(), *entry);
+      l.artifacts.emplace(config.key(), *entry);
     }
     if (!l.queue->push(*entry)) {
       l.ledger->record(not_run(config, Outcome::kCancelled, l.queue->close_reason()));
@@ -269,7 +269,7 @@ class Intake {
     std::vector<Config> to_plan;
     std::vector<Artifact> ready;
     for (const auto& c : configs) {
-      auto found = in_.ready.find(c.to_string());
+      auto found = in_.ready.find(c.key());
       if (found == in_.ready.end())
         to_plan.push_back(c);
       else
@@ -285,7 +285,7 @@ class Intake {
                  std::make_move_iterator(units.cached.end()));
     {
       std::lock_guard<std::mutex> lock(landing_.mutex);
-      for (const Artifact& a : ready) landing_.artifacts.emplace(a.config.to_string(), a);
+      for (const Artifact& a : ready) landing_.artifacts.emplace(a.config.key(), a);
     }
     if (in_.clock) in_.clock->offer(VirtualClock::Station::kBenchmark, ready.size());
     for (Artifact& a : ready) {

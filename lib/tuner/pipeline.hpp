@@ -59,7 +59,7 @@ struct PipelineInputs {
   // Optional: every valid config where the space is a list (a replay's
   // recorded configs), handed to the search as SearchSetup::listed.
   std::shared_ptr<const std::vector<Config>> listed;
-  // Artifacts already built, by Config::to_string: configs found here are
+  // Artifacts already built, by Config::key(): configs found here are
   // benchmarked without compiling or asking the artifact cache (finalists
   // measured again, finalists.hpp).
   std::map<std::string, Artifact> ready;
@@ -73,7 +73,7 @@ struct PipelineInputs {
 
 struct PipelineOutput {
   std::vector<Measurement> measurements;      // one per config, in completion order
-  std::map<std::string, Artifact> artifacts;  // by Config::to_string, for configs that compiled
+  std::map<std::string, Artifact> artifacts;  // by Config::key(), for configs that compiled
   KernelStats stats;
   // The configs re-measured at the end (finalists.hpp); the winner is among
   // them when any is ok. Empty: finalists off.

@@ -147,7 +147,7 @@ std::string parse_failure(std::string_view text) {
 
 const RecordedConfig* RecordedSpace::find(const Config& config) const {
   if (!index) return nullptr;
-  auto it = index->find(config.to_string());
+  auto it = index->find(config.key());
   return it == index->end() ? nullptr : &configs[it->second];
 }
 
@@ -268,7 +268,7 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
     }
     // Two records of one config: only the first could be found, and the
     // second's time could be an optimum no replay reaches.
-    auto [at, fresh] = index->emplace(rc.config.to_string(), out.configs.size());
+    auto [at, fresh] = index->emplace(rc.config.key(), out.configs.size());
     if (!fresh)
       return make_error(ErrorCode::kInvalidArgument,
                         where + ": the records \"" + record_keys[at->second] + "\" and \"" + key +
@@ -304,8 +304,7 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
   }
   out.optimum_ms = best;
   out.index = index;
-  out.space.constraint("recorded",
-                       [index](const Config& c) { return index->count(c.to_string()) > 0; });
+  out.space.constraint("recorded", [index](const Config& c) { return index->count(c.key()) > 0; });
   // The default is the first record in the space's odometer order, found
   // from the records: a search of a sparse recorded space would otherwise
   // scan the product of its parameter lists for it.

@@ -71,6 +71,15 @@ std::string cache_key(const Ordered& configuration, const std::vector<std::strin
   return key;
 }
 
+// The configuration's values as a JSON array, in `keys` order: its identity.
+// The cache key is not one: {a: "1,2", b: 3} and {a: 1, b: "2,3"} both
+// join to "1,2,3".
+std::string identity_of(const Ordered& configuration, const std::vector<std::string>& keys) {
+  Ordered values = Ordered::array();
+  for (const std::string& name : keys) values.push_back(configuration.at(name));
+  return values.dump();
+}
+
 // One result as a cache record: its parameters, "time" (a failure's name
 // when the result is invalid), and its compile and benchmark costs. T4
 // files before Kernel Tuner's "benchmark" timing carry only the runs'
@@ -160,7 +169,7 @@ Result<nlohmann::json> t4_as_cache_layout(std::string_view text, const std::stri
     std::vector<std::string> keys;
     std::vector<std::vector<Ordered>> seen;  // each parameter's values, as in `keys`
     nlohmann::json cache = nlohmann::json::object();
-    std::unordered_map<std::string, std::size_t> first_of;  // cache key -> result index
+    std::unordered_map<std::string, std::size_t> first_of;  // identity_of -> result index
     for (std::size_t i = 0; i < results.size(); ++i) {
       const std::string at = where + ": result " + std::to_string(i);
       const Ordered& result = results[i];
@@ -185,14 +194,18 @@ Result<nlohmann::json> t4_as_cache_layout(std::string_view text, const std::stri
         const Ordered& v = configuration[keys[p]];
         if (std::find(seen[p].begin(), seen[p].end(), v) == seen[p].end()) seen[p].push_back(v);
       }
-      const std::string key = cache_key(configuration, keys);
-      if (auto [it, fresh] = first_of.emplace(key, i); !fresh)
+      std::string key = cache_key(configuration, keys);
+      const std::string identity = identity_of(configuration, keys);
+      if (auto [it, fresh] = first_of.emplace(identity, i); !fresh)
         return make_error(ErrorCode::kInvalidArgument,
                           where + ": results " + std::to_string(it->second) + " and " +
                               std::to_string(i) + " hold the same configuration (" + key +
                               "): keep one of them");
       Result<nlohmann::json> record = to_record(result, keys, scale, at);
       if (!record) return record.error();
+      // A distinct config whose values join to a key already taken: the
+      // reader reads each record's own parameters, so any unused key serves.
+      if (cache.contains(key)) key = identity;
       cache[key] = std::move(*record);
     }
     nlohmann::json params = nlohmann::json::object();

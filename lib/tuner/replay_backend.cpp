@@ -19,7 +19,7 @@ bool compile_fails(const RecordedConfig* r) {
   return !r || r->failure == kCompileFailure;
 }
 
-// The record of the config whose Config::to_string is `text`.
+// The record of the config whose Config::key() is `text`.
 const RecordedConfig* find_by_text(const RecordedSpace& recorded, const std::string& text) {
   if (!recorded.index) return nullptr;
   auto it = recorded.index->find(text);
@@ -129,7 +129,8 @@ class ReplayDevice final : public Device {
   // see it before simulated time moves on.
   Result<LoadedKernel> load(const Artifact& artifact) override {
     VirtualClock& clock = book_->clock();
-    const std::string key = artifact.config.to_string();
+    // The kernel's config text is the key: launch() finds the record by it.
+    const std::string key = artifact.config.key();
     clock.take(Station::kBenchmark);
     if (book_->budget_spent()) return book_->budget_error(artifact.config);
     const RecordedConfig* r = book_->recorded().find(artifact.config);
@@ -234,7 +235,7 @@ double ReplayBook::charge_compile(const CompileUnit& unit, bool* fresh) {
   double cost = 0;
   *fresh = false;
   for (const auto& spec : unit.specializations) {
-    if (!compiled_.insert(spec.config.to_string()).second) continue;
+    if (!compiled_.insert(spec.config.key()).second) continue;
     *fresh = true;
     if (const RecordedConfig* r = recorded_.find(spec.config)) cost += r->compile_ms / 1e3;
   }
@@ -244,12 +245,12 @@ double ReplayBook::charge_compile(const CompileUnit& unit, bool* fresh) {
 void ReplayBook::landed(const Config& config) {
   const double now = clock_.now();
   std::lock_guard<std::mutex> lock(mutex_);
-  landed_.emplace(config.to_string(), now);
+  landed_.emplace(config.key(), now);
 }
 
 std::optional<double> ReplayBook::landed_at(const Config& config) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = landed_.find(config.to_string());
+  auto it = landed_.find(config.key());
   if (it == landed_.end()) return std::nullopt;
   return it->second;
 }

@@ -67,8 +67,8 @@ class ReplayBook {
   VirtualClock& clock_;
   double budget_;
   mutable std::mutex mutex_;
-  std::set<std::string> compiled_;        // configs charged, by Config::to_string
-  std::map<std::string, double> landed_;  // by Config::to_string
+  std::set<std::string> compiled_;        // configs charged, by Config::key()
+  std::map<std::string, double> landed_;  // by Config::key()
   // NOTES: the spans are kept as the clock's doubles, not as a
   // TraceRecorder's time points: those round each span through a real
   // clock reading, so the same replay's totals differed in their last bits

@@ -36,7 +36,7 @@ class EvolutionSearch final : public internal::BudgetedSearch {
 
   void report(const Config& config, std::optional<double> seconds) override {
     if (!seconds) return;
-    auto parent = parents_.find(config.to_string());
+    auto parent = parents_.find(config.key());
     if (parent != parents_.end()) {
       const std::size_t i = parent->second;
       parents_.erase(parent);
@@ -91,7 +91,7 @@ class EvolutionSearch final : public internal::BudgetedSearch {
       out.set(p.name, p.values[static_cast<std::size_t>(j)]);
     }
     if (!sampler().space().contains(out) || !sampler().mark(out)) return std::nullopt;
-    parents_[out.to_string()] = target;
+    parents_[out.key()] = target;
     return out;
   }
 

@@ -62,7 +62,7 @@ class HybridSearch final : public SearchStrategy {
         static_cast<std::size_t>(std::lround(kOpeningShare * valid_configs(*setup.space)));
     opening_size_ = std::clamp(share, kOpeningAtLeast, kOpeningAtMost);
     if (budget) opening_size_ = std::min(budget, opening_size_);
-    if (setup.default_measured) proposed_configs_.insert(setup.start.to_string());
+    if (setup.default_measured) proposed_configs_.insert(setup.start.key());
   }
   const char* name() const override { return "hybrid"; }
   bool steered() const override { return true; }
@@ -80,7 +80,7 @@ class HybridSearch final : public SearchStrategy {
   }
 
   void report(const Config& config, std::optional<double> seconds) override {
-    proposed_configs_.insert(config.to_string());
+    proposed_configs_.insert(config.key());
     opening_->report(config, seconds);
     rest_->report(config, seconds);
   }
@@ -97,7 +97,7 @@ class HybridSearch final : public SearchStrategy {
       std::vector<Config> picks = part.next(want - out.size());
       if (picks.empty()) break;
       for (Config& c : picks)
-        if (proposed_configs_.insert(c.to_string()).second) out.push_back(std::move(c));
+        if (proposed_configs_.insert(c.key()).second) out.push_back(std::move(c));
     }
   }
 

@@ -117,7 +117,7 @@ SearchMemory recall_memory(const TuningCache* tunings, const FailedConfigs& fail
     memory.seeds =
         neighbour_winners(tunings->records(), key.problem, key.identity.device, space, warm_start);
   }
-  for (auto& f : failures.recall(key)) memory.failed_before.insert(f.config.to_string());
+  for (auto& f : failures.recall(key)) memory.failed_before.insert(f.config.key());
   return memory;
 }
 
@@ -125,7 +125,7 @@ MemoryRules::MemoryRules(SearchMemory memory, const TunableKernel& kernel,
                          const ProblemKey& problem, const Config& def)
     : memory_(std::move(memory)) {
   for (auto& s : memory_.seeds) {
-    const std::string text = s.to_string();
+    const std::string text = s.key();
     if (s == def || memory_.failed_before.count(text) || seed_texts_.count(text)) continue;
     if (!prune_keeps(kernel, problem, s)) continue;
     seed_texts_.insert(text);
@@ -134,7 +134,7 @@ MemoryRules::MemoryRules(SearchMemory memory, const TunableKernel& kernel,
   memory_.seeds.clear();
   // The default is measured whatever happened to it before: it is the
   // baseline of the speedup and, by default, the reference.
-  memory_.failed_before.erase(def.to_string());
+  memory_.failed_before.erase(def.key());
 }
 
 std::vector<Config> MemoryRules::take_seeds() {
@@ -144,7 +144,7 @@ std::vector<Config> MemoryRules::take_seeds() {
 }
 
 bool MemoryRules::drop(const Config& proposal, SearchStrategy& strategy) {
-  const std::string text = proposal.to_string();
+  const std::string text = proposal.key();
   if (memory_.failed_before.count(text)) {
     strategy.report(proposal, std::nullopt);
     ++skipped_;
@@ -157,7 +157,7 @@ bool MemoryRules::drop(const Config& proposal, SearchStrategy& strategy) {
 }
 
 void MemoryRules::measured(const Config& config, std::optional<double> seconds) {
-  const std::string text = config.to_string();
+  const std::string text = config.key();
   if (seed_texts_.count(text)) seed_results_[text] = seconds;
 }
 

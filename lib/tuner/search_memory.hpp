@@ -28,7 +28,7 @@ namespace kiln::internal {
 struct SearchMemory {
   // Warm start: neighbours' winners, nearest first (neighbour_winners).
   std::vector<Config> seeds;
-  // Configs that failed before, by Config::to_string.
+  // Configs that failed before, by Config::key().
   std::set<std::string> failed_before;
 };
 

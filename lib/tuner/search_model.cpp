@@ -107,7 +107,7 @@ class ModelSearch final : public internal::BudgetedSearch {
   explicit ModelSearch(const SearchSetup& setup)
       : BudgetedSearch(
             setup, std::clamp<std::size_t>(setup.max_configs ? setup.max_configs / 8 : 12, 8, 12)) {
-    if (setup.default_measured) skip_ = setup.start.to_string();
+    if (setup.default_measured) skip_ = setup.start.key();
     // Score every config when the space can be listed; else a fresh sample each round.
     if (setup.space->cartesian_size() <= 500'000) pool_ = setup.space->enumerate();
   }
@@ -119,7 +119,7 @@ class ModelSearch final : public internal::BudgetedSearch {
   }
 
   void report(const Config& config, std::optional<double> seconds) override {
-    if (config.to_string() == skip_ && !seconds) return;
+    if (config.key() == skip_ && !seconds) return;
     seen_.push_back({config, seconds ? std::optional<double>(std::log(*seconds)) : std::nullopt});
   }
 

@@ -88,10 +88,10 @@ class SearchDriver {
   // round's measurements in that order.
   std::vector<Measurement> feed_back(const std::vector<Config>& round, PipelineOutput& out) {
     std::map<std::string, const Measurement*> by_config;
-    for (const auto& m : out.measurements) by_config[m.config.to_string()] = &m;
+    for (const auto& m : out.measurements) by_config[m.config.key()] = &m;
     std::vector<Measurement> ordered;
     for (const auto& c : round) {
-      auto it = by_config.find(c.to_string());
+      auto it = by_config.find(c.key());
       if (it == by_config.end()) {
         search_->report(c, std::nullopt);
         continue;
@@ -109,7 +109,7 @@ class SearchDriver {
     bool over = false;
     std::vector<Config> first;
     while (first.empty() && !over) first = propose(round_size_, over);
-    for (const Config& c : first) flight_.push_back(c.to_string());
+    for (const Config& c : first) flight_.push_back(c.key());
     over_ = over;
     return first;
   }
@@ -121,7 +121,7 @@ class SearchDriver {
   // one config at a time with round_size_ in flight takes, whatever order
   // the threads finish in, so a seed repeats it for the same times.
   std::vector<Config> on_result(const Measurement& m, bool stopping) {
-    landed_.insert_or_assign(m.config.to_string(), m);
+    landed_.insert_or_assign(m.config.key(), m);
     std::vector<Config> more;
     while (!flight_.empty()) {
       auto it = landed_.find(flight_.front());
@@ -132,7 +132,7 @@ class SearchDriver {
       flight_.pop_front();
       while (!stopping && !over_ && flight_.size() < round_size_) {
         for (Config& c : propose(round_size_ - flight_.size(), over_)) {
-          flight_.push_back(c.to_string());
+          flight_.push_back(c.key());
           more.push_back(std::move(c));
         }
       }
@@ -146,7 +146,7 @@ class SearchDriver {
     std::map<std::string, std::size_t> rank;
     for (std::size_t i = 0; i < reported_.size(); ++i) rank.emplace(reported_[i], i);
     auto at = [&](const Measurement& m) {
-      auto it = rank.find(m.config.to_string());
+      auto it = rank.find(m.config.key());
       return it == rank.end() ? reported_.size() : it->second;
     };
     std::stable_sort(measurements.begin(), measurements.end(),
@@ -225,7 +225,7 @@ class SearchDriver {
   bool asynchronous_ = false;
   bool asked_ = false;
   std::size_t measured_ = 0;  // configs handed to the pipeline
-  // Asynchronous only; configs by Config::to_string.
+  // Asynchronous only; configs by Config::key().
   std::deque<std::string> flight_;             // proposed, not told yet, in proposal order
   std::map<std::string, Measurement> landed_;  // results waiting for an older one
   bool over_ = false;                          // the strategy proposes nothing more

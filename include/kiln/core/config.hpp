@@ -42,7 +42,14 @@ class Config {
   std::size_t size() const { return values_.size(); }
 
   // "BK=32,BM=64,STAGES=3": parameters sorted by name; stable across runs.
+  // For people: {s: "a,b=c"} and {s: "a", b: "c"} read the same here.
   std::string to_string() const;
+  // The config's identity as text, for maps and sets keyed by config:
+  // to_string() with '\', ',', '=' and '"' escaped by a backslash, and a
+  // string value that reads as an int or bool ("1", "true") in quotes, so
+  // two configs share a key only when they are equal. The same as
+  // to_string() for a config without those characters or string values.
+  std::string key() const;
   nlohmann::json to_json() const;
   static Config from_json(const nlohmann::json& json);
 

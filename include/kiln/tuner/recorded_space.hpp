@@ -45,6 +45,7 @@ struct RecordedSpace {
   // Every recorded config, in file order: SearchSetup::listed of a replay.
   std::vector<Config> listed() const;
 
+  // Config::key() -> its place in `configs`.
   std::shared_ptr<const std::unordered_map<std::string, std::size_t>> index;
 };
 
