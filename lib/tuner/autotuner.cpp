@@ -357,9 +357,22 @@ Status Autotuner::serve(const TuneCall& call, TuneResult& result, Config config,
   if (!artifact.ok()) return artifact.error();
   auto loaded = call.device.load(*artifact);
   if (!loaded.ok()) return loaded.error();
+  // The launch rule is the caller's code (a Python grid(meta)): when it
+  // throws for the config to serve, that is this config failing, as it
+  // failed each measured one, not an exception out of tune().
+  LaunchGeometry geometry;
+  try {
+    geometry = call.kernel.launch(config, call.args);
+  } catch (const Error& e) {
+    return make_error(e.code(),
+                      "the launch rule fails for {" + config.to_string() + "}: " + e.what());
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the launch rule fails for {" + config.to_string() + "}: " + e.what());
+  }
   result.config = std::move(config);
   result.kernel = std::move(*loaded);
-  result.geometry = call.kernel.launch(result.config, call.args);
+  result.geometry = geometry;
   result.source = source;
   // A winner served from memory or disk still needs its artifact: one
   // from the artifact cache, or one rebuilt here, is counted like any.

@@ -242,6 +242,23 @@ def test_a_raising_grid_fails_that_config_only(order):
     assert failed and "no grid for 3" in failed[0]["reason"]
 
 
+# Every config's grid raises, the default's too: no config can serve the
+# call, which is NoValidConfigError listing each one (before, the fallback's
+# launch rule raised out of the tuner as a bare ConfigError).
+def test_a_grid_that_raises_for_every_config_is_no_valid_config():
+    def grid(meta):
+        raise ValueError("no grid at all")
+
+    k = kiln.Kernel(SAXPY, entry="saxpy<{BLOCK}>", backend="cpu", name="saxpy_grid_raise_all",
+                    signature=["a: f32", "x: f32*", "y: f32*", "n: i32"], grid=grid)
+    tuned = kiln.autotune(configs=[kiln.Config(BLOCK=b) for b in (32, 64)], key=["n"])(k)
+    x = np.ones(100, dtype=np.float32)
+    with pytest.raises(kiln.NoValidConfigError) as e:
+        tuned(1.0, x, np.zeros_like(x), 100)
+    assert len(e.value.failures) == 2, e.value.failures
+    assert all("no grid at all" in reason for _, reason in e.value.failures), e.value.failures
+
+
 def test_kernel_called_with_a_config_directly():
     k = saxpy_kernel(name="saxpy_direct")
     x = np.ones(300, dtype=np.float32)
