@@ -195,7 +195,16 @@ std::string plot_svg(const std::vector<FileResult>& files) {
 }
 
 int run_bench_search(const SearchBenchArgs& args) {
-  std::vector<std::string> strategies = args.strategies;
+  // Each strategy once: a repeat would replay the same seeds again and
+  // print a second, identical row.
+  std::vector<std::string> strategies;
+  for (const auto& name : args.strategies) {
+    if (std::find(strategies.begin(), strategies.end(), name) == strategies.end())
+      strategies.push_back(name);
+    else
+      std::fprintf(stderr, "kiln bench search: --strategy %s is given twice; replaying it once\n",
+                   name.c_str());
+  }
   if (strategies.empty())
     for (const auto& info : search_strategies()) strategies.push_back(info.name);
   for (const auto& name : strategies) {
@@ -213,9 +222,9 @@ int run_bench_search(const SearchBenchArgs& args) {
   std::vector<FileResult> results;
   for (const auto& path : args.files) {
     Result<RecordedSpace> space = read_recorded_space(path);
-    if (!space) {
+    if (!space) {  // a bad input, as `kiln tune --recorded` says it: exit 2
       std::fprintf(stderr, "kiln bench search: %s\n", space.error().message.c_str());
-      return 1;
+      return 2;
     }
     FileResult file;
     file.space = std::move(*space);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "duration_text.hpp"
 #include "kiln/tuner/replay_tune.hpp"
 #include "parallel_runs.hpp"
 #include "sample_stats.hpp"
@@ -105,8 +106,7 @@ void TimeCurves::print(std::FILE* out) const {
   for (double share : shares) {
     char head[32];
     const double seconds = share * serial_exhaustive_s;
-    std::snprintf(head, sizeof head, seconds < 10 ? "%g%% = %.2g s" : "%g%% = %.0f s", share * 100,
-                  seconds);
+    std::snprintf(head, sizeof head, "%g%% = %s", share * 100, duration_text(seconds).c_str());
     std::fprintf(out, "  %-23s", head);
   }
   std::fprintf(out, "  %s\n", "done at (median)");
@@ -117,7 +117,7 @@ void TimeCurves::print(std::FILE* out) const {
       std::fprintf(out, "  %5.3f [%5.3f,%5.3f]   ", quantile(v, 0.5), quantile(v, 0.25),
                    quantile(v, 0.75));
     }
-    std::fprintf(out, "  %.0f s\n", quantile(finish_times(st), 0.5));
+    std::fprintf(out, "  %s\n", duration_text(quantile(finish_times(st), 0.5)).c_str());
   }
 }
 

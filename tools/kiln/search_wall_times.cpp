@@ -2,6 +2,7 @@
 // pipelined on a recorded space's costs.
 #include "search_wall_times.hpp"
 
+#include "duration_text.hpp"
 #include "kiln/tuner/replay_tune.hpp"
 
 namespace kiln::tool {
@@ -48,13 +49,19 @@ nlohmann::json WallTimes::to_json() const {
 void WallTimes::print(std::FILE* out) const {
   std::fprintf(out,
                "  simulated wall time of one tuning (random search, %zu configs, seed %llu):\n"
-               "    one config after another (Triton): %.0f s\n",
-               configs, static_cast<unsigned long long>(seed), serial_s);
+               "    one config after another (Triton): %s\n",
+               configs, static_cast<unsigned long long>(seed), duration_text(serial_s).c_str());
   for (const Row& r : rows) {
+    // A file that records no compile or benchmark cost has nothing to
+    // compare with: no ratio rather than "0.00x".
+    char ratio[48] = "";
+    if (serial_s > 0)
+      std::snprintf(ratio, sizeof ratio, " (%.2fx of serial)", r.pipeline_s / serial_s);
     std::fprintf(out,
-                 "    P=%-2d compile workers: compile all then benchmark (Helion) %.0f s, Kiln's "
-                 "pipeline %.0f s (%.2fx of serial)\n",
-                 r.threads, r.batch_s, r.pipeline_s, serial_s > 0 ? r.pipeline_s / serial_s : 0);
+                 "    P=%-2d compile workers: compile all then benchmark (Helion) %s, Kiln's "
+                 "pipeline %s%s\n",
+                 r.threads, duration_text(r.batch_s).c_str(), duration_text(r.pipeline_s).c_str(),
+                 ratio);
   }
 }
 

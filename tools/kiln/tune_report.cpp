@@ -2,25 +2,9 @@
 
 #include <algorithm>
 
+#include "duration_text.hpp"
+
 namespace kiln::tool {
-
-namespace {
-
-// "12.3 us", "4.56 ms": three significant digits in a readable unit.
-std::string time_text(double seconds) {
-  char buf[32];
-  if (seconds < 1e-6)
-    std::snprintf(buf, sizeof buf, "%.0f ns", seconds * 1e9);
-  else if (seconds < 1e-3)
-    std::snprintf(buf, sizeof buf, "%.3g us", seconds * 1e6);
-  else if (seconds < 1)
-    std::snprintf(buf, sizeof buf, "%.3g ms", seconds * 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g s", seconds);
-  return buf;
-}
-
-}  // namespace
 
 nlohmann::json ConfigRow::to_json() const {
   nlohmann::json j = {{"config", config.to_json()}, {"status", status}};
@@ -149,21 +133,22 @@ void TuneReport::print(std::FILE* out) const {
     if (r.timed && r.reps > 0) std::snprintf(spread, sizeof spread, "%.1f%%", r.spread * 100);
     std::fprintf(out, "  %-*s  %-14s %10s %10s %7s  %s\n", static_cast<int>(width),
                  r.config.to_string().c_str(), status.c_str(),
-                 r.timed ? time_text(r.median).c_str() : "-",
-                 r.timed && r.reps > 0 ? time_text(r.min).c_str() : "-", spread,
+                 r.timed ? duration_text(r.median).c_str() : "-",
+                 r.timed && r.reps > 0 ? duration_text(r.min).c_str() : "-", spread,
                  failure_gist(r.reason, 100).c_str());
   }
   std::fprintf(out, "\n");
   if (winner) {
     std::fprintf(out, "winner: %s", winner->config.to_string().c_str());
-    if (winner->timed) std::fprintf(out, "  median %s", time_text(winner->median).c_str());
+    if (winner->timed) std::fprintf(out, "  median %s", duration_text(winner->median).c_str());
     if (winner->timed && flops > 0 && winner->median > 0)
       std::fprintf(out, "  %.2f GFLOP/s", flops / winner->median * 1e-9);
     if (winner->timed && bytes > 0 && winner->median > 0)
       std::fprintf(out, "  %.2f GB/s", bytes / winner->median * 1e-9);
     if (speedup() > 0) {
       std::fprintf(out, "\n        %.2fx over the default config %s (%s)", speedup(),
-                   default_row->config.to_string().c_str(), time_text(default_row->median).c_str());
+                   default_row->config.to_string().c_str(),
+                   duration_text(default_row->median).c_str());
     }
     std::fprintf(out, "\n");
   } else {

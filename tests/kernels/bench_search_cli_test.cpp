@@ -1,0 +1,85 @@
+// `kiln bench search`'s command line: a strategy named twice is replayed
+// once, a file it cannot read exits 2 as `kiln tune --recorded` does, and
+// simulated times read as times (a sub-second one printed as "0 s", and a
+// file without costs as "(0.00x of serial)").
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_runner.hpp"
+
+namespace kiln::testing {
+namespace {
+
+// Three configs of 100 ms compile and 20 ms benchmark: 0.36 s one after another.
+const char* kQuickFile = R"({
+  "device_name": "Quick GPU", "kernel_name": "quick", "objective": "time",
+  "tune_params_keys": ["x"], "tune_params": {"x": [1, 2, 3]},
+  "cache": {
+    "1": {"x": 1, "time": 3.0, "compile_time": 100, "benchmark_time": 20},
+    "2": {"x": 2, "time": 1.0, "compile_time": 100, "benchmark_time": 20},
+    "3": {"x": 3, "time": 2.0, "compile_time": 100, "benchmark_time": 20}
+  }})";
+
+// The same without any recorded cost.
+const char* kFreeFile = R"({
+  "device_name": "Free GPU", "kernel_name": "free", "objective": "time",
+  "tune_params_keys": ["x"], "tune_params": {"x": [1, 2]},
+  "cache": {"1": {"x": 1, "time": 3.0}, "2": {"x": 2, "time": 1.0}}})";
+
+class BenchSearchCli : public CliTest {
+ protected:
+  fs::path write(const std::string& name, const char* text) const {
+    const fs::path f = dir_ / name;
+    std::ofstream(f) << text;
+    return f;
+  }
+};
+
+TEST_F(BenchSearchCli, AStrategyNamedTwiceIsReplayedOnceWithANote) {
+  CliRun run = kiln("bench search --recorded " + write("quick.json", kQuickFile).string() +
+                    " --strategy random --strategy random --seeds 1 --max-configs 2 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("--strategy random is given twice"), std::string::npos) << run.err;
+  const nlohmann::json t = run.json().at(0).at("time_curves").at("strategies");
+  EXPECT_EQ(t.size(), 1u) << t.dump();
+  CliRun table = kiln("bench search --recorded " + write("quick.json", kQuickFile).string() +
+                      " --strategy random --strategy random --seeds 1 --max-configs 2");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const std::string& out = table.out;
+  std::size_t rows = 0;
+  for (std::size_t at = out.find("\n  random "); at != std::string::npos;
+       at = out.find("\n  random ", at + 1))
+    ++rows;
+  EXPECT_EQ(rows, 2u) << out;  // one row against configs, one against time
+}
+
+TEST_F(BenchSearchCli, AFileItCannotReadExitsTwoAsTuneDoes) {
+  const fs::path junk = write("junk.json", "{not json");
+  CliRun run = kiln("bench search --recorded " + junk.string() + " --strategy random");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find(junk.string()), std::string::npos) << run.err;
+  EXPECT_EQ(kiln("tune --recorded " + junk.string()).exit_code, 2);
+}
+
+TEST_F(BenchSearchCli, SubSecondSimulatedTimesReadAsMilliseconds) {
+  CliRun run = kiln("bench search --recorded " + write("quick.json", kQuickFile).string() +
+                    " --strategy exhaustive --seeds 1 --max-configs 3 --threads 1");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.find(" 0 s"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("(Triton): 360 ms"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(" ms"), std::string::npos) << run.out;
+}
+
+TEST_F(BenchSearchCli, AFileWithoutCostsShowsNoRatioToSerial) {
+  CliRun run = kiln("bench search --recorded " + write("free.json", kFreeFile).string() +
+                    " --strategy random --seeds 1 --max-configs 2");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.find("x of serial"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("(Triton): 0 s"), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace kiln::testing
