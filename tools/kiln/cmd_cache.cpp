@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/file_io.hpp"
 #include "cache_output.hpp"
 #include "commands.hpp"
 #include "kiln/cache/artifact_cache.hpp"
@@ -88,6 +89,20 @@ void sweep_problems(const SweepReport& report, std::vector<std::string>& problem
   }
 }
 
+// ls and verify only read: opening the caches would create a missing
+// directory (a mistyped KILN_CACHE_DIR, made real by looking at it). When
+// there is none, says so and returns true; nothing there is nothing broken.
+bool no_cache_at(const Context& c, nlohmann::json j) {
+  const Options& o = Options::global();
+  std::error_code ec;
+  if (std::filesystem::exists(o.cache_dir, ec) || ec) return false;
+  j["cache_dir"] = o.cache_dir.string();
+  j["exists"] = false;
+  c.emit(j, "no cache at " + o.cache_dir.string() + " (from " + o.cache_dir_source +
+                "): nothing compiled or tuned there yet\n");
+  return true;
+}
+
 void run_path(const Context& c) {
   const Options& o = Options::global();
   ArtifactCache artifacts(o);
@@ -101,6 +116,9 @@ void run_path(const Context& c) {
 }
 
 void run_ls(const Context& c) {
+  if (no_cache_at(
+          c, {{"artifacts", nlohmann::json::array()}, {"tuning_records", nlohmann::json::array()}}))
+    return;
   const Options& o = Options::global();
   ArtifactCache artifacts(o);
   TuningCache tuning(o);
@@ -195,6 +213,7 @@ void run_stats(const Context& c) {
 }
 
 void run_verify(const Context& c, bool remove) {
+  if (no_cache_at(c, {{"entries", 0}, {"tuning_records", 0}, {"broken_total", 0}})) return;
   const Options& o = Options::global();
   ArtifactCache artifacts(o);
   TuningCache tuning(o);
@@ -318,9 +337,11 @@ void run_export_kernel_tuner(const Context& c, const std::string& file, const st
                   " in the cache to export; tune it first (kiln tune)");
   Result<nlohmann::json> out = kernel_tuner_cache(*newest);
   if (!out) return c.fail(out.error().message);
-  std::ofstream stream(file);
-  stream << out->dump(1) << "\n";
-  if (!stream) return c.fail("cannot write " + file);
+  // Atomic, as every cache write: a reader never sees half a file, and a
+  // symlink at FILE is replaced, not written through.
+  if (Status written = cache::atomic_write(file, out->dump(1) + "\n", cache::PathOwner::kUser);
+      !written.ok())
+    return c.fail(written.error().describe());
   c.emit(
       {{"exported_configs", (*out)["cache"].size()}, {"kernel", newest->kernel()}, {"file", file}},
       "exported " + std::to_string((*out)["cache"].size()) + " measured configs of " +
@@ -340,8 +361,18 @@ void run_export(const Context& c, const std::string& file, const std::string& fo
   TuningCache tuning(Options::global());
   Result<std::size_t> n = tuning.export_table(file);
   if (!n) return c.fail(n.error().describe());
-  c.emit({{"exported_records", *n}, {"file", file}},
-         "exported " + std::to_string(*n) + " tuning records to " + file + "\n");
+  // A tuning file it could not read is records missing from the table:
+  // named, and exit 1, as import does for the records it skips.
+  std::vector<std::string> problems;
+  for (const auto& f : tuning.files()) {
+    if (!f.problem.empty())
+      problems.push_back("not exported: " + f.problem + "; repair or remove " + f.path.string() +
+                         " (kiln cache verify lists what is broken) and export again");
+    for (const auto& s : f.skipped) problems.push_back("not exported: " + s);
+  }
+  c.emit_with_problems({{"exported_records", *n}, {"file", file}},
+                       "exported " + std::to_string(*n) + " tuning records to " + file + "\n",
+                       problems);
 }
 
 void run_import(const Context& c, const std::string& file) {
