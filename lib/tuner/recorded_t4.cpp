@@ -74,7 +74,7 @@ std::string cache_key(const Ordered& configuration, const std::vector<std::strin
 // The configuration's values as a JSON array, in `keys` order: its identity.
 // The cache key is not one: {a: "1,2", b: 3} and {a: 1, b: "2,3"} both
 // join to "1,2,3".
-std::string identity_of(const Ordered& configuration, const std::vector<std::string>& keys) {
+std::string t4_identity(const Ordered& configuration, const std::vector<std::string>& keys) {
   Ordered values = Ordered::array();
   for (const std::string& name : keys) values.push_back(configuration.at(name));
   return values.dump();
@@ -169,7 +169,7 @@ Result<nlohmann::json> t4_as_cache_layout(std::string_view text, const std::stri
     std::vector<std::string> keys;
     std::vector<std::vector<Ordered>> seen;  // each parameter's values, as in `keys`
     nlohmann::json cache = nlohmann::json::object();
-    std::unordered_map<std::string, std::size_t> first_of;  // identity_of -> result index
+    std::unordered_map<std::string, std::size_t> first_of;  // t4_identity -> result index
     for (std::size_t i = 0; i < results.size(); ++i) {
       const std::string at = where + ": result " + std::to_string(i);
       const Ordered& result = results[i];
@@ -195,7 +195,7 @@ Result<nlohmann::json> t4_as_cache_layout(std::string_view text, const std::stri
         if (std::find(seen[p].begin(), seen[p].end(), v) == seen[p].end()) seen[p].push_back(v);
       }
       std::string key = cache_key(configuration, keys);
-      const std::string identity = identity_of(configuration, keys);
+      const std::string identity = t4_identity(configuration, keys);
       if (auto [it, fresh] = first_of.emplace(identity, i); !fresh)
         return make_error(ErrorCode::kInvalidArgument,
                           where + ": results " + std::to_string(it->second) + " and " +

@@ -12,11 +12,11 @@ namespace {
 using testing::CliRun;
 using TuneMemoryCli = testing::CliTest;
 
-const std::string kUserKernelDir = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
+const std::string kMemoryTestKernelDir = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
 
 // The example's transpose, but TILE = 32 staged does not compile.
 std::string broken_transpose(const std::filesystem::path& dir) {
-  std::string source = testing::read_file(kUserKernelDir + "transpose.cpp");
+  std::string source = testing::read_file(kMemoryTestKernelDir + "transpose.cpp");
   const std::string body = "  if (STAGED) {";
   const auto at = source.find(body);
   if (at == std::string::npos) return "";
@@ -29,7 +29,7 @@ std::string broken_transpose(const std::filesystem::path& dir) {
 TEST_F(TuneMemoryCli, ARetuneSkipsWhatFailedAndTheFlagsReachTheRun) {
   const std::string source = broken_transpose(dir_);
   ASSERT_FALSE(source.empty()) << "the example changed: update this test";
-  const std::string tune = "tune --template " + source + " --space " + kUserKernelDir +
+  const std::string tune = "tune --template " + source + " --space " + kMemoryTestKernelDir +
                            "space.json --entry 'example::transpose<{TILE},{STAGED}>' "
                            "--shape M=40,N=72 --json";
   CliRun first = kiln(tune + " --finalists 2 --warm-start 0");
@@ -54,7 +54,7 @@ TEST_F(TuneMemoryCli, ARetuneSkipsWhatFailedAndTheFlagsReachTheRun) {
   EXPECT_EQ(s["configs"].size(), configs - 1);
 
   // The table says so too.
-  CliRun text = kiln("tune --template " + source + " --space " + kUserKernelDir +
+  CliRun text = kiln("tune --template " + source + " --space " + kMemoryTestKernelDir +
                      "space.json --entry 'example::transpose<{TILE},{STAGED}>' "
                      "--shape M=40,N=72 --retune");
   ASSERT_EQ(text.exit_code, 0) << text.err;
