@@ -139,27 +139,24 @@ Status check_problems_agree(const std::vector<std::string>& problems) {
 // hand a rank a config measured on another problem, or one outside its own
 // space. Names the first rank that differs from rank 0's and both problems.
 Status check_one_problem(const std::vector<nlohmann::json>& reports) {
-  const nlohmann::json* first = nullptr;
+  nlohmann::json first;  // the first record's problem and definition
   std::size_t first_rank = 0;
   for (std::size_t r = 0; r < reports.size(); ++r) {
-    const nlohmann::json& record = reports[r]["record"];
-    if (!record.is_object()) continue;
-    const nlohmann::json mine = {{"problem", record.value("problem", nlohmann::json())},
-                                 {"definition", record.value("definition", std::string())}};
-    if (!first) {
-      first = &record;
+    const auto record = reports[r].find("record");
+    if (record == reports[r].end() || !record->is_object()) continue;
+    nlohmann::json mine = {{"problem", record->value("problem", nlohmann::json())},
+                           {"definition", record->value("definition", std::string())}};
+    if (first.is_null()) {
+      first = std::move(mine);
       first_rank = r;
-      continue;
-    }
-    const nlohmann::json theirs = {{"problem", first->value("problem", nlohmann::json())},
-                                   {"definition", first->value("definition", std::string())}};
-    if (mine != theirs)
+    } else if (mine != first) {
       return make_error(ErrorCode::kInvalidArgument,
                         "rank " + std::to_string(r) + " tuned another problem than rank " +
                             std::to_string(first_rank) + ": " + mine.dump() + " against " +
-                            theirs.dump() +
+                            first.dump() +
                             "; give every rank the same kernel, space and shape, or use "
                             "--distributed independent");
+    }
   }
   return ok_status();
 }
