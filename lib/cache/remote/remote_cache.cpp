@@ -79,6 +79,22 @@ std::string full_key(const RemoteCacheConfig& config, RemoteKind kind, const Has
   return config.prefix + static_cast<char>(kind) + ":" + key.hex();
 }
 
+// The redis-cli command that deletes `name` on this server: a bare
+// `redis-cli DEL` would reach localhost:6379 db 0, not the server the
+// entry is on. The password is never printed; --askpass prompts for it.
+std::string del_command(const RemoteCacheConfig& config, const std::string& name) {
+  std::string cmd = "redis-cli";
+  if (!config.unix_path.empty()) {
+    cmd += " -s " + config.unix_path;
+  } else {
+    cmd += " -h " + config.host + " -p " + std::to_string(config.port);
+  }
+  if (config.db != 0) cmd += " -n " + std::to_string(config.db);
+  if (!config.user.empty()) cmd += " --user " + config.user;
+  if (!config.password.empty()) cmd += " --askpass";
+  return cmd + " DEL " + name;
+}
+
 }  // namespace
 
 RemoteCache::RemoteCache(RemoteCacheConfig config)
@@ -204,11 +220,11 @@ Result<std::string> RemoteCache::fetch(RemoteKind kind, const Hash128& key) {
   if (!reply && reply.error().code == ErrorCode::kCorrupt) {
     // The value under this key (not the server) is at fault: a write of
     // the entry replaces it.
-    return entry_refused(impl,
-                         make_error(ErrorCode::kCorrupt, "remote entry " + name +
-                                                             " refused: " + reply.error().message +
-                                                             "; remove it (redis-cli DEL " + name +
-                                                             ") or let the next write replace it"));
+    return entry_refused(
+        impl,
+        make_error(ErrorCode::kCorrupt,
+                   "remote entry " + name + " refused: " + reply.error().message + "; remove it (" +
+                       del_command(config_, name) + ") or let the next write replace it"));
   }
   if (!reply) {
     server_failed(impl, config_, reply.error());
@@ -396,7 +412,7 @@ Result<std::vector<RemoteCache::Listed>> RemoteCache::list(bool verify) {
         // A key Kiln did not write (WRONGTYPE): broken for verify, left
         // out of ls and stats with one warning naming it.
         const std::string problem =
-            size.error().message + "; remove it: redis-cli DEL " + element.text;
+            size.error().message + "; remove it: " + del_command(config_, element.text);
         if (!verify) {
           log_once(LogLevel::kWarn, "remote-cache-list-skipped",
                    "remote key " + element.text + " is skipped: " + problem);
