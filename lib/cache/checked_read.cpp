@@ -54,27 +54,6 @@ ErrorInfo stat_error(const char* what, const std::filesystem::path& path) {
 
 }  // namespace
 
-const char* file_type_name(mode_t mode) {
-  switch (mode & S_IFMT) {
-    case S_IFREG:
-      return "a regular file";
-    case S_IFDIR:
-      return "a directory";
-    case S_IFIFO:
-      return "a FIFO";
-    case S_IFCHR:
-      return "a character device";
-    case S_IFBLK:
-      return "a block device";
-    case S_IFSOCK:
-      return "a socket";
-    case S_IFLNK:
-      return "a symbolic link";
-    default:
-      return "an unknown kind of file";
-  }
-}
-
 std::string byte_count_text(std::uint64_t bytes) {
   const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
   int unit = 0;

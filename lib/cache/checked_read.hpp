@@ -16,6 +16,10 @@
 
 #include "kiln/core/error.hpp"
 
+namespace kiln::internal {
+const char* file_type_name(mode_t mode);  // lib/core/input_file.hpp
+}  // namespace kiln::internal
+
 namespace kiln::cache {
 
 // The caps (docs/caching.md). A tuning file holds JSON records of a few KiB
@@ -37,8 +41,8 @@ struct ReadRule {
   PathOwner owner = PathOwner::kCache;
 };
 
-// "a FIFO", "a character device", "a directory"... for st_mode's file type.
-const char* file_type_name(mode_t mode);
+// "a FIFO", "a directory"...: one text for the caches and the input files.
+using internal::file_type_name;
 
 // "64 MiB", "1 GiB", "512 KiB", "100 bytes": exact when the value is a
 // whole number of the unit, as the caps are.

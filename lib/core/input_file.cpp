@@ -9,18 +9,27 @@
 #include <cstring>
 
 namespace kiln::internal {
-namespace {
 
-const char* kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
+const char* file_type_name(mode_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+      return "a regular file";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    case S_IFSOCK:
+      return "a socket";
+    case S_IFLNK:
+      return "a symbolic link";
+    default:
+      return "an unknown kind of file";
+  }
 }
-
-}  // namespace
 
 Result<std::string> read_input_file(const std::filesystem::path& path, const std::string& what,
                                     std::uint64_t max_bytes) {
@@ -41,9 +50,10 @@ Result<std::string> read_input_file(const std::filesystem::path& path, const std
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return make_error(ErrorCode::kInvalidArgument,
-                      named + " is " + kind_of(st.st_mode) + ", not a file; name the file itself",
-                      {{"path", path.string()}});
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        named + " is " + file_type_name(st.st_mode) + ", not a file; name the file itself",
+        {{"path", path.string()}});
   }
   std::string bytes;
   char chunk[64 * 1024];

@@ -4,6 +4,8 @@
 // logs something. A read is bounded, and never waits.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -11,6 +13,9 @@
 #include "kiln/core/error.hpp"
 
 namespace kiln::internal {
+
+// "a FIFO", "a character device", "a directory"... for st_mode's file type.
+const char* file_type_name(mode_t mode);
 
 // The bytes of `path`, a regular file of at most `max_bytes`. `what` names
 // the file in errors ("template file"). kNotFound when it cannot be opened;
