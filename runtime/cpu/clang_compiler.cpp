@@ -81,11 +81,23 @@ struct DiagnosticLog {
   llvm::IntrusiveRefCntPtr<clang::DiagnosticsEngine> engine;
 };
 
+// The log with the in-memory root taken off its paths: "broken.cpp:3:5:
+// error", as NVRTC names its program "broken.cu(3)". /kiln-unit exists in
+// no file system a user can open, and it read as a path to look for.
+std::string user_paths(std::string log) {
+  const std::string root = std::string(kRoot) + "/";
+  for (std::size_t at = log.find(root); at != std::string::npos; at = log.find(root, at))
+    log.erase(at, root.size());
+  return log;
+}
+
 ErrorInfo compile_error(const CompileUnit& unit, std::string message, const std::string& log,
                         const std::vector<std::string>& args) {
-  return make_error(
-      ErrorCode::kCompileFailed, std::move(message),
-      {{"log", log}, {"options", join(args)}, {"kernel", unit.kernel}, {"arch", unit.arch}});
+  return make_error(ErrorCode::kCompileFailed, std::move(message),
+                    {{"log", user_paths(log)},
+                     {"options", join(args)},
+                     {"kernel", unit.kernel},
+                     {"arch", unit.arch}});
 }
 
 }  // namespace
@@ -383,7 +395,7 @@ Result<CompiledProgram> ClangCompiler::compile(const CompileUnit& unit, const Ca
   for (std::size_t i = 0; i < unit.specializations.size(); ++i) {
     program.lowered_names.push_back(entry_symbol(i));
   }
-  program.log = std::move(log);
+  program.log = user_paths(std::move(log));
   program.options = args;
   program.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return program;

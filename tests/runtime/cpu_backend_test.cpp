@@ -131,6 +131,8 @@ TEST(CpuBackend, CompileErrorCarriesClangDiagnostics) {
       << e.details.at("log");
   // The diagnostic points into the template's own file, at its line.
   EXPECT_NE(e.details.at("log").find("broken.cpp:3:"), std::string::npos) << e.details.at("log");
+  // Named as the user knows it, not by the compiler's in-memory root.
+  EXPECT_EQ(e.details.at("log").find("/kiln-unit"), std::string::npos) << e.details.at("log");
   EXPECT_NE(e.details.at("options").find("-O3"), std::string::npos);
 }
 

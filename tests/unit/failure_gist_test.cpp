@@ -15,12 +15,12 @@ TEST(FailureGist, AFailedCompileLeadsWithTheCompilersFirstError) {
                  {{"arch", "host"},
                   {"config", "STAGED=false,TILE=16"},
                   {"log",
-                   "In file included from /kiln-unit/unit.cpp:2:\n"
-                   "/kiln-unit/example_transpose.cpp:14:3: error: unknown type name 'this'\n"
-                   "/kiln-unit/example_transpose.cpp:20:1: error: a second one"}}};
+                   "In file included from unit.cpp:2:\n"
+                   "example_transpose.cpp:14:3: error: unknown type name 'this'\n"
+                   "example_transpose.cpp:20:1: error: a second one"}}};
   const std::string gist = failure_gist(info.describe(), 300);
   EXPECT_EQ(gist,
-            "/kiln-unit/example_transpose.cpp:14:3: error: unknown type name 'this' (Clang failed "
+            "example_transpose.cpp:14:3: error: unknown type name 'this' (Clang failed "
             "to compile example_transpose x1 host cpu_object)");
   const std::string cut = failure_gist(info.describe(), 60);
   EXPECT_EQ(cut.size(), 60u);
