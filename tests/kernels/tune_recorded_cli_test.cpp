@@ -568,6 +568,21 @@ TEST_F(TuneRecordedCli, ABadFileIsAnErrorNamingTheFileAndTheProblem) {
   EXPECT_NE(run.err.find("--shape"), std::string::npos) << run.err;
 }
 
+// --search runs its check at each occurrence (for --search list), which
+// cleared CLI11's count: a second --search silently replaced the first
+// where every other option refuses a repeat.
+TEST_F(TuneRecordedCli, ASecondSearchIsRefusedNamingBoth) {
+  CliRun run = kiln("tune --recorded " + hand().string() + " --search random --search exhaustive");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_TRUE(run.out.empty()) << run.out;
+  EXPECT_NE(run.err.find("--search"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("given 2 times (random, exhaustive)"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("give one search strategy"), std::string::npos) << run.err;
+  // Once is fine, and --search list still prints and exits 0.
+  EXPECT_EQ(kiln("tune --recorded " + hand().string() + " --search random").exit_code, 0);
+  EXPECT_EQ(kiln("tune --search list").exit_code, 0);
+}
+
 // A real CPU tuning, exported in Kernel Tuner's layout, replays: every
 // config measured comes back, and the exhaustive replay finds the fastest.
 TEST_F(TuneRecordedCli, ReplaysKilnsOwnKernelTunerExport) {

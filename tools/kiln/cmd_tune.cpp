@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "kiln/cache/remote_cache.hpp"
@@ -63,7 +65,8 @@ struct TuneArgs {
   double budget_s = 0;
   std::size_t max_configs = 0;
   std::string search{kAutoSearch};
-  std::string effort = "default";  // read with search "auto" (kiln/tuner/search_plan.hpp)
+  std::vector<std::string> searches_given;  // each --search, to refuse a second one
+  std::string effort = "default";           // read with search "auto" (kiln/tuner/search_plan.hpp)
   std::uint64_t seed = 0;
   std::size_t warm_start = SearchOptions{}.warm_start;
   std::size_t finalists = SearchOptions{}.finalists;
@@ -283,17 +286,19 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-configs", a->max_configs,
                   "Configs measured at most, the default included (0: all)")
       ->transform(integer_in(0, kMaxConfigs, "0: all"));
-  cmd->add_option("--search", a->search,
-                  "Search strategy: auto (default: exhaustive when the --effort budget covers "
-                  "the space, else hybrid), " +
-                      search_strategy_names() + "; `--search list` describes them")
-      ->check(search_name_check())
-      ->trigger_on_parse()
-      ->each([](const std::string& name) {
-        if (name != "list" && name != "help") return;
-        print_search_strategies(stdout);
-        throw CLI::Success();  // like --help: print and exit 0
-      });
+  CLI::Option* search =
+      cmd->add_option("--search", a->search,
+                      "Search strategy: auto (default: exhaustive when the --effort budget covers "
+                      "the space, else hybrid), " +
+                          search_strategy_names() + "; `--search list` describes them")
+          ->check(search_name_check())
+          ->trigger_on_parse()
+          ->each([a](const std::string& name) {
+            a->searches_given.push_back(name);
+            if (name != "list" && name != "help") return;
+            print_search_strategies(stdout);
+            throw CLI::Success();  // like --help: print and exit 0
+          });
   cmd->add_option("--warm-start", a->warm_start,
                   "Measure first the winners of up to N neighbouring shapes of this kernel in "
                   "the tuning cache, nearest first (default 3; 0: off)")
@@ -377,7 +382,20 @@ void add_tune_command(CLI::App& app, int& exit_code) {
         "--reference", "--no-check", "--cold-l2", "--graphs", "--delay-us", "--isolation",
         "--warm-start", "--finalists", "--early-stop", "--retune"})
     cmd->get_option("--recorded")->excludes(physical);
-  cmd->callback([a, &exit_code] { exit_code = run_tune(*a); });
+  // trigger_on_parse (for --search list) clears --search at each occurrence,
+  // so CLI11's at-most-once check, which every other option has, never
+  // fires: a second --search silently replaced the first.
+  cmd->preparse_callback([a](std::size_t) { a->searches_given.clear(); });
+  cmd->callback([a, search, &exit_code] {
+    if (a->searches_given.size() > 1) {
+      std::string given;
+      for (const std::string& name : a->searches_given) given += (given.empty() ? "" : ", ") + name;
+      throw CLI::ValidationError(search->get_name(),
+                                 "given " + std::to_string(a->searches_given.size()) + " times (" +
+                                     given + "): give one search strategy");
+    }
+    exit_code = run_tune(*a);
+  });
 }
 
 }  // namespace kiln::tool
