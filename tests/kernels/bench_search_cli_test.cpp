@@ -1,7 +1,8 @@
-// `kiln bench search`'s command line: a strategy named twice is replayed
-// once, a file it cannot read exits 2 as `kiln tune --recorded` does, and
-// simulated times read as times (a sub-second one printed as "0 s", and a
-// file without costs as "(0.00x of serial)").
+// `kiln bench search`'s command line: a strategy or a file named twice is
+// replayed once, a trace and a plot at one path are refused, a file it
+// cannot read exits 2 as `kiln tune --recorded` does, and simulated times
+// read as times (a sub-second one printed as "0 s", and a file without
+// costs as "(0.00x of serial)").
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -54,6 +55,46 @@ TEST_F(BenchSearchCli, AStrategyNamedTwiceIsReplayedOnceWithANote) {
        at = out.find("\n  random ", at + 1))
     ++rows;
   EXPECT_EQ(rows, 2u) << out;  // one row against configs, one against time
+}
+
+// A recorded space named twice, however spelled, is replayed once, as a
+// strategy is: it printed a second, identical table.
+TEST_F(BenchSearchCli, AFileNamedTwiceIsReplayedOnceWithANote) {
+  const fs::path quick = write("quick.json", kQuickFile);
+  const fs::path again = dir_ / "." / "quick.json";
+  CliRun run = kiln("bench search --recorded " + quick.string() + " " + again.string() +
+                    " --strategy random --seeds 1 --max-configs 2 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("--recorded " + again.string() + " is given twice (as " + quick.string() +
+                         "); replaying it once"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.json().size(), 1u) << run.out;
+  // Two different files are both replayed.
+  CliRun two = kiln("bench search --recorded " + quick.string() + " " +
+                    write("free.json", kFreeFile).string() +
+                    " --strategy random --seeds 1 --max-configs 2 --json");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(two.json().size(), 2u) << two.out;
+  EXPECT_EQ(two.err.find("given twice"), std::string::npos) << two.err;
+}
+
+// A trace and a plot at one path relative to the working directory, before
+// the file exists (t and ./t): weakly_canonical left t relative and made ./t
+// absolute, so the clash went unseen and the plot overwrote the trace.
+TEST_F(BenchSearchCli, ATraceAndAPlotAtOneRelativePathAreRefused) {
+  const fs::path quick = write("quick.json", kQuickFile);
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir_);  // kiln runs in the test's working directory
+  CliRun run =
+      kiln("bench search --recorded " + quick.string() +
+           " --strategy random --seeds 1 --max-configs 2 --trace both.out --plot ./both.out");
+  fs::current_path(cwd);
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.err.find("--trace both.out and --plot ./both.out are the same file"),
+            std::string::npos)
+      << run.err;
+  EXPECT_FALSE(fs::exists(dir_ / "both.out"));
 }
 
 TEST_F(BenchSearchCli, AFileItCannotReadExitsTwoAsTuneDoes) {

@@ -108,20 +108,28 @@ bool open_output(std::ofstream& out, const std::string& path, const char* what) 
   return false;
 }
 
-// The same file named twice among --trace, --plot and the recorded spaces
-// (compared as weakly_canonical paths, so ./t and t match): the plot would
-// overwrite the trace, and an output opened before the run would empty the
-// space it is about to read. Says which; true when there is such a pair.
-bool outputs_clash(const SearchBenchArgs& args) {
-  auto same = [](const std::string& a, const std::string& b) {
-    std::error_code ea, eb;
-    const std::filesystem::path pa = std::filesystem::weakly_canonical(a, ea);
-    const std::filesystem::path pb = std::filesystem::weakly_canonical(b, eb);
-    return ea || eb ? std::filesystem::path(a).lexically_normal() ==
-                          std::filesystem::path(b).lexically_normal()
-                    : pa == pb;
+// Two paths of one file, compared as weakly_canonical absolute paths, so
+// ./t and t match even before t exists (weakly_canonical keeps a path none
+// of whose leading parts exists as it is: t stayed t, ./t became /cwd/t).
+bool names_one_file(const std::string& a, const std::string& b) {
+  auto canonical = [](const std::string& path, std::error_code& ec) {
+    const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+    return ec ? absolute : std::filesystem::weakly_canonical(absolute, ec);
   };
-  if (!args.trace.empty() && !args.plot.empty() && same(args.trace, args.plot)) {
+  std::error_code ea, eb;
+  const std::filesystem::path pa = canonical(a, ea);
+  const std::filesystem::path pb = canonical(b, eb);
+  return ea || eb ? std::filesystem::path(a).lexically_normal() ==
+                        std::filesystem::path(b).lexically_normal()
+                  : pa == pb;
+}
+
+// The same file named twice among --trace, --plot and the recorded spaces:
+// the plot would overwrite the trace, and an output opened before the run
+// would empty the space it is about to read. Says which; true when there is
+// such a pair.
+bool outputs_clash(const SearchBenchArgs& args) {
+  if (!args.trace.empty() && !args.plot.empty() && names_one_file(args.trace, args.plot)) {
     std::fprintf(stderr,
                  "kiln bench search: --trace %s and --plot %s are the same file: the plot would "
                  "overwrite the trace; give them different paths\n",
@@ -131,7 +139,7 @@ bool outputs_clash(const SearchBenchArgs& args) {
   for (const auto& [flag, out] :
        {std::pair{"--trace", &args.trace}, std::pair{"--plot", &args.plot}})
     for (const std::string& in : args.files)
-      if (!out->empty() && same(*out, in)) {
+      if (!out->empty() && names_one_file(*out, in)) {
         std::fprintf(stderr,
                      "kiln bench search: %s %s is the recorded space %s: writing it would "
                      "destroy the file before it is read; give %s another path\n",
@@ -214,13 +222,26 @@ int run_bench_search(const SearchBenchArgs& args) {
       return 2;
     }
   }
+  // Each recorded space once, as each strategy: a repeat (however spelled)
+  // would replay it again and print a second, identical table and panel.
+  std::vector<std::string> files;
+  for (const auto& path : args.files) {
+    const auto first = std::find_if(files.begin(), files.end(),
+                                    [&](const std::string& f) { return names_one_file(f, path); });
+    if (first == files.end())
+      files.push_back(path);
+    else
+      std::fprintf(stderr,
+                   "kiln bench search: --recorded %s is given twice (as %s); replaying it once\n",
+                   path.c_str(), first->c_str());
+  }
   // The trace and the plot are opened before the run: a path that cannot
   // be written is said before minutes of replays, not after.
   if (outputs_clash(args)) return 2;
   std::ofstream trace, svg;
   if (!open_output(trace, args.trace, "trace") || !open_output(svg, args.plot, "plot")) return 2;
   std::vector<FileResult> results;
-  for (const auto& path : args.files) {
+  for (const auto& path : files) {
     Result<RecordedSpace> space = read_recorded_space(path);
     if (!space) {  // a bad input, as `kiln tune --recorded` says it: exit 2
       std::fprintf(stderr, "kiln bench search: %s\n", space.error().message.c_str());
