@@ -84,4 +84,28 @@ TEST(BenchGemmCli, ABadSizeIsAUsageError) {
   EXPECT_NE(r.out.find("'x' is not a size"), std::string::npos) << r.out;
 }
 
+// Each item of --sizes a size: an empty last item, a sign or a space were
+// taken (512, ran 512; " 8" and "+8" ran 8 where "8 " was refused) and a
+// size named twice ran twice.
+TEST(BenchGemmCli, EverySizeItemIsDigitsAndNamedOnce) {
+  for (const char* bad : {"512,", "' 8'", "+8", "8,,16", ",8"}) {
+    kiln::testing::CommandRun r = kiln::testing::run_command(
+        std::string(KILN_CLI_PATH " bench gemm --max-configs 1 --rounds 1 --sizes ") + bad +
+        " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find("is not a size from 1 to 16384"), std::string::npos)
+        << bad << ": " << r.out;
+  }
+  kiln::testing::CommandRun twice = kiln::testing::run_command(
+      KILN_CLI_PATH " bench gemm --max-configs 1 --rounds 1 --sizes 8,16,8 2>&1");
+  EXPECT_EQ(twice.exit_code, 2) << twice.out;
+  EXPECT_NE(twice.out.find("--sizes: 8 is given twice in '8,16,8': name each size once"),
+            std::string::npos)
+      << twice.out;
+  kiln::testing::CommandRun empty =
+      kiln::testing::run_command(KILN_CLI_PATH " bench gemm --sizes '' 2>&1");
+  EXPECT_EQ(empty.exit_code, 2) << empty.out;
+  EXPECT_NE(empty.out.find("--sizes is empty: give M=N=K sizes"), std::string::npos) << empty.out;
+}
+
 }  // namespace

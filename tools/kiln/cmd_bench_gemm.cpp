@@ -41,21 +41,32 @@ struct GemmBenchArgs {
   bool json = false;
 };
 
+// Every comma-separated item a size, digits only: getline dropped an empty
+// last item (512, ran as 512) and strtol took a leading space or sign (" 8",
+// "+8") that it refused after the number; a size named twice ran twice.
 Result<std::vector<int>> parse_sizes(const std::string& text) {
+  const std::string example = " (e.g. --sizes 512,1024,2048)";
+  if (text.empty())
+    return make_error(ErrorCode::kInvalidArgument, "--sizes is empty: give M=N=K sizes" + example);
   std::vector<int> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 1 || v > kMaxBenchSize) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "--sizes: '" + item + "' is not a size from 1 to " +
-                            std::to_string(kMaxBenchSize) + " (e.g. --sizes 512,1024,2048)");
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma - start);
+    const bool digits = !item.empty() && item.size() <= 18 &&
+                        item.find_first_not_of("0123456789") == std::string::npos;
+    const long v = digits ? std::stol(item) : 0;
+    if (v < 1 || v > kMaxBenchSize) {
+      return make_error(ErrorCode::kInvalidArgument, "--sizes: '" + item +
+                                                         "' is not a size from 1 to " +
+                                                         std::to_string(kMaxBenchSize) + example);
     }
+    if (std::find(out.begin(), out.end(), static_cast<int>(v)) != out.end())
+      return make_error(ErrorCode::kInvalidArgument, "--sizes: " + item + " is given twice in '" +
+                                                         text + "': name each size once");
     out.push_back(static_cast<int>(v));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
   }
-  if (out.empty()) return make_error(ErrorCode::kInvalidArgument, "--sizes is empty");
   return out;
 }
 
