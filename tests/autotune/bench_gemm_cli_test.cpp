@@ -108,4 +108,15 @@ TEST(BenchGemmCli, EverySizeItemIsDigitsAndNamedOnce) {
   EXPECT_NE(empty.out.find("--sizes is empty: give M=N=K sizes"), std::string::npos) << empty.out;
 }
 
+// An unknown --search offers auto, the default, with the strategies.
+TEST(BenchGemmCli, AnUnknownSearchOffersAutoToo) {
+  kiln::testing::CommandRun r =
+      kiln::testing::run_command(KILN_CLI_PATH " bench gemm --sizes 8 --search simplex 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown search strategy 'simplex': use auto (the default) or one of "
+                       "exhaustive"),
+            std::string::npos)
+      << r.out;
+}
+
 }  // namespace

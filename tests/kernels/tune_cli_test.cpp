@@ -183,6 +183,9 @@ TEST_F(TuneCli, SearchListsTheStrategiesAndRefusesUnknownOnes) {
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("unknown search strategy 'simplex'"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("exhaustive, random, annealing"), std::string::npos) << bad.err;
+  // auto, the default and accepted, is among the values the error offers.
+  EXPECT_NE(bad.err.find("use auto (the default) or one of exhaustive"), std::string::npos)
+      << bad.err;
 }
 
 // `--effort` picks the default search's budget (search "auto",

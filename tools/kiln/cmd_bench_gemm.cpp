@@ -246,7 +246,8 @@ void add_bench_gemm_command(CLI::App& bench, int& exit_code) {
       ->check(CLI::Validator(
           [](std::string& name) -> std::string {
             if (name == kAutoSearch || find_search_strategy(name)) return "";
-            return "unknown search strategy '" + name + "': use one of " + search_strategy_names();
+            return "unknown search strategy '" + name + "': use auto (the default) or one of " +
+                   search_strategy_names();
           },
           "NAME"));
   cmd->add_option("--max-configs", a->max_configs,

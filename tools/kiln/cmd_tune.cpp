@@ -49,8 +49,8 @@ CLI::Validator search_name_check() {
       [](std::string& name) -> std::string {
         if (name == "list" || name == "help" || name == kAutoSearch || find_search_strategy(name))
           return "";
-        return "unknown search strategy '" + name + "': use one of " + search_strategy_names() +
-               " (`--search list` describes them)";
+        return "unknown search strategy '" + name + "': use auto (the default) or one of " +
+               search_strategy_names() + " (`--search list` describes them)";
       },
       "NAME");
 }
