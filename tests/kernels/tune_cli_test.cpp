@@ -202,6 +202,21 @@ TEST_F(TuneCli, EffortIsReportedCappedByMaxConfigsAndChecked) {
   CliRun list = kiln("tune --search list");
   EXPECT_NE(list.out.find("auto "), std::string::npos) << list.out;
   EXPECT_NE(list.out.find("bayes "), std::string::npos) << list.out;
+  // With --json, before or after it, the list is one JSON document (it
+  // printed the text table, which no JSON reader takes).
+  for (const char* args : {"tune --json --search list", "tune --search list --json"}) {
+    CliRun json = kiln(args);
+    ASSERT_EQ(json.exit_code, 0) << args << ": " << json.err;
+    const nlohmann::json j = json.json();
+    ASSERT_TRUE(j.at("strategies").is_array()) << json.out;
+    EXPECT_EQ(j.at("strategies").at(0).at("name"), "auto") << json.out;
+    bool bayes = false;
+    for (const auto& s : j.at("strategies")) {
+      bayes = bayes || s.at("name") == "bayes";
+      EXPECT_FALSE(s.at("description").get<std::string>().empty()) << s.dump();
+    }
+    EXPECT_TRUE(bayes) << json.out;
+  }
 
   CliRun bad = kiln(kGemm + " --effort extreme");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;

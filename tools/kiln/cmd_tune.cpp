@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
 #include "kiln/cache/remote_cache.hpp"
 #include "kiln/kernels/tune_request.hpp"
@@ -33,10 +35,20 @@ namespace kiln::tool {
 
 namespace {
 
-// `kiln tune --search list`: every registered strategy, one line each.
-void print_search_strategies(std::FILE* out) {
-  std::fprintf(out, "%-12s %s\n", "auto",
-               "the default: exhaustive when the --effort budget covers the space, else hybrid");
+// `kiln tune --search list`: every registered strategy, one line each, or
+// with --json one document: {"strategies": [{"name", "description"}...]}.
+void print_search_strategies(std::FILE* out, bool json) {
+  const char* auto_text =
+      "the default: exhaustive when the --effort budget covers the space, else hybrid";
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    list.push_back({{"name", kAutoSearch}, {"description", auto_text}});
+    for (const auto& s : search_strategies())
+      list.push_back({{"name", s.name}, {"description", s.description}});
+    std::fprintf(out, "%s\n", nlohmann::json{{"strategies", list}}.dump(2).c_str());
+    return;
+  }
+  std::fprintf(out, "%-12s %s\n", "auto", auto_text);
   for (const auto& s : search_strategies()) {
     std::fprintf(out, "%-12s %s\n", s.name.c_str(), s.description.c_str());
   }
@@ -293,12 +305,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                           search_strategy_names() + "; `--search list` describes them")
           ->check(search_name_check())
           ->trigger_on_parse()
-          ->each([a](const std::string& name) {
-            a->searches_given.push_back(name);
-            if (name != "list" && name != "help") return;
-            print_search_strategies(stdout);
-            throw CLI::Success();  // like --help: print and exit 0
-          });
+          ->each([a](const std::string& name) { a->searches_given.push_back(name); });
   cmd->add_option("--warm-start", a->warm_start,
                   "Measure first the winners of up to N neighbouring shapes of this kernel in "
                   "the tuning cache, nearest first (default 3; 0: off)")
@@ -382,9 +389,9 @@ void add_tune_command(CLI::App& app, int& exit_code) {
         "--reference", "--no-check", "--cold-l2", "--graphs", "--delay-us", "--isolation",
         "--warm-start", "--finalists", "--early-stop", "--retune"})
     cmd->get_option("--recorded")->excludes(physical);
-  // trigger_on_parse (for --search list) clears --search at each occurrence,
-  // so CLI11's at-most-once check, which every other option has, never
-  // fires: a second --search silently replaced the first.
+  // trigger_on_parse clears --search at each occurrence, so CLI11's
+  // at-most-once check, which every other option has, never fires: a second
+  // --search silently replaced the first. Each is kept and counted here.
   cmd->preparse_callback([a](std::size_t) { a->searches_given.clear(); });
   cmd->callback([a, search, &exit_code] {
     if (a->searches_given.size() > 1) {
@@ -393,6 +400,13 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       throw CLI::ValidationError(search->get_name(),
                                  "given " + std::to_string(a->searches_given.size()) + " times (" +
                                      given + "): give one search strategy");
+    }
+    // --search list (or help) prints and exits 0, here and not as it is
+    // parsed, so that a --json after it is known: it printed text then.
+    if (a->search == "list" || a->search == "help") {
+      print_search_strategies(stdout, a->json);
+      exit_code = 0;
+      return;
     }
     exit_code = run_tune(*a);
   });
