@@ -143,11 +143,18 @@ class ReplayDevice final : public Device {
     return LoadedKernel(std::move(state), artifact.kernel, key);
   }
 
-  Status launch(const LoadedKernel& kernel, const LaunchConfig& config,
-                const KernelArgs&) override {
+  Status launch(const LoadedKernel& kernel, const LaunchConfig&, const KernelArgs&) override {
     const RecordedConfig* r = find_by_text(book_->recorded(), kernel.config());
-    if (!r || !r->time_ms)
-      return launch_error(kernel, config, r ? "recorded as " + r->failure : "not recorded");
+    // A recorded space holds no launch geometry: launch_error's grid, block
+    // and shared memory would be the replay's placeholders, (1,1,1) and 0
+    // bytes, stated as the failed launch's, ahead of the recorded reason.
+    if (!r || !r->time_ms) {
+      const std::string reason = r ? "recorded as " + r->failure : "not in the recorded file";
+      return make_error(
+          ErrorCode::kLaunchFailed,
+          "kernel " + kernel.name() + " [" + kernel.config() + "] failed to run: " + reason,
+          {{"kernel", kernel.name()}, {"config", kernel.config()}, {"reason", reason}});
+    }
     last_ms_ = *r->time_ms;
     return ok_status();
   }

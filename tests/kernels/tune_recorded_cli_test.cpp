@@ -85,6 +85,18 @@ TEST_F(TuneRecordedCli, ReportsEveryConfigTheWinnerTheFractionAndTheSimulatedWal
   EXPECT_EQ(j.at("recorded").at("optimum_ms"), 1.0);
   EXPECT_EQ(j.at("recorded").at("clock_stalls"), 0);
   EXPECT_EQ(j.at("settings").at("budget_simulated"), true);
+  // The run failure is the file's word, with no launch geometry: the file
+  // holds none, and the replay's placeholders read grid (1,1,1) block
+  // (1,1,1) shared memory 0 bytes, ahead of it, cutting it off in the table.
+  for (const auto& row : j.at("configs")) {
+    if (row.at("status") != "launch_failed") continue;
+    const std::string reason = row.at("reason").get<std::string>();
+    EXPECT_EQ(
+        reason.rfind("kernel hand [x=2,y=3] failed to run: recorded as RuntimeFailedConfig", 0), 0u)
+        << reason;
+    EXPECT_EQ(reason.find("grid"), std::string::npos) << reason;
+    EXPECT_EQ(reason.find("shared"), std::string::npos) << reason;
+  }
 
   // Compile everything, then benchmark: 7.5 s + 2.25 s.
   CliRun batch = kiln("tune --recorded " + hand().string() + " --no-pipeline --json");
