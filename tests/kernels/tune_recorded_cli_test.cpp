@@ -288,6 +288,20 @@ TEST_F(TuneRecordedCli, EffortSizesTheAutoSearchOfAReplay) {
   CliRun bad = kiln(base + " --effort fast");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--effort"), std::string::npos) << bad.err;
+  // A named strategy bypasses the plan: --effort with it was ignored
+  // (exhaustive measured all 4362 configs at --effort quick).
+  for (const char* search : {"exhaustive", "random"}) {
+    CliRun ignored = kiln(base + " --effort quick --search " + search);
+    EXPECT_EQ(ignored.exit_code, 2) << search << ": " << ignored.out.size() << " bytes out";
+    EXPECT_TRUE(ignored.out.empty()) << search;
+    EXPECT_NE(ignored.err.find("--effort quick sizes --search auto's plan, which --search " +
+                               std::string(search) + " bypasses: drop --effort"),
+              std::string::npos)
+        << ignored.err;
+  }
+  CliRun named_auto = kiln(base + " --effort quick --search auto");
+  ASSERT_EQ(named_auto.exit_code, 0) << named_auto.err;
+  EXPECT_EQ(named_auto.json().at("configs").size(), 44u);
 }
 
 // `kiln bench search` against simulated time. The exhaustive search on one

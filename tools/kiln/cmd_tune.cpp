@@ -393,7 +393,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   // at-most-once check, which every other option has, never fires: a second
   // --search silently replaced the first. Each is kept and counted here.
   cmd->preparse_callback([a](std::size_t) { a->searches_given.clear(); });
-  cmd->callback([a, search, &exit_code] {
+  cmd->callback([a, cmd, search, &exit_code] {
     if (a->searches_given.size() > 1) {
       std::string given;
       for (const std::string& name : a->searches_given) given += (given.empty() ? "" : ", ") + name;
@@ -408,6 +408,14 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       exit_code = 0;
       return;
     }
+    // --effort sizes the plan of --search auto; a named strategy bypasses
+    // the plan, so --effort was ignored (--search exhaustive --effort quick
+    // measured every config, --search random --effort full 64).
+    if (a->search != kAutoSearch && cmd->get_option("--effort")->count() > 0)
+      throw CLI::ValidationError(
+          "--effort", "--effort " + a->effort + " sizes --search auto's plan, which --search " +
+                          a->search + " bypasses: drop --effort, or size --search " + a->search +
+                          " with --max-configs N");
     exit_code = run_tune(*a);
   });
 }
