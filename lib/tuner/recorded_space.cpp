@@ -8,6 +8,7 @@
 #include <cctype>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -323,6 +324,28 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
       first_at = std::move(at);
     }
   out.space.default_config(first->config);
+  return out;
+}
+
+Result<std::string> gzip_text(std::string_view text) {
+  if (text.size() > std::numeric_limits<uInt>::max())  // one deflate call's input
+    return make_error(ErrorCode::kInvalidArgument,
+                      "cannot gzip " + std::to_string(text.size()) + " bytes in one piece");
+  z_stream z{};
+  // 15 + 16: the largest window, with a gzip header and trailer.
+  if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    return make_error(ErrorCode::kInternal, "zlib could not start a gzip stream");
+  std::string out(deflateBound(&z, static_cast<uLong>(text.size())), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int done = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (done != Z_STREAM_END)
+    return make_error(ErrorCode::kInternal,
+                      "zlib could not gzip " + std::to_string(text.size()) + " bytes");
   return out;
 }
 

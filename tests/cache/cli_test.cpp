@@ -108,6 +108,23 @@ TEST_F(CacheCli, ExportsAKernelTunerCacheFileThatReplays) {
       kiln_cache(env_, "export --format kernel-tuner --kernel absent " + file.string() + " --json");
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.out.find("no tuning record of kernel absent"), std::string::npos) << none.out;
+
+  // FILE.gz is gzip'd, as named (plain JSON under that name was refused by
+  // gunzip and Kernel Tuner), and replays the same.
+  const auto gz = out.path() / "kt.json.gz";
+  ASSERT_EQ(kiln_cache(env_, "export --format kernel-tuner --kernel gemm " + gz.string()).exit_code,
+            0);
+  std::ifstream gz_in(gz, std::ios::binary);
+  std::string magic(2, '\0');
+  gz_in.read(magic.data(), 2);
+  EXPECT_EQ(magic, "\x1f\x8b") << "not gzip'd";
+  CliRun gunzipped = testing::run_command("gunzip -c " + gz.string());
+  ASSERT_EQ(gunzipped.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(gunzipped.out), kt);
+  CliRun replay_gz = testing::run_command(KILN_CLI_PATH " bench search --recorded " + gz.string() +
+                                          " --seeds 2 --max-configs 2 --json 2>/dev/null");
+  ASSERT_EQ(replay_gz.exit_code, 0) << replay_gz.out;
+  EXPECT_EQ(replay_gz.json()[0]["configs"], 2);
 }
 
 TEST_F(CacheCli, ReadOnlyRefusesToChangeAnything) {

@@ -6,6 +6,7 @@
 // refuses): never a success line over nothing done.
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -337,10 +338,18 @@ void run_export_kernel_tuner(const Context& c, const std::string& file, const st
                   " in the cache to export; tune it first (kiln tune)");
   Result<nlohmann::json> out = kernel_tuner_cache(*newest);
   if (!out) return c.fail(out.error().message);
+  // FILE.gz is gzip'd, as its name says (and as the shared spaces are):
+  // plain JSON under a .gz name was read back by Kiln, which sniffs, but
+  // refused by gunzip and by Kernel Tuner.
+  std::string text = out->dump(1) + "\n";
+  if (std::filesystem::path(file).extension() == ".gz") {
+    Result<std::string> gz = gzip_text(text);
+    if (!gz) return c.fail(gz.error().message);
+    text = std::move(*gz);
+  }
   // Atomic, as every cache write: a reader never sees half a file, and a
   // symlink at FILE is replaced, not written through.
-  if (Status written = cache::atomic_write(file, out->dump(1) + "\n", cache::PathOwner::kUser);
-      !written.ok())
+  if (Status written = cache::atomic_write(file, text, cache::PathOwner::kUser); !written.ok())
     return c.fail(written.error().describe());
   c.emit(
       {{"exported_configs", (*out)["cache"].size()}, {"kernel", newest->kernel()}, {"file", file}},

@@ -75,4 +75,8 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
 // record has no measurements.
 Result<nlohmann::json> kernel_tuner_cache(const TuningRecord& record);
 
+// `text` as one gzip member (what `gzip` writes, read_recorded_space reads):
+// the export to a FILE named .gz.
+Result<std::string> gzip_text(std::string_view text);
+
 }  // namespace kiln
