@@ -2,6 +2,7 @@
 """Prototype of the "gp" search (lib/tuner/search_gp.cpp) on recorded spaces.
 
 usage: [EXTRA=pow2,align] [TH=..] [LA=0,1,4] [WM=0] [INIT=8] [FAILPEN=0.5] [SEL=loo|loorank]
+       [NB=R [NBEVERY=K]]
        python3 bench/search_gp_prototype.py SEEDS FILE.json.gz...
 
 One config at a time: a random start of INIT configs, then the unmeasured
@@ -9,7 +10,8 @@ config of the highest expected improvement under a GP on log time whose
 kernel is exp(-theta * codes differing - lambda * squared rank distance),
 optionally mixed with a main-effects term (WM); theta, lambda, WM and the
 noise picked on a grid by the marginal likelihood (SEL: leave-one-out
-instead). Prints, per file, the share of seeds reaching 0.90 of the
+instead). NB=R restricts every K-th pick (NBEVERY, default 1) to configs
+within R parameters of the best so far. Prints, per file, the share of seeds reaching 0.90 of the
 optimum by 1% of the space and 0.95 by 2%, and the medians at 0.5/1/2%.
 docs/benchmarks.md ("The gp strategy") lists what each setting scored.
 Needs numpy (the venv of scripts/setup.sh has it).
@@ -74,6 +76,10 @@ def run(H,O,X,t,seed,budget):
         f=yn.min(); z=(f-mu)/s
         acq=-((f-mu)*0.5*(1+erf(z/math.sqrt(2)))+s*np.exp(-z*z/2)/math.sqrt(2*math.pi))
         acq[meas]=np.inf
+        R=int(E.get('NB','0'))
+        if R and len(meas)%int(E.get('NBEVERY','1'))==0:
+            b=meas[int(np.argmin(y))]; near=((X!=X[b]).sum(1)<=R)&np.isfinite(acq)
+            if near.any(): acq=np.where(near,acq,np.inf)
         meas.append(int(np.argmin(acq)))
     return best/np.minimum.accumulate(t[meas])
 if __name__=='__main__':
@@ -83,4 +89,4 @@ if __name__=='__main__':
         r=[run(H,O,X,t,s,b2+1) for s in range(first,first+seeds)]
         f05=np.array([x[b05-1] for x in r]);f1=np.array([x[b1-1] for x in r]); f2=np.array([x[b2-1] for x in r])
         out.append(f"{fn.split('/')[-1][:16]} r90@1%={np.mean(f1>=0.9):.2f} r95@2%={np.mean(f2>=0.95):.2f} med.5/1/2={np.median(f05):.3f}/{np.median(f1):.3f}/{np.median(f2):.3f}")
-    print(' '.join(f'{k}={E[k]}' for k in ('EXTRA','TH','LA','WM','INIT','FAILPEN','SEL') if k in E),'|',' || '.join(out),flush=True)
+    print(' '.join(f'{k}={E[k]}' for k in ('EXTRA','TH','LA','WM','INIT','FAILPEN','SEL','NB','NBEVERY') if k in E),'|',' || '.join(out),flush=True)
