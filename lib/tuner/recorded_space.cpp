@@ -107,6 +107,10 @@ std::optional<std::string> not_a_run_time(double ms) {
 // them); anything but a non-negative number throws, so the record is named
 // as malformed rather than run the virtual clock backwards.
 double cost(const nlohmann::json& record, const char* field) {
+  // nlohmann's own error for a string here names neither the field nor the value.
+  if (record.contains(field) && !record[field].is_number())
+    throw std::invalid_argument(std::string(field) + " " + record[field].dump() +
+                                " is not a duration: give a number of ms or remove it");
   const double ms = record.value(field, 0.0);
   if (!(ms >= 0) || !std::isfinite(ms))
     throw std::invalid_argument(std::string(field) + " " + nlohmann::json(ms).dump() +

@@ -124,11 +124,21 @@ Result<nlohmann::json> to_record(const Ordered& result, const std::vector<std::s
   const Ordered& times = result["times"];
   if (!times.is_object())
     return make_error(ErrorCode::kInvalidArgument, at + "'s \"times\" is not an object");
-  if (times.contains("compilation") && times["compilation"].is_number())
-    record["compile_time"] = in_ms(times["compilation"], scale);
-  if (times.contains("benchmark") && times["benchmark"].is_number()) {
+  // A cost that is there but no number is refused, as the cache layout's
+  // is: it was dropped, and the config replayed as free to compile or run.
+  for (const char* name : {"compilation", "benchmark"})
+    if (times.contains(name) && !times[name].is_number())
+      return make_error(ErrorCode::kInvalidArgument,
+                        at + "'s times." + name + " is " + times[name].dump() +
+                            ", which is not a duration: give a number or remove it");
+  if (times.contains("runtimes") && !times["runtimes"].is_array())
+    return make_error(ErrorCode::kInvalidArgument,
+                      at + "'s times.runtimes is " + times["runtimes"].dump() +
+                          ", not a list of durations: give a list or remove it");
+  if (times.contains("compilation")) record["compile_time"] = in_ms(times["compilation"], scale);
+  if (times.contains("benchmark")) {
     record["benchmark_time"] = in_ms(times["benchmark"], scale);
-  } else if (times.contains("runtimes") && times["runtimes"].is_array()) {
+  } else if (times.contains("runtimes")) {
     double sum = 0;
     for (const Ordered& run : times["runtimes"]) {
       if (!run.is_number())

@@ -168,6 +168,20 @@ TEST(RecordedT4, FilesAReplayCannotTrustAreRefusedByName) {
       {R"({"results": [{"configuration": {"x": 1}, "times": {"compilation": -5},
                         "measurements": [{"name": "time", "value": 1}]}]})",
        "compile_time -5"},
+      // A cost that is no number was dropped: the config replayed as free.
+      {R"({"results": [{"configuration": {"x": 1}, "times": {"compilation": "abc"},
+                        "measurements": [{"name": "time", "value": 1}]}]})",
+       "result 0's times.compilation is \"abc\", which is not a duration"},
+      {R"({"results": [{"configuration": {"x": 1}, "times": {"benchmark": null},
+                        "measurements": [{"name": "time", "value": 1}]}]})",
+       "result 0's times.benchmark is null, which is not a duration"},
+      {R"({"results": [{"configuration": {"x": 1}, "times": {"runtimes": 5},
+                        "measurements": [{"name": "time", "value": 1}]}]})",
+       "result 0's times.runtimes is 5, not a list of durations"},
+      // The cache layout's refusal names the field and the value.
+      {R"({"tune_params_keys": ["x"], "tune_params": {"x": [1]},
+           "cache": {"1": {"x": 1, "time": 1.0, "compile_time": "abc"}}})",
+       "the record \"1\" is malformed: compile_time \"abc\" is not a duration"},
   };
   for (const auto& [text, why] : bad) {
     Result<RecordedSpace> r = parse_t4(text);
