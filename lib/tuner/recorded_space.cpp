@@ -195,8 +195,16 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
     if (!cache_layout) return cache_layout.error();
     j = std::move(*cache_layout);
   }
-  if (!j.contains("tune_params_keys") || !j.contains("tune_params") || !j.contains("cache") ||
-      !j["cache"].is_object())
+  // A field there with the wrong type is named as such: "lacks" it misled.
+  auto wrong_type = [&](const char* field, const char* want) {
+    return make_error(ErrorCode::kInvalidArgument, where + ": its \"" + field + "\" is a JSON " +
+                                                       j[field].type_name() + ", not " + want);
+  };
+  if (j.contains("cache") && !j["cache"].is_object())
+    return wrong_type("cache", "an object of records (a Kernel Tuner cache file)");
+  if (!j.contains("cache") && j.contains("results") && !j["results"].is_array())
+    return wrong_type("results", "a list (a T4 output file)");
+  if (!j.contains("tune_params_keys") || !j.contains("tune_params") || !j.contains("cache"))
     return make_error(ErrorCode::kInvalidArgument,
                       where +
                           " lacks \"tune_params_keys\", \"tune_params\" or \"cache\" (a "

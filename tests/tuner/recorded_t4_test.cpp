@@ -182,6 +182,10 @@ TEST(RecordedT4, FilesAReplayCannotTrustAreRefusedByName) {
       {R"({"tune_params_keys": ["x"], "tune_params": {"x": [1]},
            "cache": {"1": {"x": 1, "time": 1.0, "compile_time": "abc"}}})",
        "the record \"1\" is malformed: compile_time \"abc\" is not a duration"},
+      // A field of the wrong type is named as that, not as missing.
+      {R"({"results": 5})", "its \"results\" is a JSON number, not a list"},
+      {R"({"tune_params_keys": ["x"], "tune_params": {"x": [1]}, "cache": []})",
+       "its \"cache\" is a JSON array, not an object of records"},
   };
   for (const auto& [text, why] : bad) {
     Result<RecordedSpace> r = parse_t4(text);
