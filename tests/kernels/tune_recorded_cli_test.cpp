@@ -110,6 +110,9 @@ TEST_F(TuneRecordedCli, ReportsEveryConfigTheWinnerTheFractionAndTheSimulatedWal
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("0.500 of the optimum"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("simulated wall time: 3.5 s"), std::string::npos) << text.out;
+  // A recorded space has no shape: the header names none (it ended
+  // "[recorded], shape " with nothing after it).
+  EXPECT_EQ(text.out.rfind("hand (hand) on Hand GPU [recorded]\n", 0), 0u) << text.out;
 }
 
 // The hand file's measurements in Kernel Tuner's T4 output layout: the same

@@ -118,8 +118,11 @@ void TuneReport::print(std::FILE* out) const {
     if (auto it = shape.find(name); it != shape.end())
       shape_text += (shape_text.empty() ? "" : ",") + name + "=" + std::to_string(it->second);
   }
-  std::fprintf(out, "%s (%s) on %s [%s], shape %s%s%s\n", kernel.c_str(), template_name.c_str(),
-               device.value("name", std::string("?")).c_str(), backend.c_str(), shape_text.c_str(),
+  // A replayed recorded space has no shape: "shape " with nothing after it
+  // read as a report that lost its shape.
+  std::fprintf(out, "%s (%s) on %s [%s]%s%s%s%s\n", kernel.c_str(), template_name.c_str(),
+               device.value("name", std::string("?")).c_str(), backend.c_str(),
+               shape_text.empty() ? "" : ", shape ", shape_text.c_str(),
                dtype.empty() ? "" : ", dtype ", dtype.c_str());
   std::size_t width = 6;
   for (const auto& r : rows) width = std::max(width, r.config.to_string().size());
