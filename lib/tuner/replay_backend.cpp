@@ -2,6 +2,7 @@
 // clock, recorded outcomes returned.
 #include "replay_backend.hpp"
 
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -228,8 +229,12 @@ constexpr const char* kBudgetSpent = " simulated s) was spent before this config
 }
 
 ErrorInfo ReplayBook::budget_error(const Config& config) const {
+  // %g, as --budget-s was given: std::to_string's fixed six decimals read
+  // a budget of 1e-7 s as "0.000000" and 3.2 as "3.200000".
+  char budget[32];
+  std::snprintf(budget, sizeof budget, "%g", budget_);
   return make_error(ErrorCode::kCancelled,
-                    "the tuning budget (" + std::to_string(budget_) + kBudgetSpent,
+                    "the tuning budget (" + std::string(budget) + kBudgetSpent,
                     {{"config", config.to_string()}});
 }
 
