@@ -97,6 +97,19 @@ TEST_F(BenchSearchCli, ATraceAndAPlotAtOneRelativePathAreRefused) {
   EXPECT_FALSE(fs::exists(dir_ / "both.out"));
 }
 
+// An empty --plot or --trace was taken as none: the run said nothing and
+// wrote nothing.
+TEST_F(BenchSearchCli, AnEmptyPlotOrTracePathIsRefused) {
+  const fs::path quick = write("quick.json", kQuickFile);
+  for (const char* option : {"--plot", "--trace"}) {
+    CliRun run = kiln("bench search --recorded " + quick.string() +
+                      " --strategy random --seeds 1 --max-configs 2 " + option + " ''");
+    EXPECT_EQ(run.exit_code, 2) << option << ": " << run.out;
+    EXPECT_NE(run.err.find(std::string(option) + ": the file name is empty"), std::string::npos)
+        << run.err;
+  }
+}
+
 TEST_F(BenchSearchCli, AFileItCannotReadExitsTwoAsTuneDoes) {
   const fs::path junk = write("junk.json", "{not json");
   CliRun run = kiln("bench search --recorded " + junk.string() + " --strategy random");

@@ -404,10 +404,20 @@ void add_bench_search_command(CLI::App& bench, int& exit_code) {
       ->transform(integer_in(1, kMaxConfigs))
       ->excludes(in_flight);
   cmd->add_flag("--json", a->json, "Print one JSON document");
-  cmd->add_option("--plot", a->plot, "Write an SVG of the curves to FILE");
+  // An empty FILE was taken as no --plot (or --trace): nothing was written,
+  // and nothing said so.
+  const CLI::Validator named(
+      [](std::string& path) -> std::string {
+        return path.empty()
+                   ? "the file name is empty: give a path to write, or leave the option out"
+                   : "";
+      },
+      "FILE");
+  cmd->add_option("--plot", a->plot, "Write an SVG of the curves to FILE")->check(named);
   cmd->add_option("--trace", a->trace,
                   "Write every replayed measurement to FILE, one JSON object a line (file, "
-                  "strategy, seed, index, config, fraction, best_so_far), in the order measured");
+                  "strategy, seed, index, config, fraction, best_so_far), in the order measured")
+      ->check(named);
   cmd->callback([a, &exit_code] { exit_code = run_bench_search(*a); });
 }
 
