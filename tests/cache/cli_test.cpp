@@ -108,6 +108,12 @@ TEST_F(CacheCli, ExportsAKernelTunerCacheFileThatReplays) {
       kiln_cache(env_, "export --format kernel-tuner --kernel absent " + file.string() + " --json");
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.out.find("no tuning record of kernel absent"), std::string::npos) << none.out;
+  // An empty --kernel was taken as none (the newest record of any kernel).
+  CliRun empty = testing::run_command(
+      env_ + " " KILN_CLI_PATH " cache export --format kernel-tuner --kernel '' " + file.string() +
+      " 2>&1");
+  EXPECT_EQ(empty.exit_code, 2) << empty.out;
+  EXPECT_NE(empty.out.find("--kernel: the kernel name is empty"), std::string::npos) << empty.out;
 
   // FILE.gz is gzip'd, as named (plain JSON under that name was refused by
   // gunzip and Kernel Tuner), and replays the same.

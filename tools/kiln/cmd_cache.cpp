@@ -443,7 +443,16 @@ void add_cache_command(CLI::App& app, int& exit_code) {
                   "measurements as a Kernel Tuner cache file)")
       ->check(CLI::IsMember({"kiln", "kernel-tuner"}));
   exp->add_option("--kernel", *kernel,
-                  "With --format kernel-tuner: the newest record of this kernel");
+                  "With --format kernel-tuner: the newest record of this kernel")
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            // An empty name was taken as no --kernel: the newest record of
+            // any kernel was exported.
+            return name.empty() ? "the kernel name is empty: give one, or leave --kernel out "
+                                  "for the newest record of any kernel"
+                                : "";
+          },
+          "NAME"));
   exp->callback([ctx, file, format, kernel] { run_export(*ctx, *file, *format, *kernel); });
   auto* imp = sub("import", "Merge the tuning records of FILE into the cache");
   imp->add_option("FILE", *file, "Tuning JSON file (from kiln cache export)")->required();
