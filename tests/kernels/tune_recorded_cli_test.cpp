@@ -621,6 +621,21 @@ TEST_F(TuneRecordedCli, ASecondSearchIsRefusedNamingBoth) {
   EXPECT_EQ(kiln("tune --search list").exit_code, 0);
 }
 
+// A report stdout cannot take (a full disk) is a failed run: kiln exited 0
+// with the report or JSON lost.
+TEST_F(TuneRecordedCli, AnOutputStdoutCannotTakeExitsOne) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  for (const std::string& args :
+       {"tune --recorded " + hand().string() + " --json", "tune --recorded " + hand().string(),
+        "bench search --recorded " + hand().string() + " --strategy random --seeds 1",
+        std::string("tune --search list")}) {
+    CliRun run = kiln(args + " >/dev/full");
+    EXPECT_EQ(run.exit_code, 1) << args;
+    EXPECT_NE(run.err.find("kiln: writing the output to stdout failed"), std::string::npos)
+        << args << ": " << run.err;
+  }
+}
+
 // A real CPU tuning, exported in Kernel Tuner's layout, replays: every
 // config measured comes back, and the exhaustive replay finds the fastest.
 TEST_F(TuneRecordedCli, ReplaysKilnsOwnKernelTunerExport) {

@@ -1,6 +1,9 @@
 // kiln: the command-line face of Kiln. Usage errors exit with 2.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 
 #include "commands.hpp"
 #include "core/worker_process.hpp"
@@ -64,5 +67,16 @@ int main(int argc, char** argv) {
   // wait bounded (KILN_REMOTE_CACHE_FLUSH_MS).
   if (kiln::RemoteCache* remote = kiln::RemoteCache::global())
     remote->flush(remote->config().flush_timeout);
+  // A report or JSON document that could not be written (stdout on a full
+  // disk, > /dev/full) was lost while kiln exited 0.
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+    std::fprintf(stderr,
+                 "kiln: writing the output to stdout failed%s%s%s: it is incomplete; check "
+                 "where stdout goes (a full disk, a closed pipe) or redirect it elsewhere\n",
+                 errno ? " (" : "", errno ? std::strerror(errno) : "", errno ? ")" : "");
+    if (exit_code == 0) exit_code = 1;
+  }
   return exit_code;
 }
