@@ -116,6 +116,19 @@ TEST_F(BenchSearchCli, AFileItCannotReadExitsTwoAsTuneDoes) {
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_NE(run.err.find(junk.string()), std::string::npos) << run.err;
   EXPECT_EQ(kiln("tune --recorded " + junk.string()).exit_code, 2);
+
+  // A bad file after a good one stops the run before the outputs are
+  // opened: an existing plot was emptied, and the trace held the good
+  // file's replays.
+  const fs::path plot = write("old.svg", "<svg>old</svg>");
+  const fs::path trace = dir_ / "t.jsonl";
+  CliRun late = kiln("bench search --recorded " + write("quick.json", kQuickFile).string() + " " +
+                     junk.string() + " --strategy random --seeds 1 --max-configs 2 --plot " +
+                     plot.string() + " --trace " + trace.string());
+  EXPECT_EQ(late.exit_code, 2) << late.err;
+  EXPECT_TRUE(late.out.empty()) << late.out;
+  EXPECT_EQ(testing::read_file(plot), "<svg>old</svg>");
+  EXPECT_FALSE(fs::exists(trace));
 }
 
 TEST_F(BenchSearchCli, SubSecondSimulatedTimesReadAsMilliseconds) {

@@ -235,20 +235,27 @@ int run_bench_search(const SearchBenchArgs& args) {
                    "kiln bench search: --recorded %s is given twice (as %s); replaying it once\n",
                    path.c_str(), first->c_str());
   }
-  // The trace and the plot are opened before the run: a path that cannot
-  // be written is said before minutes of replays, not after.
   if (outputs_clash(args)) return 2;
-  std::ofstream trace, svg;
-  if (!open_output(trace, args.trace, "trace") || !open_output(svg, args.plot, "plot")) return 2;
-  std::vector<FileResult> results;
+  // Every space is read before the outputs are opened and anything runs: a
+  // bad last file was said after the others' replays, and opening had
+  // already emptied an existing --plot and begun the --trace.
+  std::vector<RecordedSpace> spaces;
   for (const auto& path : files) {
     Result<RecordedSpace> space = read_recorded_space(path);
     if (!space) {  // a bad input, as `kiln tune --recorded` says it: exit 2
       std::fprintf(stderr, "kiln bench search: %s\n", space.error().message.c_str());
       return 2;
     }
+    spaces.push_back(std::move(*space));
+  }
+  // The trace and the plot are opened before the run: a path that cannot
+  // be written is said before minutes of replays, not after.
+  std::ofstream trace, svg;
+  if (!open_output(trace, args.trace, "trace") || !open_output(svg, args.plot, "plot")) return 2;
+  std::vector<FileResult> results;
+  for (RecordedSpace& space : spaces) {
     FileResult file;
-    file.space = std::move(*space);
+    file.space = std::move(space);
     const std::size_t n = file.space.configs.size();
     file.budget = args.max_configs ? std::min(args.max_configs, n)
                                    : std::max<std::size_t>(
