@@ -108,6 +108,15 @@ TEST_F(CacheCli, ExportsAKernelTunerCacheFileThatReplays) {
       kiln_cache(env_, "export --format kernel-tuner --kernel absent " + file.string() + " --json");
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.out.find("no tuning record of kernel absent"), std::string::npos) << none.out;
+  // The kiln table is plain JSON: a .gz name for it is refused (gunzip
+  // refused the file, and import a gzip'd one).
+  CliRun kiln_gz = testing::run_command(env_ + " " KILN_CLI_PATH " cache export " +
+                                        (out.path() / "table.json.gz").string() + " 2>&1");
+  EXPECT_EQ(kiln_gz.exit_code, 2) << kiln_gz.out;
+  EXPECT_NE(kiln_gz.out.find("names a gzip file, but the kiln format is plain JSON"),
+            std::string::npos)
+      << kiln_gz.out;
+  EXPECT_FALSE(std::filesystem::exists(out.path() / "table.json.gz"));
   // An empty --kernel was taken as none (the newest record of any kernel).
   CliRun empty = testing::run_command(
       env_ + " " KILN_CLI_PATH " cache export --format kernel-tuner --kernel '' " + file.string() +

@@ -367,6 +367,12 @@ void run_export(const Context& c, const std::string& file, const std::string& fo
                                "selects the record of --format kernel-tuner; the kiln "
                                "format exports every record: drop --kernel or add "
                                "--format kernel-tuner");
+  // The kiln table is plain JSON, which `kiln cache import` reads: under a
+  // .gz name gunzip refused it, and import refused it gzip'd.
+  if (std::filesystem::path(file).extension() == ".gz")
+    throw CLI::ValidationError("FILE", "'" + file +
+                                           "' names a gzip file, but the kiln format is plain "
+                                           "JSON (what kiln cache import reads): name it .json");
   TuningCache tuning(Options::global());
   Result<std::size_t> n = tuning.export_table(file);
   if (!n) return c.fail(n.error().describe());
