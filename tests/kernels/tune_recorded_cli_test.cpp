@@ -208,11 +208,13 @@ TEST_F(TuneRecordedCli, BudgetIsInSimulatedSeconds) {
   EXPECT_EQ(j.at("recorded").at("measured").get<std::size_t>() + 3, j.at("configs").size());
   // The reason gives the budget as it was given (it read 3.200000, and a
   // budget of 1e-07 s read 0.000000).
-  for (const auto& row : j.at("configs"))
-    if (row.at("status") == "cancelled")
+  for (const auto& row : j.at("configs")) {
+    if (row.at("status") == "cancelled") {
       EXPECT_EQ(row.at("reason").get<std::string>().rfind("the tuning budget (3.2 simulated s)", 0),
                 0u)
           << row.dump();
+    }
+  }
   CliRun tiny = kiln("tune --recorded " + hand().string() + " --budget-s 1e-7");
   EXPECT_NE(tiny.out.find("the tuning budget (1e-07 simulated s)"), std::string::npos) << tiny.out;
 }
