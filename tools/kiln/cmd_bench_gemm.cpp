@@ -243,13 +243,7 @@ void add_bench_gemm_command(CLI::App& bench, int& exit_code) {
       ->transform(integer_in(1, kMaxThreads));
   cmd->add_option("--search", a->search,
                   "Search strategy of the tuning (default auto: kiln tune's default plan)")
-      ->check(CLI::Validator(
-          [](std::string& name) -> std::string {
-            if (name == kAutoSearch || find_search_strategy(name)) return "";
-            return "unknown search strategy '" + name + "': use auto (the default) or one of " +
-                   search_strategy_names();
-          },
-          "NAME"));
+      ->check(search_name(/*with_list=*/false));
   cmd->add_option("--max-configs", a->max_configs,
                   "Configs the tuning may measure (default: the plan's, 3% of the space)")
       ->transform(integer_in(0, kMaxConfigs, "0: the plan's budget"));

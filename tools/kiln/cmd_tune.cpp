@@ -54,19 +54,6 @@ void print_search_strategies(std::FILE* out, bool json) {
   }
 }
 
-// A registered strategy's name, or `list`/`help`; anything else is a usage
-// error (exit 2) that names the valid ones.
-CLI::Validator search_name_check() {
-  return CLI::Validator(
-      [](std::string& name) -> std::string {
-        if (name == "list" || name == "help" || name == kAutoSearch || find_search_strategy(name))
-          return "";
-        return "unknown search strategy '" + name + "': use auto (the default) or one of " +
-               search_strategy_names() + " (`--search list` describes them)";
-      },
-      "NAME");
-}
-
 // The flags of `kiln tune`.
 struct TuneArgs {
   TuneRequest request;                // what to tune: kernel, shape, backend, devices, reference
@@ -303,7 +290,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                       "Search strategy: auto (default: exhaustive when the --effort budget covers "
                       "the space, else hybrid), " +
                           search_strategy_names() + "; `--search list` describes them")
-          ->check(search_name_check())
+          ->check(search_name(/*with_list=*/true))
           ->trigger_on_parse()
           ->each([a](const std::string& name) { a->searches_given.push_back(name); });
   cmd->add_option("--warm-start", a->warm_start,

@@ -7,6 +7,8 @@
 #include <filesystem>
 
 #include "kiln/core/options.hpp"
+#include "kiln/tuner/search.hpp"
+#include "kiln/tuner/search_plan.hpp"
 
 namespace kiln::tool {
 
@@ -112,6 +114,18 @@ CLI::Validator cuda_arch() {
                "' is not a CUDA arch: write sm_NN or compute_NN (e.g. sm_80, sm_90a) or native";
       },
       "ARCH");
+}
+
+CLI::Validator search_name(bool with_list) {
+  return CLI::Validator(
+      [with_list](std::string& name) -> std::string {
+        if ((with_list && (name == "list" || name == "help")) || name == kAutoSearch ||
+            find_search_strategy(name))
+          return "";
+        return "unknown search strategy '" + name + "': use auto (the default) or one of " +
+               search_strategy_names() + (with_list ? " (`--search list` describes them)" : "");
+      },
+      "NAME");
 }
 
 }  // namespace kiln::tool

@@ -27,6 +27,11 @@ CLI::Validator size_text();
 // that exists (checked before anything runs, not after the work is done).
 CLI::Validator output_file();
 
+// A search strategy: auto or a registered name; with `with_list`, also
+// list and help (`kiln tune --search list`). Anything else names the valid
+// ones.
+CLI::Validator search_name(bool with_list);
+
 // A CUDA target: sm_NN or compute_NN with an optional letter (sm_90a), or
 // native (as KILN_ARCH).
 CLI::Validator cuda_arch();
