@@ -13,7 +13,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <variant>
 
+#include "recorded_objective.hpp"
 #include "recorded_open_cache.hpp"
 #include "recorded_t4.hpp"
 
@@ -209,8 +211,12 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
                       where +
                           " lacks \"tune_params_keys\", \"tune_params\" or \"cache\" (a "
                           "Kernel Tuner cache file) and \"results\" (its T4 output file)");
+  Result<detail::Objective> objective = detail::read_objective(j, where);
+  if (!objective) return objective.error();
   RecordedSpace out;
   out.path = path;
+  out.objective = objective->name;
+  out.higher_is_better = objective->higher_is_better;
   // Labels only: one that is not a string is shown as its JSON.
   auto label = [&](const char* field, const char* fallback) {
     const auto it = j.find(field);
@@ -243,7 +249,7 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
                       where + ": \"tune_params_keys\" names no parameter: a space needs one");
   auto index = std::make_shared<std::unordered_map<std::string, std::size_t>>();
   std::vector<std::string> record_keys;  // as out.configs, for the duplicate error
-  double best = 0;
+  bool any_worked = false;
   for (const auto& [key, record] : j["cache"].items()) {
     RecordedConfig rc;
     try {
@@ -270,8 +276,16 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
       } else if (std::optional<std::string> why = not_a_run_time(time.get<double>())) {
         rc.failure = *why;
       } else {
-        rc.time_ms = time.get<double>();
-        if (best == 0 || *rc.time_ms < best) best = *rc.time_ms;
+        rc.run_ms = time.get<double>();
+        std::variant<double, std::string> figure =
+            objective->name == "time" ? rc.run_ms : detail::objective_figure(record, *objective);
+        if (const double* v = std::get_if<double>(&figure)) {
+          rc.objective = *v;
+          rc.time_ms = rc.run_ms;  // rank_by_objective scales it for another objective
+          any_worked = true;
+        } else {
+          rc.failure = std::get<std::string>(figure);
+        }
       }
       rc.compile_ms = cost(record, "compile_time");
       rc.benchmark_ms = cost(record, "benchmark_time");
@@ -292,7 +306,7 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
   }
   if (out.configs.empty())
     return make_error(ErrorCode::kInvalidArgument, where + " holds no configs");
-  if (best == 0) return make_error(ErrorCode::kInvalidArgument, where + ": every config failed");
+  if (!any_worked) return make_error(ErrorCode::kInvalidArgument, where + ": every config failed");
   // The space's lists hold the values some record takes. A value that a
   // restriction left no record of is no config a search can propose, yet
   // it would count in the search's encoding (a position along its list),
@@ -315,7 +329,7 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
       return make_error(ErrorCode::kInvalidArgument, where + ": bad parameter list: " + e.what());
     }
   }
-  out.optimum_ms = best;
+  detail::rank_by_objective(out);
   out.index = index;
   out.space.constraint("recorded", [index](const Config& c) { return index->count(c.key()) > 0; });
   // The default is the first record in the space's odometer order, found

@@ -80,12 +80,23 @@ std::string t4_identity(const Ordered& configuration, const std::vector<std::str
   return values.dump();
 }
 
+// The objective a result ranks by: the first of its "objectives", or
+// nullopt when it names none.
+std::optional<std::string> objective_of(const Ordered& result) {
+  if (!result.contains("objectives") || !result["objectives"].is_array() ||
+      result["objectives"].empty() || !result["objectives"][0].is_string())
+    return std::nullopt;
+  return result["objectives"][0].get<std::string>();
+}
+
 // One result as a cache record: its parameters, "time" (a failure's name
-// when the result is invalid), and its compile and benchmark costs. T4
+// when the result is invalid), the figure of `objective` when that is not
+// time, and its compile and benchmark costs. T4
 // files before Kernel Tuner's "benchmark" timing carry only the runs'
 // "runtimes": their sum stands for the benchmark's cost.
 Result<nlohmann::json> to_record(const Ordered& result, const std::vector<std::string>& keys,
-                                 double scale, const std::string& at) {
+                                 double scale, const std::string& objective,
+                                 const std::string& at) {
   nlohmann::json record = nlohmann::json::object();
   for (const std::string& name : keys) record[name] = nlohmann::json(result["configuration"][name]);
   const std::string invalidity = result.contains("invalidity") && result["invalidity"].is_string()
@@ -119,6 +130,12 @@ Result<nlohmann::json> to_record(const Ordered& result, const std::vector<std::s
     }
     const Ordered& value = (*time)["value"];
     record["time"] = value.is_number() ? in_ms(value, unit) : nlohmann::json(value);
+    // Another objective's figure as the cache layout keeps it: a field of
+    // that name, as written (a figure has no time unit to convert).
+    if (objective != "time")
+      for (const Ordered& m : result["measurements"])
+        if (m.is_object() && m.value("name", Ordered()) == objective && m.contains("value"))
+          record[objective] = nlohmann::json(m["value"]);
   }
   if (!result.contains("times")) return record;
   const Ordered& times = result["times"];
@@ -180,6 +197,24 @@ Result<nlohmann::json> t4_as_cache_layout(std::string_view text, const std::stri
     std::vector<std::vector<Ordered>> seen;  // each parameter's values, as in `keys`
     nlohmann::json cache = nlohmann::json::object();
     std::unordered_map<std::string, std::size_t> first_of;  // t4_identity -> result index
+    // One objective for the file, as the cache layout has: the first any
+    // result names (Kernel Tuner writes the run's objective into each).
+    std::string objective = "time";
+    std::optional<std::size_t> objective_from;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      if (!results[i].is_object()) continue;
+      const std::optional<std::string> named = objective_of(results[i]);
+      if (!named) continue;
+      if (!objective_from) {
+        objective = *named;
+        objective_from = i;
+      } else if (*named != objective) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          where + ": results " + std::to_string(*objective_from) + " and " +
+                              std::to_string(i) + " rank by different objectives (\"" + objective +
+                              "\" and \"" + *named + "\"): a replay ranks every config by one");
+      }
+    }
     for (std::size_t i = 0; i < results.size(); ++i) {
       const std::string at = where + ": result " + std::to_string(i);
       const Ordered& result = results[i];
@@ -211,7 +246,7 @@ Result<nlohmann::json> t4_as_cache_layout(std::string_view text, const std::stri
                           where + ": results " + std::to_string(it->second) + " and " +
                               std::to_string(i) + " hold the same configuration (" + key +
                               "): keep one of them");
-      Result<nlohmann::json> record = to_record(result, keys, scale, at);
+      Result<nlohmann::json> record = to_record(result, keys, scale, objective, at);
       if (!record) return record.error();
       // A distinct config whose values join to a key already taken: the
       // reader reads each record's own parameters, so any unused key serves.
@@ -222,7 +257,7 @@ Result<nlohmann::json> t4_as_cache_layout(std::string_view text, const std::stri
     for (std::size_t p = 0; p < keys.size(); ++p) params[keys[p]] = parameter_list(seen[p]);
     return nlohmann::json{{"tune_params_keys", keys},
                           {"tune_params", params},
-                          {"objective", "time"},
+                          {"objective", objective},
                           {"cache", cache}};
   } catch (const std::exception& e) {
     return make_error(ErrorCode::kInvalidArgument,

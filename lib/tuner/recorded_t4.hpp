@@ -5,7 +5,9 @@
 // A T4 file is {"schema_version", "results": [{"configuration": {...},
 // "times": {"compilation", "benchmark"?, "runtimes", ...}, "invalidity":
 // "correct" | "compile" | "runtime" | "constraints", "measurements":
-// [{"name": "time", "value", "unit"}, ...]}, ...], "metadata"?}. It names
+// [{"name": "time", "value", "unit"}, ...], "objectives": ["time"]}, ...],
+// "metadata"?}. The results' objective (one for the file) and each working
+// result's figure for it carry over as the cache layout's. It names
 // no parameter lists, device or kernel: the lists are the values the
 // configurations take, sorted when they are all numbers or all text.
 #pragma once

@@ -608,6 +608,57 @@ TEST_F(TuneRecordedCli, ABadFileIsAnErrorNamingTheFileAndTheProblem) {
   EXPECT_NE(run.err.find("--shape"), std::string::npos) << run.err;
 }
 
+// A file ranked by GFLOP/s (Kernel Tuner's hotspot files are): 4 time steps
+// per launch run slower yet do 4 times the work, so the winner is the
+// GFLOP/s optimum, not the fastest launch, and the report says so.
+TEST_F(TuneRecordedCli, AFileRankedByGflopsTunesToItsGflopsOptimum) {
+  const fs::path f = dir_ / "steps.json";
+  std::ofstream(f) << R"({"device_name": "Test GPU", "kernel_name": "steps", "objective": "GFLOP/s",
+    "tune_params_keys": ["steps"], "tune_params": {"steps": [1, 4]},
+    "cache": {
+      "1": {"steps": 1, "time": 0.8, "GFLOP/s": 12.5, "compile_time": 100, "benchmark_time": 10},
+      "4": {"steps": 4, "time": 2.0, "GFLOP/s": 20.0, "compile_time": 100, "benchmark_time": 10}}})";
+  CliRun run = kiln("tune --recorded " + f.string() + " --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json j = run.json();
+  EXPECT_EQ(j.at("winner").at("config"), (nlohmann::json{{"steps", 4}}));
+  EXPECT_DOUBLE_EQ(j.at("fraction_of_optimum").get<double>(), 1.0);
+  const nlohmann::json& rec = j.at("recorded");
+  EXPECT_EQ(rec.at("objective"), "GFLOP/s");
+  EXPECT_EQ(rec.at("higher_is_better"), true);
+  EXPECT_DOUBLE_EQ(rec.at("optimum").get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(rec.at("best_objective").get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(rec.at("best_run_ms").get<double>(), 2.0);
+
+  CliRun text = kiln("tune --recorded " + f.string() + " --search exhaustive --max-configs 1");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(
+      text.out.find("ranked by GFLOP/s (higher is better), optimum 20 GFLOP/s (run time 2 ms)"),
+      std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("best found: steps=1 at 12.5 GFLOP/s (run time 0.8 ms) = 0.625 of the "
+                          "optimum"),
+            std::string::npos)
+      << text.out;
+
+  CliRun bench = kiln("bench search --recorded " + f.string() + " --seeds 1 --json");
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  EXPECT_EQ(bench.json().at(0).at("objective"), "GFLOP/s") << bench.out;
+
+  // An objective Kiln cannot tell the direction of is refused, with the fix.
+  std::string unknown;
+  {
+    std::ifstream in(f);
+    unknown.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string gflops = "\"objective\": \"GFLOP/s\"";
+  unknown.replace(unknown.find(gflops), gflops.size(), "\"objective\": \"score\"");
+  std::ofstream(f) << unknown;
+  run = kiln("tune --recorded " + f.string());
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("objective_higher_is_better"), std::string::npos) << run.err;
+}
+
 // --search runs its check at each occurrence (for --search list), which
 // cleared CLI11's count: a second --search silently replaced the first
 // where every other option refuses a repeat.

@@ -311,13 +311,24 @@ int run_bench_search(const SearchBenchArgs& args) {
                          {"kernel", file.space.kernel},
                          {"device", file.space.device},
                          {"configs", n},
+                         {"objective", file.space.objective},
+                         {"higher_is_better", file.space.higher_is_better},
+                         {"optimum", file.space.optimum},
                          {"optimum_ms", file.space.optimum_ms},
                          {"budget", file.budget},
                          {"seeds", args.seeds},
                          {"first_seed", args.first_seed}};
     if (!args.json) {
-      std::printf("%s on %s: %zu configs, optimum %.4g ms, %d seeds\n", file.space.kernel.c_str(),
-                  file.space.device.c_str(), n, file.space.optimum_ms, args.seeds);
+      if (file.space.by_time())
+        std::printf("%s on %s: %zu configs, optimum %.4g ms, %d seeds\n", file.space.kernel.c_str(),
+                    file.space.device.c_str(), n, file.space.optimum_ms, args.seeds);
+      else
+        std::printf(
+            "%s on %s: %zu configs, ranked by %s (%s is better), optimum %.4g %s, %d "
+            "seeds\n",
+            file.space.kernel.c_str(), file.space.device.c_str(), n, file.space.objective.c_str(),
+            file.space.higher_is_better ? "higher" : "lower", file.space.optimum,
+            file.space.objective.c_str(), args.seeds);
       std::printf("  %-12s", "strategy");
       for (double share : kShares) std::printf("  %5.1f%% (median [q1,q3])", share * 100);
       std::printf("\n");

@@ -69,18 +69,29 @@ std::size_t measured(const ReplayTuneResult& run) {
 }
 
 // What only a replay knows: the file, its optimum, and the simulated run.
+// Where the objective is not the run time, best_ms and the report's times
+// are run times at the optimum's figure (RecordedConfig::time_ms): the
+// figures themselves and the best's recorded run time come beside them.
 nlohmann::json recorded_json(const RecordedTuneArgs& a, const RecordedSpace& space,
                              const ReplayTuneResult& run) {
-  return {{"file", a.file},
-          {"kernel", space.kernel},
-          {"device", space.device},
-          {"configs", space.configs.size()},
-          {"optimum_ms", space.optimum_ms},
-          {"best", run.best ? run.best->to_json() : nlohmann::json()},
-          {"best_ms", run.best ? nlohmann::json(run.best_ms) : nlohmann::json()},
-          {"measured", measured(run)},
-          {"budget_cancelled", run.budget_cancelled},
-          {"clock_stalls", run.stalls}};
+  const RecordedConfig* best = run.best ? space.find(*run.best) : nullptr;
+  nlohmann::json out = {
+      {"file", a.file},
+      {"kernel", space.kernel},
+      {"device", space.device},
+      {"configs", space.configs.size()},
+      {"objective", space.objective},
+      {"higher_is_better", space.higher_is_better},
+      {"optimum", space.optimum},
+      {"optimum_ms", space.optimum_ms},
+      {"best", run.best ? run.best->to_json() : nlohmann::json()},
+      {"best_ms", run.best ? nlohmann::json(run.best_ms) : nlohmann::json()},
+      {"best_objective", best ? nlohmann::json(best->objective) : nlohmann::json()},
+      {"best_run_ms", best ? nlohmann::json(best->run_ms) : nlohmann::json()},
+      {"measured", measured(run)},
+      {"budget_cancelled", run.budget_cancelled},
+      {"clock_stalls", run.stalls}};
+  return out;
 }
 
 }  // namespace
@@ -105,11 +116,30 @@ int run_tune_recorded(const RecordedTuneArgs& args) {
     std::cout << out.dump(2) << "\n";
   } else {
     report.print(stdout);
-    std::printf("recorded: %s: %zu configs on %s, optimum %.4g ms\n", args.file.c_str(),
-                space->configs.size(), space->device.c_str(), space->optimum_ms);
-    if (run->best) {
-      std::printf("best found: %s at %.4g ms = %.3f of the optimum, %zu configs measured\n",
-                  run->best->to_string().c_str(), run->best_ms, run->fraction, measured(*run));
+    const RecordedConfig* best = run->best ? space->find(*run->best) : nullptr;
+    if (space->by_time()) {
+      std::printf("recorded: %s: %zu configs on %s, optimum %.4g ms\n", args.file.c_str(),
+                  space->configs.size(), space->device.c_str(), space->optimum_ms);
+      if (best)
+        std::printf("best found: %s at %.4g ms = %.3f of the optimum, %zu configs measured\n",
+                    run->best->to_string().c_str(), run->best_ms, run->fraction, measured(*run));
+    } else {
+      const char* o = space->objective.c_str();
+      std::printf(
+          "recorded: %s: %zu configs on %s, ranked by %s (%s is better), optimum %.4g %s (run "
+          "time %.4g ms)\n",
+          args.file.c_str(), space->configs.size(), space->device.c_str(), o,
+          space->higher_is_better ? "higher" : "lower", space->optimum, o, space->optimum_ms);
+      if (best)
+        std::printf(
+            "best found: %s at %.4g %s (run time %.4g ms) = %.3f of the optimum, %zu configs "
+            "measured\n",
+            run->best->to_string().c_str(), best->objective, o, best->run_ms, run->fraction,
+            measured(*run));
+      std::printf(
+          "(a time above is a config's run time at the optimum's %s: the optimum's run time "
+          "over the config's fraction of it, so that the fastest is the best by %s)\n",
+          o, o);
     }
     std::printf(
         "simulated wall time: %.4g s on %d compile worker(s), %s%s (times above are "

@@ -24,8 +24,16 @@ namespace kiln {
 
 struct RecordedConfig {
   Config config;
-  std::optional<double> time_ms;  // nullopt: the config failed
-  std::string failure;            // "RuntimeFailedConfig", "CompilationFailedConfig", ...
+  // What the replay measures, nullopt where the config failed. Where the
+  // file's objective is the run time, that time. Where it is another figure
+  // (GFLOP/s, energy), the optimum's run time scaled by how far this
+  // config's figure falls short of the optimum's: a search minimising it
+  // ranks configs as the objective does, and optimum_ms / time_ms is the
+  // config's fraction of the optimum either way.
+  std::optional<double> time_ms;
+  double run_ms = 0;     // the recorded run time, where the config worked
+  double objective = 0;  // its objective's figure, where the config worked
+  std::string failure;   // "RuntimeFailedConfig", "CompilationFailedConfig", ...
   double compile_ms = 0;
   double benchmark_ms = 0;
 };
@@ -38,7 +46,18 @@ struct RecordedSpace {
   // the space's restrictions ruled out are absent from it).
   ConfigSpace space;
   std::vector<RecordedConfig> configs;  // in file order
-  double optimum_ms = 0;                // the fastest working config's time
+  // The file's "objective" (Kernel Tuner's default: "time") and whether a
+  // higher figure is better: the file's "objective_higher_is_better", else
+  // Kernel Tuner's rule for its known objectives (time and energy lower;
+  // GFLOP/s, TFLOP/s, GB/s, TB/s, GFLOPS/W, TFLOPS/W, GFLOP/J, TFLOP/J
+  // higher). Kernel Tuner itself refuses any other objective without a
+  // direction, and so does the reader.
+  std::string objective = "time";
+  bool higher_is_better = false;
+  double optimum_ms = 0;  // the best config's time_ms (its run time)
+  double optimum = 0;     // the best config's objective figure
+
+  bool by_time() const { return objective == "time" && !higher_is_better; }
 
   // The record of `config`, or nullptr when the file does not hold it.
   const RecordedConfig* find(const Config& config) const;
@@ -56,9 +75,10 @@ struct RecordedSpace {
 // "benchmark" timing, its invalid results failures by kind). Errors name
 // the file and what is wrong with it (not JSON, no "cache", a record
 // without a parameter or with a value its parameter's list lacks, two
-// records of one config, a value type Kiln cannot hold). A time that is no
-// measurement (a failure's name, Kernel Tuner's error value 1e20, zero or
-// less) makes its config a failed one.
+// records of one config, a value type Kiln cannot hold, an objective of no
+// known direction, a working config without its objective's figure). A time
+// or figure that is no measurement (a failure's name, Kernel Tuner's error
+// value 1e20, zero or less) makes its config a failed one.
 Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path);
 
 // The same from the file's (uncompressed) text; `path` names it in errors.
