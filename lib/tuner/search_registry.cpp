@@ -22,6 +22,20 @@ const SearchStrategyInfo* find_search_strategy(std::string_view name) {
   return nullptr;
 }
 
+bool search_is_steered(std::string_view name) {
+  const SearchStrategyInfo* info = find_search_strategy(name);
+  if (!info) return false;
+  // Steering is a property of the strategy's object (SearchStrategy::
+  // steered), so ask one made for a space of two configs.
+  ConfigSpace two;
+  two.param("x", {0, 1});
+  SearchSetup setup;
+  setup.space = &two;
+  setup.max_configs = 2;
+  setup.start = two.default_config();
+  return info->make(setup)->steered();
+}
+
 std::string search_strategy_names() {
   std::string names;
   for (const auto& s : search_strategies()) names += (names.empty() ? "" : ", ") + s.name;

@@ -282,6 +282,25 @@ TEST_F(TuneRecordedCli, InFlightOrRoundsPaceASteeredSearch) {
   CliRun bench = kiln("bench search --recorded " + hand().string() +
                       " --strategy hybrid --seeds 2 --max-configs 4 --rounds 2 --json");
   EXPECT_EQ(bench.exit_code, 0) << bench.err;
+
+  // Searches that propose every config at once have nothing to pace: the
+  // option was silently ignored there, and is now refused. auto may plan a
+  // steered search, and a list with one steered strategy is paced.
+  const std::string h = hand().string();
+  for (const std::string& c :
+       {"tune --recorded " + h + " --search random --in-flight 2",
+        "tune --recorded " + h + " --search exhaustive --rounds 2",
+        "bench search --recorded " + h + " --strategy random --strategy exhaustive --rounds 2"}) {
+    CliRun r = kiln(c);
+    EXPECT_EQ(r.exit_code, 2) << c;
+    EXPECT_NE(r.err.find("paces a steered search"), std::string::npos) << c << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << c << ": " << r.out;
+  }
+  EXPECT_EQ(kiln("tune --recorded " + h + " --in-flight 2").exit_code, 0);
+  EXPECT_EQ(kiln("bench search --recorded " + h +
+                 " --strategy random --strategy gp --seeds 1 --max-configs 4 --rounds 2")
+                .exit_code,
+            0);
 }
 
 // `--search auto` (kiln tune's default) sizes its budget by --effort on a

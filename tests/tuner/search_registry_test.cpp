@@ -51,7 +51,9 @@ TEST(SearchRegistry, FactoriesMakeTheNamedStrategy) {
     ASSERT_NE(strategy, nullptr) << info.name;
     EXPECT_EQ(std::string(strategy->name()), info.name);
     EXPECT_EQ(strategy->steered(), info.name != "exhaustive" && info.name != "random") << info.name;
+    EXPECT_EQ(search_is_steered(info.name), strategy->steered()) << info.name;
   }
+  EXPECT_FALSE(search_is_steered("simplex"));
   EXPECT_EQ(find_search_strategy("exhaustive")->default_budget, 0u);
   EXPECT_EQ(find_search_strategy("random")->default_budget, 64u);
   EXPECT_EQ(find_search_strategy("annealing")->default_budget, 64u);

@@ -436,7 +436,10 @@ void add_bench_search_command(CLI::App& bench, int& exit_code) {
                   "Write every replayed measurement to FILE, one JSON object a line (file, "
                   "strategy, seed, index, config, fraction, best_so_far), in the order measured")
       ->check(named);
-  cmd->callback([a, &exit_code] { exit_code = run_bench_search(*a); });
+  cmd->callback([a, cmd, &exit_code] {
+    pacing_needs_steering(*cmd, a->strategies);
+    exit_code = run_bench_search(*a);
+  });
 }
 
 }  // namespace kiln::tool

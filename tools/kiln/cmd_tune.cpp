@@ -403,6 +403,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
           "--effort", "--effort " + a->effort + " sizes --search auto's plan, which --search " +
                           a->search + " bypasses: drop --effort, or size --search " + a->search +
                           " with --max-configs N");
+    pacing_needs_steering(*cmd, {a->search});
     exit_code = run_tune(*a);
   });
 }

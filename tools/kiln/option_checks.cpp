@@ -128,4 +128,22 @@ CLI::Validator search_name(bool with_list) {
       "NAME");
 }
 
+void pacing_needs_steering(const CLI::App& cmd, const std::vector<std::string>& searches) {
+  if (searches.empty()) return;
+  for (const std::string& name : searches)
+    // An unknown name is refused by its own check, naming the valid ones.
+    if (name == kAutoSearch || !find_search_strategy(name) || search_is_steered(name)) return;
+  std::string named;
+  for (const std::string& name : searches) named += (named.empty() ? "" : ", ") + name;
+  for (const char* option : {"--in-flight", "--rounds"})
+    if (cmd.get_option(option)->count() > 0)
+      throw CLI::ValidationError(
+          option, std::string(option) +
+                      " paces a steered search, one that proposes configs from the results "
+                      "so far; " +
+                      named + (searches.size() > 1 ? " propose" : " proposes") +
+                      " every config at once, as the workers take them: drop " + option +
+                      ", or name a steered strategy (`kiln tune --search list`)");
+}
+
 }  // namespace kiln::tool

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kiln::tool {
 
@@ -31,6 +32,12 @@ CLI::Validator output_file();
 // list and help (`kiln tune --search list`). Anything else names the valid
 // ones.
 CLI::Validator search_name(bool with_list);
+
+// Refuses --in-flight and --rounds (usage error, exit 2) when every one of
+// `searches` is a strategy they do not pace (exhaustive, random): they were
+// silently ignored there. auto may plan a steered search, so it passes, as
+// does an empty list (every strategy).
+void pacing_needs_steering(const CLI::App& cmd, const std::vector<std::string>& searches);
 
 // A CUDA target: sm_NN or compute_NN with an optional letter (sm_90a), or
 // native (as KILN_ARCH).

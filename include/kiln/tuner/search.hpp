@@ -124,6 +124,10 @@ struct SearchStrategyInfo {
 const std::vector<SearchStrategyInfo>& search_strategies();
 // The strategy called `name`, or nullptr.
 const SearchStrategyInfo* find_search_strategy(std::string_view name);
+// Whether the strategy called `name` is steered (SearchStrategy::steered:
+// it proposes from results, so SearchPacing applies to it); false for an
+// unknown name.
+bool search_is_steered(std::string_view name);
 // "exhaustive, random, annealing": for errors that name the valid choices.
 std::string search_strategy_names();
 
