@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -64,8 +65,29 @@ void set_write_progress_hook(WriteProgressHook hook) {
 Status atomic_write(const std::filesystem::path& path, std::string_view bytes, PathOwner owner) {
   if (Status target = check_write_target(path, owner); !target.ok()) return target;
   const std::filesystem::path temp = temp_path_for(path);
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  // A cache's files are this user's alone. A file the user named (an
+  // export) is theirs: made as any program makes one, 0666 less the umask,
+  // or with the mode of the file it replaces (exports came out 0600, so a
+  // colleague could not read a shared results file). Never writable by
+  // group or others, though: Kiln refuses to load a tuning table they could
+  // write (check_entry_stat), and an export must load as a shipped table.
+  constexpr mode_t kOthersWrite = S_IWGRP | S_IWOTH;
+  mode_t mode = 0600;
+  std::optional<mode_t> replaced;
+  if (owner == PathOwner::kUser) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      replaced = st.st_mode & 07777 & ~kOthersWrite;
+    mode = 0666 & ~kOthersWrite;
+  }
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) return io_error("create", temp);
+  if (replaced && ::fchmod(fd, *replaced) != 0) {
+    ErrorInfo e = io_error("set the mode of", temp);
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return e;
+  }
   // NOTES: fsync before rename, or a crash can leave the new name pointing
   // at a file whose blocks never reached the disk (a torn entry after reboot).
   if (!write_all(fd, bytes, temp) || ::fsync(fd) != 0) {

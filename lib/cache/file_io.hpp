@@ -21,8 +21,11 @@ inline constexpr std::string_view kTempPrefix = ".tmp-";
 // Writes `bytes` to `path` so that a reader sees either the old file or the
 // whole new one, never a part: write a temporary file in the same
 // directory, fsync it, rename it over `path`, fsync the directory. The file
-// gets mode 0600. On failure the temporary file is removed and the error
-// names the path and errno. A FIFO, device, socket or directory at `path` is
+// gets mode 0600 when the cache owns it; a path the user named (kUser) gets
+// the mode of the file it replaces, else 0666 less the umask, in both cases
+// without group or others' write (Kiln loads no table they can write). On
+// failure the temporary file is
+// removed and the error names the path and errno. A FIFO, device, socket or directory at `path` is
 // refused (check_write_target), never replaced; `owner` words the error.
 [[nodiscard]] Status atomic_write(const std::filesystem::path& path, std::string_view bytes,
                                   PathOwner owner = PathOwner::kCache);

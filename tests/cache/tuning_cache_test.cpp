@@ -191,6 +191,49 @@ TEST(TuningCache, ExportImportRoundTripAndShippedTable) {
   EXPECT_TRUE(user.lookup(problem("gemm", 4), test_identity()).has_value());
 }
 
+// An export is the user's file, not the cache's: made as any program makes
+// one (0666 less the umask), or keeping the mode of the file it replaces;
+// it came out 0600, unreadable to a colleague it was shared with. The
+// cache's own file stays 0600. Group and others never get write, since a
+// table they can write is refused: with umask 002 the export is 0644 and
+// reads back as a shipped table.
+TEST(TuningCache, AnExportIsTheUsersFileWithTheUsersMode) {
+  struct UmaskGuard {
+    mode_t old = ::umask(022);
+    ~UmaskGuard() { ::umask(old); }
+  } guard;
+  TempDir dir, out;
+  TuningCache cache(options_for(dir.path()));
+  cache.put(test_record("gemm", 1, 1.0));
+  ASSERT_TRUE(cache.save().ok());
+  auto mode = [](const std::filesystem::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 07777;
+  };
+  EXPECT_EQ(mode(cache.write_path()), 0600u);
+  const auto table = out.path() / "table.json";
+  ASSERT_TRUE(cache.export_table(table).ok());
+  EXPECT_EQ(mode(table), 0644u);
+  ASSERT_EQ(::chmod(table.c_str(), 0640), 0);
+  ASSERT_TRUE(cache.export_table(table).ok());
+  EXPECT_EQ(mode(table), 0640u) << "the replaced file's mode is kept";
+  ASSERT_EQ(::chmod(table.c_str(), 0666), 0);
+  ASSERT_TRUE(cache.export_table(table).ok());
+  EXPECT_EQ(mode(table), 0644u) << "but not others' write";
+  EXPECT_EQ(mode(cache.write_path()), 0600u);
+
+  ::umask(002);
+  const auto shared = out.path() / "shared.json";
+  ASSERT_TRUE(cache.export_table(shared).ok());
+  EXPECT_EQ(mode(shared), 0644u);
+  TuningCache shipped = TuningCache::open_file(shared, /*read_only=*/true);
+  EXPECT_TRUE(shipped.lookup(problem("gemm", 1), test_identity()).has_value());
+  TempDir target_dir;
+  TuningCache target(options_for(target_dir.path()));
+  EXPECT_EQ(target.import_table(shared).value(), 1u);
+}
+
 // Saves records for M=1 and M=2 into `dir`; returns the file written.
 std::filesystem::path save_two_records(const TempDir& dir) {
   TuningCache cache(options_for(dir.path()));
