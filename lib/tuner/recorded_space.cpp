@@ -15,6 +15,7 @@
 #include <string>
 #include <variant>
 
+#include "kiln/tuner/measurement.hpp"
 #include "recorded_objective.hpp"
 #include "recorded_open_cache.hpp"
 #include "recorded_t4.hpp"
@@ -375,6 +376,33 @@ Result<std::string> gzip_text(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// Kernel Tuner's name for a failed measurement: a replay fails a
+// CompilationFailedConfig at its compile, anything else at its run. A
+// tuner's record gives the outcome first ("compile_failed: ...",
+// autotuner.cpp); only a reason without one (a record from another path,
+// or a timeout, which may be the compile's or the run's) is judged by its
+// words, which once labelled a launch failure whose log mentioned a
+// compiler a compile failure.
+const char* kernel_tuner_failure(const std::string& reason) {
+  const std::string_view head = std::string_view(reason).substr(0, reason.find(':'));
+  std::optional<Outcome> outcome;
+  try {
+    outcome = parse_outcome(head);
+  } catch (const Error&) {
+  }
+  if (outcome == Outcome::kCompileFailed || outcome == Outcome::kLoadFailed)
+    return "CompilationFailedConfig";
+  if (outcome && outcome != Outcome::kTimeout) return "RuntimeFailedConfig";
+  const std::string_view rest =
+      outcome ? std::string_view(reason).substr(head.size()) : std::string_view(reason);
+  return rest.find("compil") != std::string_view::npos ? "CompilationFailedConfig"
+                                                       : "RuntimeFailedConfig";
+}
+
+}  // namespace
+
 Result<nlohmann::json> kernel_tuner_cache(const TuningRecord& record) {
   if (record.measured.empty())
     return make_error(ErrorCode::kInvalidArgument,
@@ -399,8 +427,7 @@ Result<nlohmann::json> kernel_tuner_cache(const TuningRecord& record) {
       entry["time"] = m.time_ms;
       entry["times"] = nlohmann::json::array({m.time_ms});
     } else {
-      entry["time"] = m.reason.find("compil") != std::string::npos ? "CompilationFailedConfig"
-                                                                   : "RuntimeFailedConfig";
+      entry["time"] = kernel_tuner_failure(m.reason);
       entry["times"] = nlohmann::json::array();
     }
     entry["compile_time"] = 0;

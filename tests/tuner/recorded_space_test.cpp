@@ -357,17 +357,27 @@ TEST_F(RecordedSpaceTest, AKilnRecordExportsAsAKernelTunerFileAndReadsBack) {
   record.measured = {{cfg(16, "row"), 2.0, true, ""},
                      {cfg(32, "row"), 0.5, true, ""},
                      {cfg(32, "col"), 0, false, "compile_failed: error: too many registers"},
-                     {cfg(64, "col"), 0, false, "launch_failed: out of resources"}};
+                     {cfg(64, "col"), 0, false, "launch_failed: out of resources"},
+                     // Labelled by the outcome, not by words in the log.
+                     {cfg(16, "col"), 0, false,
+                      "launch_failed: the kernel compiled for sm_90 cannot run on sm_80"},
+                     {cfg(64, "row"), 0, false, "load_failed: the driver refused the cubin"},
+                     {cfg(128, "row"), 0, false, "timeout: compile passed its deadline"},
+                     {cfg(128, "col"), 0, false, "crashed: SIGSEGV"}};
   Result<nlohmann::json> file = kernel_tuner_cache(record);
   ASSERT_TRUE(file.ok()) << file.error().message;
   std::ofstream(dir_ / "export.json") << file->dump();
   Result<RecordedSpace> back = read_recorded_space(dir_ / "export.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->device, "Test CPU");
-  EXPECT_EQ(back->configs.size(), 4u);
+  EXPECT_EQ(back->configs.size(), 8u);
   EXPECT_DOUBLE_EQ(back->optimum_ms, 0.5);
   EXPECT_EQ(back->find(cfg(32, "col"))->failure, "CompilationFailedConfig");
   EXPECT_EQ(back->find(cfg(64, "col"))->failure, "RuntimeFailedConfig");
+  EXPECT_EQ(back->find(cfg(16, "col"))->failure, "RuntimeFailedConfig");
+  EXPECT_EQ(back->find(cfg(64, "row"))->failure, "CompilationFailedConfig");
+  EXPECT_EQ(back->find(cfg(128, "row"))->failure, "CompilationFailedConfig");
+  EXPECT_EQ(back->find(cfg(128, "col"))->failure, "RuntimeFailedConfig");
   EXPECT_DOUBLE_EQ(*back->find(cfg(16, "row"))->time_ms, 2.0);
   record.measured.clear();
   EXPECT_FALSE(kernel_tuner_cache(record).ok()) << "a record without measurements exports nothing";
