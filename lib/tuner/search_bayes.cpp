@@ -55,6 +55,8 @@ constexpr std::size_t kMaxProducts = 66;          // product features: the pairs
 constexpr std::size_t kFirstRound = 8;            // (1): the space-filling start
 constexpr std::size_t kApart = 3;                 // (5): parameters a young round's picks differ in
 constexpr double kApartUntil = 0.1;               // (5): of the budget
+constexpr std::size_t kFitWhole = 2048;  // measurements a forest is fitted on whole, at most
+constexpr std::size_t kFitBest = 1024, kFitSpread = 512, kFitRecent = 512;  // past it, on these
 
 // Parameter -> features, fixed for the space.
 class Encoder {
@@ -320,7 +322,18 @@ class BayesSearch final : public SearchStrategy {
   void fit() {
     std::vector<double> y;
     for (double s : seen_seconds_) y.push_back(s > 0 ? -best_seconds_ / s : 0.0);
-    forest_.fit(seen_features_, y, sampler_.rng());
+    if (seen_seconds_.size() > kFitWhole) {
+      const std::vector<std::size_t> rows = fit_rows(y);
+      std::vector<FeatureRow> sx;
+      std::vector<double> sy;
+      for (std::size_t i : rows) {
+        sx.push_back(seen_features_[i]);
+        sy.push_back(y[i]);
+      }
+      forest_.fit(sx, sy, sampler_.rng());
+    } else {
+      forest_.fit(seen_features_, y, sampler_.rng());
+    }
     fitted_ = true;
     fitted_at_ = seen_seconds_.size();
     if (!pool_.empty()) {
@@ -343,6 +356,37 @@ class BayesSearch final : public SearchStrategy {
       }
     }
     for (Candidate& c : candidates_) c.predicted = forest_.predict(c.features);
+  }
+
+  // The measurements a forest is fitted on past kFitWhole, in report order:
+  // the kFitBest fastest, kFitRecent latest and kFitSpread others spread
+  // evenly over the run (failures among them). A tree's growth costs its
+  // rows times their log times the features at each depth, and a forest
+  // refitted at each sixteenth more over every measurement made a 10%
+  // budget of a 100,000-config space (the hub's hotspot) cost hours
+  // (docs/benchmarks.md, "The search's own cost"); what decides a pick is
+  // where the fast configs are, which these keep. kFitWhole is past every
+  // run measured before (up to 1,796 configs), which pick as before.
+  std::vector<std::size_t> fit_rows(const std::vector<double>& y) const {
+    const std::size_t n = y.size();
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    const std::size_t best = std::min(kFitBest, n);
+    std::partial_sort(
+        order.begin(), order.begin() + static_cast<std::ptrdiff_t>(best), order.end(),
+        [&](std::size_t a, std::size_t b) { return y[a] != y[b] ? y[a] < y[b] : a < b; });
+    std::vector<bool> chosen(n, false);
+    for (std::size_t k = 0; k < best; ++k) chosen[order[k]] = true;
+    for (std::size_t i = n, k = 0; i-- > 0 && k < kFitRecent;)
+      if (!chosen[i]) chosen[i] = true, ++k;
+    std::vector<std::size_t> rest, rows;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!chosen[i]) rest.push_back(i);
+    for (std::size_t k = 0, m = std::min(kFitSpread, rest.size()); k < m; ++k)
+      chosen[rest[k * rest.size() / m]] = true;
+    for (std::size_t i = 0; i < n; ++i)
+      if (chosen[i]) rows.push_back(i);
+    return rows;
   }
 
   // (3) The unmarked one-parameter neighbours of the fastest config

@@ -29,6 +29,7 @@
 #include <cmath>
 #include <numeric>
 #include <span>
+#include <unordered_set>
 
 #include "kiln/tuner/search.hpp"
 #include "search_gp_model.hpp"
@@ -120,8 +121,9 @@ class GpSearch final : public internal::BudgetedSearch {
  public:
   // `random_start`: configs drawn at random before the first fit (kGpStart
   // alone; none where another strategy measured the first ones, hybrid's).
-  explicit GpSearch(const SearchSetup& setup, std::size_t random_start = kGpStart)
-      : BudgetedSearch(setup, random_start), encoder_(*setup.space) {
+  explicit GpSearch(const SearchSetup& setup, std::size_t random_start = kGpStart,
+                    internal::GpBounds bounds = {})
+      : BudgetedSearch(setup, random_start), bounds_(bounds), encoder_(*setup.space) {
     if (setup.space->cartesian_size() <= kGpPoolLimit)
       for (Config& c : setup.space->enumerate()) pool_.push_back(std::move(c));
     for (const Config& c : pool_) {
@@ -154,28 +156,38 @@ class GpSearch final : public internal::BudgetedSearch {
     ok_ += ok;
     std::erase(pending_, config);
     rows_.push_back(encoder_.encode(config));
+    model_at_.push_back(measured_.size());
     measured_.push_back(config);
     log_seconds_.push_back(ok ? std::log(*seconds) : kFailed);
   }
+
+  // Measured rows in the model: every one up to bounds_.from, then a
+  // rebased subset (rebase()).
+  std::size_t model_rows() const { return rows_.size(); }
 
  private:
   static constexpr double kFailed = -1e300;  // a marker: replaced in targets()
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
-  // A config a pick is chosen from, in pool_ or in this pick's drawn_:
-  // pointers, since a listed space's thousands are asked of at every pick.
+  // A config a pick is chosen from, in pool_, epoch_ or in this pick's
+  // drawn_: pointers, since a listed space's thousands are asked of at
+  // every pick.
   struct Candidate {
     const Config* config;
     const GpRow* row;
-    std::size_t pooled;  // its index in pool_, kNone when drawn
+    std::size_t kept;  // its slot in cache_ and solved_ (pool_'s or epoch_'s), kNone when drawn
   };
 
   std::vector<Config> propose(std::size_t n) override {
     std::vector<Config> out;
     if (ok_ < 2) return out;  // nothing to learn a speed from yet: random draws
+    if (measured_.size() > bounds_.from &&
+        (!bounded_ ||
+         rows_.size() >= bounds_.best + bounds_.spread + bounds_.recent + bounds_.epoch))
+      rebase();
     std::vector<GpRow> rows = rows_;
     std::vector<double> y = targets();
-    if (!fitted_ || rows.size() >= fitted_at_ + refit_after()) {
+    if (!fitted_ || (!bounded_ && rows.size() >= fitted_at_ + refit_after())) {
       gp_.fit(rows, y);
       fitted_ = true;
       fitted_at_ = rows.size();
@@ -228,15 +240,119 @@ class GpSearch final : public internal::BudgetedSearch {
   // convolution: median 0.25 of the optimum, best 1.0), log times mark it
   // bad; clipped, its fast corner shows (docs/benchmarks.md: A4000 at 2%,
   // seeds reaching 0.95 0.40 -> 0.70-0.84).
+  // The median is of every config that ran, in the model or not.
   std::vector<double> targets() const {
     std::vector<double> ran;
     for (double v : log_seconds_)
       if (v != kFailed) ran.push_back(v);
     const auto middle = ran.begin() + static_cast<std::ptrdiff_t>(ran.size() / 2);
     std::nth_element(ran.begin(), middle, ran.end());
-    std::vector<double> y = log_seconds_;
-    for (double& v : y) v = v == kFailed ? *middle + kFailurePenalty : std::min(v, *middle);
+    std::vector<double> y;
+    for (std::size_t i : model_at_) {
+      const double v = log_seconds_[i];
+      y.push_back(v == kFailed ? *middle + kFailurePenalty : std::min(v, *middle));
+    }
     return y;
+  }
+
+  // NOTES: the bounded model. An exact process over every measured row
+  // costs n^2 per candidate's solve and n^3 per refit, and with 16,384
+  // candidates a pick, each needing n kernel values, a 10% budget of a
+  // 100,000-config space (the hub's hotspot) ran for hours (docs/
+  // benchmarks.md, "The search's own cost"). Past bounds_.from measured
+  // configs (GpBounds), the model conditions on a base of at most best +
+  // spread + recent of them, rebased each `epoch` measurements:
+  //  - the fastest, which is where expected improvement is decided (the
+  //    targets clip everything slower than the median anyway);
+  //  - others spread evenly over the run in report order, failures
+  //    included, so regions measured slow or failing early stay known;
+  //  - the latest, around where the search is now.
+  // Measurements of an epoch are appended to its base, so within one the
+  // factor grows by rows (n^2 each) and the hyperparameters stay; they are
+  // chosen again at each rebase. The candidates of an epoch are also fixed
+  // (bounds_.candidates unmeasured configs, drawn afresh at each rebase, plus
+  // each pick's neighbours of the fastest), so their kernel values and
+  // solves are kept as a small listed space's are, and a pick costs
+  // candidates x rows multiply-adds, whatever the space's size. Every
+  // measured config is still remembered (the sampler excludes it from
+  // proposals; the neighbours and the median use them all). The default
+  // `from`, 2,048, is past every run measured so far (up to 1,796 configs),
+  // which pick as before, bit for bit.
+  void rebase() {
+    const std::size_t n = measured_.size();
+    std::vector<bool> chosen(n, false);
+    std::vector<std::size_t> ran;
+    for (std::size_t i = 0; i < n; ++i)
+      if (log_seconds_[i] != kFailed) ran.push_back(i);
+    const std::size_t best = std::min(bounds_.best, ran.size());
+    std::partial_sort(
+        ran.begin(), ran.begin() + static_cast<std::ptrdiff_t>(best), ran.end(),
+        [&](std::size_t a, std::size_t b) {
+          return log_seconds_[a] != log_seconds_[b] ? log_seconds_[a] < log_seconds_[b] : a < b;
+        });
+    for (std::size_t k = 0; k < best; ++k) chosen[ran[k]] = true;
+    for (std::size_t i = n, k = 0; i-- > 0 && k < bounds_.recent;)
+      if (!chosen[i]) chosen[i] = true, ++k;
+    std::vector<std::size_t> rest;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!chosen[i]) rest.push_back(i);
+    for (std::size_t k = 0, m = std::min(bounds_.spread, rest.size()); k < m; ++k)
+      chosen[rest[k * rest.size() / m]] = true;
+    rows_.clear();
+    model_at_.clear();
+    for (std::size_t i = 0; i < n; ++i)
+      if (chosen[i]) {
+        rows_.push_back(encoder_.encode(measured_[i]));
+        model_at_.push_back(i);
+      }
+    bounded_ = true;
+    fitted_ = false;  // hyperparameters for the new base, at this pick
+
+    // The epoch's candidates, and room for their kept values.
+    epoch_.clear();
+    epoch_rows_.clear();
+    epoch_index_.clear();
+    if (!pool_.empty()) {
+      std::vector<std::size_t> open;
+      for (std::size_t i = 0; i < pool_.size(); ++i)
+        if (!sampler().taken_at(pool_index_[i])) open.push_back(i);
+      std::shuffle(open.begin(), open.end(), sampler().rng());
+      if (open.size() > bounds_.candidates) open.resize(bounds_.candidates);
+      for (std::size_t i : open) {
+        epoch_.push_back(pool_[i]);
+        epoch_rows_.push_back(pool_rows_[i]);
+        epoch_index_.push_back(pool_index_[i]);
+      }
+    } else if (sampler().sparse()) {
+      for (const Config& c : *sampler().listed())
+        if (!sampler().taken(c)) epoch_.push_back(c);
+      std::shuffle(epoch_.begin(), epoch_.end(), sampler().rng());
+      if (epoch_.size() > bounds_.candidates) epoch_.resize(bounds_.candidates);
+      for (const Config& c : epoch_) {
+        epoch_rows_.push_back(encoder_.encode(c));
+        epoch_index_.push_back(sampler().index(c));
+      }
+    } else {
+      const ConfigSpace& space = sampler().space();
+      std::uniform_int_distribution<std::uint64_t> pick(0, space.cartesian_size() - 1);
+      std::unordered_set<std::uint64_t> drawn;
+      for (std::size_t tries = 0; tries < 4 * kCandidates && epoch_.size() < bounds_.candidates;
+           ++tries) {
+        const std::uint64_t at = pick(sampler().rng());
+        if (sampler().taken_at(at) || !drawn.insert(at).second) continue;
+        std::optional<Config> c = member_at(at);
+        if (!c) continue;
+        epoch_.push_back(std::move(*c));
+        epoch_rows_.push_back(encoder_.encode_at(at));
+        epoch_index_.push_back(at);
+      }
+    }
+    // Values kept against the old base are of other rows: dropped (and the
+    // pool's, which a bounded run no longer reads, freed).
+    cache_.assign(epoch_.size(), {});
+    solved_.assign(epoch_.size(), {});
+    kept_rows_ = rows_.size() + bounds_.epoch;
+    cached_ = solved_hyper_ = internal::GpHyper{-1, -1, -1};
   }
 
   // The unpicked candidate of the highest expected improvement, and its
@@ -287,13 +403,13 @@ class GpSearch final : public internal::BudgetedSearch {
   // (n^2), the cost of a long run's picks.
   CategoricalGp::Posterior exact(const Candidate& c, std::span<const double> k) {
     std::vector<double> v;
-    if (c.pooled != kNone && !solved_.empty()) {
+    if (c.kept != kNone && !solved_.empty()) {
       const internal::GpHyper& h = gp_.hyper();
       if (h != solved_hyper_) {
         for (std::vector<double>& kept : solved_) kept.clear();
         solved_hyper_ = h;
       }
-      std::vector<double>& kept = solved_[c.pooled];
+      std::vector<double>& kept = solved_[c.kept];
       kept.reserve(kept_rows_);
       gp_.solve_more(k.first(rows_.size()), kept);
       v = kept;
@@ -316,8 +432,8 @@ class GpSearch final : public internal::BudgetedSearch {
     tail.resize(rows.size() - rows_.size());
     for (std::size_t j = rows_.size(); j < rows.size(); ++j)
       tail[j - rows_.size()] = gp_.covariance(*c.row, rows[j]);
-    if (c.pooled != kNone && !cache_.empty()) {
-      std::vector<double>& kept = cache_[c.pooled];
+    if (c.kept != kNone && !cache_.empty()) {
+      std::vector<double>& kept = cache_[c.kept];
       kept.reserve(kept_rows_);
       while (kept.size() < rows_.size()) kept.push_back(gp_.covariance(*c.row, rows_[kept.size()]));
       return {kept.data(), rows_.size()};
@@ -336,7 +452,10 @@ class GpSearch final : public internal::BudgetedSearch {
     std::vector<Candidate> out;
     drawn_.clear();
     drawn_rows_.clear();
-    if (!pool_.empty()) {
+    if (bounded_) {
+      for (std::size_t i = 0; i < epoch_.size(); ++i)
+        if (!sampler().taken_at(epoch_index_[i])) out.push_back({&epoch_[i], &epoch_rows_[i], i});
+    } else if (!pool_.empty()) {
       for (std::size_t i = 0; i < pool_.size(); ++i)
         if (!sampler().taken_at(pool_index_[i])) out.push_back({&pool_[i], &pool_rows_[i], i});
       if (out.size() <= kCandidates) return out;
@@ -353,9 +472,9 @@ class GpSearch final : public internal::BudgetedSearch {
       for (std::size_t tries = 0; tries < 4 * kCandidates && drawn_.size() < kCandidates; ++tries) {
         const std::uint64_t at = pick(sampler().rng());
         if (sampler().taken_at(at)) continue;
-        Config c = space.config_at(at);
-        if (!space.violated(c).empty()) continue;  // members of the space by construction
-        drawn_.push_back(std::move(c));
+        std::optional<Config> c = member_at(at);
+        if (!c) continue;
+        drawn_.push_back(std::move(*c));
         drawn_rows_.push_back(encoder_.encode_at(at));
       }
     }
@@ -377,14 +496,43 @@ class GpSearch final : public internal::BudgetedSearch {
     return out;
   }
 
+  // The config at `at` of the cartesian product when the space holds it.
+  // violated() is asked once per index: a recorded space's check builds the
+  // config's key and looks it up, and a pick in a sparse space (the hub's
+  // hotspot: 2.4% of its cartesian product) draws 65,536 indices, so that
+  // was most of a pick's time. The same answers, so the same picks.
+  std::optional<Config> member_at(std::uint64_t at) {
+    const ConfigSpace& space = sampler().space();
+    if (member_.empty() && space.cartesian_size() <= kMemberLimit)
+      member_.assign(space.cartesian_size(), kUnknown);
+    std::uint8_t unknown = kUnknown;
+    std::uint8_t& known = member_.empty() ? unknown : member_[at];
+    if (known == kOut) return std::nullopt;
+    Config c = space.config_at(at);
+    if (known == kUnknown) known = space.violated(c).empty() ? kIn : kOut;
+    if (known == kOut) return std::nullopt;
+    return c;
+  }
+
+  static constexpr std::uint8_t kUnknown = 0, kIn = 1, kOut = 2;
+  static constexpr std::uint64_t kMemberLimit = 1 << 26;  // cartesian configs: 64 MiB
+
+  internal::GpBounds bounds_;
   RowEncoder encoder_;
-  std::vector<Config> pool_;  // every config, when the space can be listed
+  std::vector<std::uint8_t> member_;  // kUnknown, kIn or kOut per cartesian index, once drawn
+  std::vector<Config> pool_;          // every config, when the space can be listed
   std::vector<GpRow> pool_rows_;
   std::vector<std::uint64_t> pool_index_;  // each one's UniqueSampler::index()
   std::vector<Config> drawn_;              // this pick's candidates outside pool_
   std::vector<GpRow> drawn_rows_;
-  // Per config of a listed space of at most kCandidates: its kernel values
-  // against rows_ at the hyperparameters cached_ (kernel_values()).
+  // A bounded model's epoch (rebase()): its candidates, kept as pool_'s are.
+  bool bounded_ = false;
+  std::vector<Config> epoch_;
+  std::vector<GpRow> epoch_rows_;
+  std::vector<std::uint64_t> epoch_index_;
+  // Per config of a listed space (kept slots: pool_'s, or epoch_'s once
+  // bounded): its kernel values against rows_ at the hyperparameters
+  // cached_ (kernel_values()).
   std::vector<std::vector<double>> cache_;
   std::size_t kept_rows_ = 0;  // room reserved in each of cache_'s and solved_'s vectors
   internal::GpHyper cached_{-1, -1, -1};
@@ -394,8 +542,9 @@ class GpSearch final : public internal::BudgetedSearch {
   CategoricalGp gp_;
   bool fitted_ = false;
   std::size_t fitted_at_ = 0;
-  std::vector<GpRow> rows_;
-  std::vector<Config> measured_;     // in report order, as rows_
+  std::vector<GpRow> rows_;  // the model's rows: measured_[model_at_[i]]
+  std::vector<std::size_t> model_at_;
+  std::vector<Config> measured_;     // in report order
   std::vector<Config> pending_;      // proposed here, not reported yet
   std::vector<double> log_seconds_;  // kFailed: failed
   std::size_t ok_ = 0;
@@ -414,12 +563,18 @@ SearchStrategyInfo gp_strategy() {
       64);
 }
 
-std::unique_ptr<SearchStrategy> make_gp_search(const SearchSetup& setup, std::size_t random_start) {
+std::unique_ptr<SearchStrategy> make_gp_search(const SearchSetup& setup, std::size_t random_start,
+                                               GpBounds bounds) {
   const std::optional<std::size_t> budget = proposal_budget(setup);
   if (!budget) return std::make_unique<SpentSearch>("gp");
   SearchSetup s = setup;
   s.max_configs = *budget;
-  return std::make_unique<GpSearch>(s, random_start);
+  return std::make_unique<GpSearch>(s, random_start, bounds);
+}
+
+std::size_t gp_model_rows(const SearchStrategy& gp) {
+  const auto* g = dynamic_cast<const GpSearch*>(&gp);
+  return g ? g->model_rows() : 0;
 }
 
 }  // namespace internal

@@ -133,9 +133,24 @@ SearchStrategyInfo bayes_strategy();
 SearchStrategyInfo gp_strategy();
 SearchStrategyInfo hybrid_strategy();
 
+// Where gp's model stops conditioning on every measured config
+// (search_gp.cpp, GpSearch::rebase(), says why): past `from` measured, on a
+// base of the `best` fastest, `spread` others and the `recent` latest,
+// rebased once `epoch` more were measured, its candidates `candidates`
+// configs fixed for the epoch. Tests make them small.
+struct GpBounds {
+  std::size_t from = 2048;
+  std::size_t best = 512, spread = 256, recent = 256;
+  std::size_t epoch = 512;
+  std::size_t candidates = 4096;
+};
+
 // gp (search_gp.cpp) of `random_start` random configs before its first fit,
 // for a strategy that hands it measurements of its own (hybrid). `setup`
 // as a registry entry's make() takes it.
-std::unique_ptr<SearchStrategy> make_gp_search(const SearchSetup& setup, std::size_t random_start);
+std::unique_ptr<SearchStrategy> make_gp_search(const SearchSetup& setup, std::size_t random_start,
+                                               GpBounds bounds = {});
+// The measured rows gp's model conditions on now; 0 for another strategy.
+std::size_t gp_model_rows(const SearchStrategy& gp);
 
 }  // namespace kiln::internal

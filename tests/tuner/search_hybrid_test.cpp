@@ -131,5 +131,75 @@ TEST(HybridSearch, AProposalTheDriverDroppedIsNeverProposedAgain) {
   EXPECT_EQ(count, 120u);
 }
 
+// gp past its bound (internal::GpBounds; search_gp.cpp, rebase()): once
+// more configs were measured than `from`, the model conditions on a base
+// of the fastest, some spread over the run and the latest, plus each
+// epoch's measurements, and never on more; proposals are still new configs,
+// every one measured is still remembered, a seed still repeats its run,
+// and the run still finds the best. The bounds are the defaults scaled down
+// (2,048 -> 48) so that the bounded mode is reached in a few hundred configs.
+TEST(GpSearch, PastItsBoundTheModelStaysBoundedAndStillSearches) {
+  KILN_SKIP_UNDER_TSAN("one thread's model arithmetic");
+  const internal::GpBounds bounds{
+      .from = 48, .best = 12, .spread = 6, .recent = 6, .epoch = 12, .candidates = 96};
+  const std::size_t most = bounds.best + bounds.spread + bounds.recent + bounds.epoch;
+  // 4,800 configs: a broad valley (its floor at a=31, b=9, c=2, found in
+  // the first few dozen) and, far from it, a narrow well that holds the
+  // best (a=6, b=33, c=0), found only later.
+  std::vector<Value> forty;
+  for (std::int64_t i = 0; i < 40; ++i) forty.push_back(i);
+  ConfigSpace space;
+  space.param("a", forty)
+      .param("b", forty)
+      .param("c", {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}});
+  const TimeFn valley = [](const Config& c) -> std::optional<double> {
+    const auto a = c.get_int("a"), b = c.get_int("b");
+    if (a < 4 && b < 4) return std::nullopt;  // a failing corner
+    const auto well = (a - 6) * (a - 6) + (b - 33) * (b - 33) + 4 * c.get_int("c");
+    if (well < 36) return 0.9 + 0.01 * static_cast<double>(well);
+    return 1.0 + 0.02 * static_cast<double>((a - 31) * (a - 31) + (b - 9) * (b - 9)) +
+           0.3 * static_cast<double>(2 - c.get_int("c"));
+  };
+  auto run = [&](std::uint64_t seed, std::size_t budget, std::size_t* most_rows) {
+    auto gp = internal::make_gp_search(test::search_setup(space, budget, seed), 8, bounds);
+    std::vector<Config> measured;
+    std::size_t want = std::max<std::size_t>(4, gp->first_round());
+    for (;; want = 4) {
+      const std::vector<Config> round = gp->next(want);
+      if (round.empty()) break;
+      for (const Config& c : round) {
+        gp->report(c, valley(c));
+        measured.push_back(c);
+      }
+      const std::size_t rows = internal::gp_model_rows(*gp);
+      if (measured.size() > bounds.from + 4) {
+        EXPECT_LE(rows, most + 4) << "bounded, at " << measured.size();  // + a round's reports
+      }
+      *most_rows = std::max(*most_rows, rows);
+    }
+    return measured;
+  };
+  std::size_t rows = 0, again_rows = 0;
+  const std::vector<Config> got = run(11, 600, &rows);
+  ASSERT_EQ(got.size(), 600u);
+  EXPECT_GT(rows, bounds.from) << "every measured config in the model up to the bound";
+  std::set<std::string> unique;
+  for (const Config& c : got) unique.insert(c.to_string());
+  EXPECT_EQ(unique.size(), got.size()) << "a measured config is never proposed again";
+  EXPECT_EQ(run(11, 600, &again_rows), got) << "a seed repeats its run";
+  // The well is first entered, and its floor found, past the bound (a
+  // model of every measured row finds the floor sooner: at 183).
+  std::size_t in_well = 0, found_at = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const std::optional<double> t = valley(got[i]);
+    if (!in_well && t && *t < 1.0) in_well = i + 1;
+    if (!found_at && t && *t == 0.9) found_at = i + 1;
+  }
+  EXPECT_GT(in_well, bounds.from) << "the well is found in the bounded mode, not before";
+  EXPECT_NE(found_at, 0u) << "and its floor, the best";
+  // And to the space's end: every config once, then nothing.
+  EXPECT_EQ(run(5, 0, &rows).size(), space.cartesian_size());
+}
+
 }  // namespace
 }  // namespace kiln
