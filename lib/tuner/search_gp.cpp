@@ -347,6 +347,7 @@ class GpSearch final : public internal::BudgetedSearch {
         epoch_index_.push_back(at);
       }
     }
+    epoch_known_ = {epoch_index_.begin(), epoch_index_.end()};
     // Values kept against the old base are of other rows: dropped (and the
     // pool's, which a bounded run no longer reads, freed).
     cache_.assign(epoch_.size(), {});
@@ -453,9 +454,22 @@ class GpSearch final : public internal::BudgetedSearch {
     drawn_.clear();
     drawn_rows_.clear();
     if (bounded_) {
+      // The neighbours join the epoch's candidates, their values kept too:
+      // near the best, they are most of a pick's exact solves.
+      for (Config& c : fastest_neighbours()) {
+        const std::uint64_t at = sampler().index(c);
+        if (!epoch_known_.insert(at).second) continue;
+        epoch_rows_.push_back(encoder_.encode(c));
+        epoch_.push_back(std::move(c));
+        epoch_index_.push_back(at);
+        cache_.emplace_back();
+        solved_.emplace_back();
+      }
       for (std::size_t i = 0; i < epoch_.size(); ++i)
         if (!sampler().taken_at(epoch_index_[i])) out.push_back({&epoch_[i], &epoch_rows_[i], i});
-    } else if (!pool_.empty()) {
+      return out;
+    }
+    if (!pool_.empty()) {
       for (std::size_t i = 0; i < pool_.size(); ++i)
         if (!sampler().taken_at(pool_index_[i])) out.push_back({&pool_[i], &pool_rows_[i], i});
       if (out.size() <= kCandidates) return out;
@@ -478,6 +492,18 @@ class GpSearch final : public internal::BudgetedSearch {
         drawn_rows_.push_back(encoder_.encode_at(at));
       }
     }
+    for (Config& c : fastest_neighbours()) drawn_.push_back(std::move(c));
+    // Pointed to only once drawn_ has stopped growing.
+    for (std::size_t j = drawn_rows_.size(); j < drawn_.size(); ++j)
+      drawn_rows_.push_back(encoder_.encode(drawn_[j]));
+    for (std::size_t j = 0; j < drawn_.size(); ++j)
+      out.push_back({&drawn_[j], &drawn_rows_[j], kNone});
+    return out;
+  }
+
+  // The untaken one-parameter neighbours of the kNeighboursOf fastest
+  // measured configs.
+  std::vector<Config> fastest_neighbours() {
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < log_seconds_.size(); ++i)
       if (log_seconds_[i] != kFailed) order.push_back(i);
@@ -485,14 +511,10 @@ class GpSearch final : public internal::BudgetedSearch {
     std::partial_sort(
         order.begin(), order.begin() + static_cast<std::ptrdiff_t>(few), order.end(),
         [&](std::size_t a, std::size_t b) { return log_seconds_[a] < log_seconds_[b]; });
+    std::vector<Config> out;
     for (std::size_t k = 0; k < few; ++k)
       for (Config& c : internal::untaken_neighbours(sampler(), measured_[order[k]]))
-        drawn_.push_back(std::move(c));
-    // Pointed to only once drawn_ has stopped growing.
-    for (std::size_t j = drawn_rows_.size(); j < drawn_.size(); ++j)
-      drawn_rows_.push_back(encoder_.encode(drawn_[j]));
-    for (std::size_t j = 0; j < drawn_.size(); ++j)
-      out.push_back({&drawn_[j], &drawn_rows_[j], kNone});
+        out.push_back(std::move(c));
     return out;
   }
 
@@ -530,6 +552,7 @@ class GpSearch final : public internal::BudgetedSearch {
   std::vector<Config> epoch_;
   std::vector<GpRow> epoch_rows_;
   std::vector<std::uint64_t> epoch_index_;
+  std::unordered_set<std::uint64_t> epoch_known_;  // epoch_index_'s
   // Per config of a listed space (kept slots: pool_'s, or epoch_'s once
   // bounded): its kernel values against rows_ at the hyperparameters
   // cached_ (kernel_values()).
