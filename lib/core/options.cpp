@@ -95,6 +95,15 @@ void read(const Environment& env, const char* name, T* field, Parse parse, const
 
 }  // namespace
 
+namespace {
+// A size variable's value ("512M", "4G", a byte count) into *out.
+bool size_into(const std::string& s, std::uint64_t* out) {
+  const auto v = parse_size(s);
+  if (v) *out = *v;
+  return v.has_value();
+}
+}  // namespace
+
 Options Options::from_env(const Environment& env, std::vector<std::string>* problems) {
   Options o;
   if (auto dir = env.get("KILN_CACHE_DIR"); dir && !dir->empty()) {
@@ -112,24 +121,12 @@ Options Options::from_env(const Environment& env, std::vector<std::string>* prob
         std::filesystem::temp_directory_path() / ("kiln-cache-" + std::to_string(getuid()));
     o.cache_dir_source = "TMPDIR (HOME unset)";
   }
-  read(
-      env, "KILN_CACHE_MAX_SIZE", &o.cache_max_bytes,
-      [](const std::string& s, std::uint64_t* out) {
-        auto v = parse_size(s);
-        if (!v) return false;
-        *out = *v;
-        return true;
-      },
-      "a size such as 512M, 4G or a byte count", problems);
-  read(
-      env, "KILN_CACHE_MEMORY_SIZE", &o.cache_memory_bytes,
-      [](const std::string& s, std::uint64_t* out) {
-        auto v = parse_size(s);
-        if (!v) return false;
-        *out = *v;
-        return true;
-      },
-      "a size such as 64M, or 0 to turn the in-memory layer off", problems);
+  read(env, "KILN_CACHE_MAX_SIZE", &o.cache_max_bytes, size_into,
+       "a size such as 512M, 4G or a byte count", problems);
+  read(env, "KILN_CACHE_MEMORY_SIZE", &o.cache_memory_bytes, size_into,
+       "a size such as 64M, or 0 to turn the in-memory layer off", problems);
+  read(env, "KILN_WORKER_MEMORY", &o.worker_memory_bytes, size_into,
+       "a size such as 4G, or 0 for no limit", problems);
   // The first rank variable that is set decides; a job launcher sets one.
   for (const char* name : {"KILN_RANK", "RANK", "LOCAL_RANK"}) {
     if (auto r = env.get(name); r && !r->empty()) {

@@ -10,7 +10,11 @@
 // Kiln starts it with its end of a socket as stdin and stdout; nothing else
 // runs it.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
 
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +34,27 @@ int usage() {
                "kiln-bench-worker: started by Kiln's autotuner to measure (or, with --compile "
                "cpu|cuda, compile) configs in a separate process; it is not run by hand\n");
   return 2;
+}
+
+// Out of memory, the kernel's OOM killer should end a worker, whose config
+// is then recorded as crashed, and never the tuner that started it: the
+// worker offers itself first (raising one's own score needs no privilege).
+// KILN_WORKER_MEMORY caps the worker's data memory, so that a config that
+// allocates without end gets a failed allocation here long before the
+// machine swaps. Neither failing stops the worker: it says so and serves.
+void limit_memory() {
+  if (const int adj = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); adj >= 0) {
+    if (::write(adj, "1000", 4) != 4)
+      std::fprintf(stderr, "kiln-bench-worker: cannot raise its oom_score_adj: %s\n",
+                   std::strerror(errno));
+    ::close(adj);
+  }
+  const std::uint64_t cap = kiln::Options::global().worker_memory_bytes;
+  if (cap == 0) return;
+  const rlimit limit{static_cast<rlim_t>(cap), static_cast<rlim_t>(cap)};
+  if (::setrlimit(RLIMIT_DATA, &limit) != 0)
+    std::fprintf(stderr, "kiln-bench-worker: cannot apply KILN_WORKER_MEMORY=%llu bytes: %s\n",
+                 static_cast<unsigned long long>(cap), std::strerror(errno));
 }
 
 std::unique_ptr<kiln::Compiler> backend_compiler(const char* name) {
@@ -59,6 +84,7 @@ int main(int argc, char** argv) {
   } else if (argc != 1) {
     return usage();
   }
+  limit_memory();  // after KILN_PCH is set: it reads the options
   // The socket is stdin and stdout: anything printed by mistake (a kernel's
   // printf) must not corrupt the frames, so stdout goes to stderr.
   const int fd = ::dup(0);

@@ -42,11 +42,30 @@ class CliTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // Runs `kiln ARGS` over this test's cache directory: stdout and stderr apart.
-  CliRun kiln(const std::string& args) const {
+  CliRun kiln(const std::string& args) const { return kiln_with("", args); }
+
+  // `kiln tune --json` of a CPU template and its spec, written into this
+  // test's directory, with `env` (VAR=value ...) set, killed after 240 s so
+  // that a hang fails the test rather than the test run.
+  CliRun tune_template(const std::string& source, const std::string& spec, const std::string& entry,
+                       const std::string& shape, const std::string& env = "",
+                       const std::string& flags = "") const {
+    std::ofstream(dir_ / "kernel.cpp") << source;
+    std::ofstream(dir_ / "kernel.json") << spec;
+    return kiln_with("timeout -k 5 240 ",
+                     "tune --template " + (dir_ / "kernel.cpp").string() + " --space " +
+                         (dir_ / "kernel.json").string() + " --entry '" + entry + "' --shape " +
+                         shape + " --json " + flags,
+                     env);
+  }
+
+  // `kiln ARGS` with `env` set, run by `runner` (a prefix such as a timeout).
+  CliRun kiln_with(const std::string& runner, const std::string& args,
+                   const std::string& env = "") const {
     const fs::path err = dir_ / "stderr.txt";
-    const std::string cmd = "env KILN_CACHE_DIR=" + (dir_ / "cache").string() +
-                            " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING= " KILN_CLI_PATH " " + args +
-                            " 2>" + err.string();
+    const std::string cmd = runner + "env KILN_CACHE_DIR=" + (dir_ / "cache").string() +
+                            " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING= " + env +
+                            " " KILN_CLI_PATH " " + args + " 2>" + err.string();
     CommandRun ran = run_command(cmd);
     CliRun run;
     run.exit_code = ran.exit_code;

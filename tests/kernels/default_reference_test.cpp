@@ -73,21 +73,8 @@ class Faulty : public DefaultReference {
   // `kiln tune` of the spec, killed after 240 s so a hang fails the test.
   CliRun tune(const std::string& spec_text, const std::string& flags = "",
               const std::string& env = "") {
-    std::ofstream(dir_ / "ax.cpp") << kFaultyDefaultSource;
-    std::ofstream(dir_ / "ax.json") << spec_text;
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string cmd = "timeout -k 5 240 env KILN_CACHE_DIR=" + (dir_ / "cache").string() +
-                            " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING= " + env +
-                            " " KILN_CLI_PATH " tune --template " + (dir_ / "ax.cpp").string() +
-                            " --space " + (dir_ / "ax.json").string() +
-                            " --entry 't::ax<{U},{MODE}>' --shape N=4096 --json " + flags + " 2>" +
-                            err.string();
-    testing::CommandRun ran = testing::run_command(cmd);
-    CliRun run;
-    run.exit_code = ran.exit_code;
-    run.out = std::move(ran.out);
-    run.err = read_file(err);
-    return run;
+    return tune_template(kFaultyDefaultSource, spec_text, "t::ax<{U},{MODE}>", "N=4096", env,
+                         flags);
   }
 
   static const nlohmann::json* row(const nlohmann::json& r, int u, int mode) {

@@ -56,6 +56,11 @@ struct Options {
   // empty = the build tree's, else the installed one. Named and missing or
   // broken, it is an error unless benchmarks run in threads.
   std::filesystem::path bench_worker;
+  // KILN_WORKER_MEMORY: the data memory each worker process may take
+  // (RLIMIT_DATA: heap and private mappings), so that a config that
+  // allocates without end fails in its worker, recorded as crashed, instead
+  // of driving the machine into swap; 0 = no limit.
+  std::uint64_t worker_memory_bytes = 0;
 
   // Reads `env`. A malformed value never throws: it is reported in
   // `problems` (naming the variable, the value and the fix) and the default
