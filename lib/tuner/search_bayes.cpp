@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <numeric>
 #include <unordered_map>
 
 #include "kiln/tuner/search.hpp"
@@ -368,25 +369,12 @@ class BayesSearch final : public SearchStrategy {
   // where the fast configs are, which these keep. kFitWhole is past every
   // run measured before (up to 1,796 configs), which pick as before.
   std::vector<std::size_t> fit_rows(const std::vector<double>& y) const {
-    const std::size_t n = y.size();
-    std::vector<std::size_t> order(n);
-    for (std::size_t i = 0; i < n; ++i) order[i] = i;
-    const std::size_t best = std::min(kFitBest, n);
-    std::partial_sort(
-        order.begin(), order.begin() + static_cast<std::ptrdiff_t>(best), order.end(),
-        [&](std::size_t a, std::size_t b) { return y[a] != y[b] ? y[a] < y[b] : a < b; });
-    std::vector<bool> chosen(n, false);
-    for (std::size_t k = 0; k < best; ++k) chosen[order[k]] = true;
-    for (std::size_t i = n, k = 0; i-- > 0 && k < kFitRecent;)
-      if (!chosen[i]) chosen[i] = true, ++k;
-    std::vector<std::size_t> rest, rows;
-    for (std::size_t i = 0; i < n; ++i)
-      if (!chosen[i]) rest.push_back(i);
-    for (std::size_t k = 0, m = std::min(kFitSpread, rest.size()); k < m; ++k)
-      chosen[rest[k * rest.size() / m]] = true;
-    for (std::size_t i = 0; i < n; ++i)
-      if (chosen[i]) rows.push_back(i);
-    return rows;
+    std::vector<std::size_t> every(y.size());
+    std::iota(every.begin(), every.end(), std::size_t{0});
+    return internal::bounded_rows(
+        y.size(), std::move(every),
+        [&](std::size_t a, std::size_t b) { return y[a] != y[b] ? y[a] < y[b] : a < b; }, kFitBest,
+        kFitSpread, kFitRecent);
   }
 
   // (3) The unmarked one-parameter neighbours of the fastest config

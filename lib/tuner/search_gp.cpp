@@ -280,31 +280,18 @@ class GpSearch final : public internal::BudgetedSearch {
   // which pick as before, bit for bit.
   void rebase() {
     const std::size_t n = measured_.size();
-    std::vector<bool> chosen(n, false);
     std::vector<std::size_t> ran;
     for (std::size_t i = 0; i < n; ++i)
       if (log_seconds_[i] != kFailed) ran.push_back(i);
-    const std::size_t best = std::min(bounds_.best, ran.size());
-    std::partial_sort(
-        ran.begin(), ran.begin() + static_cast<std::ptrdiff_t>(best), ran.end(),
+    const std::vector<std::size_t> base = internal::bounded_rows(
+        n, std::move(ran),
         [&](std::size_t a, std::size_t b) {
           return log_seconds_[a] != log_seconds_[b] ? log_seconds_[a] < log_seconds_[b] : a < b;
-        });
-    for (std::size_t k = 0; k < best; ++k) chosen[ran[k]] = true;
-    for (std::size_t i = n, k = 0; i-- > 0 && k < bounds_.recent;)
-      if (!chosen[i]) chosen[i] = true, ++k;
-    std::vector<std::size_t> rest;
-    for (std::size_t i = 0; i < n; ++i)
-      if (!chosen[i]) rest.push_back(i);
-    for (std::size_t k = 0, m = std::min(bounds_.spread, rest.size()); k < m; ++k)
-      chosen[rest[k * rest.size() / m]] = true;
+        },
+        bounds_.best, bounds_.spread, bounds_.recent);
     rows_.clear();
-    model_at_.clear();
-    for (std::size_t i = 0; i < n; ++i)
-      if (chosen[i]) {
-        rows_.push_back(encoder_.encode(measured_[i]));
-        model_at_.push_back(i);
-      }
+    for (std::size_t i : base) rows_.push_back(encoder_.encode(measured_[i]));
+    model_at_ = base;
     bounded_ = true;
     fitted_ = false;  // hyperparameters for the new base, at this pick
 

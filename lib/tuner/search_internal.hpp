@@ -2,6 +2,7 @@
 // searches, and each strategy's registry entry (listed in search_registry.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -132,6 +133,33 @@ SearchStrategyInfo evolution_strategy();
 SearchStrategyInfo bayes_strategy();
 SearchStrategyInfo gp_strategy();
 SearchStrategyInfo hybrid_strategy();
+
+// A bounded model's measurements, of `n` in report order: the `best` first
+// of `eligible` by `faster`, then the `recent` latest not chosen, then
+// `spread` of the rest evenly over the run. gp's and bayes's models past
+// their bounds (search_gp.cpp, GpSearch::rebase(), says why): where
+// expected improvement is decided, where the search is now, and the regions
+// measured slow or failing early, which stay known.
+template <class Faster>
+std::vector<std::size_t> bounded_rows(std::size_t n, std::vector<std::size_t> eligible,
+                                      Faster faster, std::size_t best, std::size_t spread,
+                                      std::size_t recent) {
+  best = std::min(best, eligible.size());
+  std::partial_sort(eligible.begin(), eligible.begin() + static_cast<std::ptrdiff_t>(best),
+                    eligible.end(), faster);
+  std::vector<bool> chosen(n, false);
+  for (std::size_t k = 0; k < best; ++k) chosen[eligible[k]] = true;
+  for (std::size_t i = n, k = 0; i-- > 0 && k < recent;)
+    if (!chosen[i]) chosen[i] = true, ++k;
+  std::vector<std::size_t> rest, rows;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!chosen[i]) rest.push_back(i);
+  for (std::size_t k = 0, m = std::min(spread, rest.size()); k < m; ++k)
+    chosen[rest[k * rest.size() / m]] = true;
+  for (std::size_t i = 0; i < n; ++i)
+    if (chosen[i]) rows.push_back(i);
+  return rows;
+}
 
 // Where gp's model stops conditioning on every measured config
 // (search_gp.cpp, GpSearch::rebase(), says why): past `from` measured, on a

@@ -75,23 +75,21 @@ std::size_t measured(const ReplayTuneResult& run) {
 nlohmann::json recorded_json(const RecordedTuneArgs& a, const RecordedSpace& space,
                              const ReplayTuneResult& run) {
   const RecordedConfig* best = run.best ? space.find(*run.best) : nullptr;
-  nlohmann::json out = {
-      {"file", a.file},
-      {"kernel", space.kernel},
-      {"device", space.device},
-      {"configs", space.configs.size()},
-      {"objective", space.objective},
-      {"higher_is_better", space.higher_is_better},
-      {"optimum", space.optimum},
-      {"optimum_ms", space.optimum_ms},
-      {"best", run.best ? run.best->to_json() : nlohmann::json()},
-      {"best_ms", run.best ? nlohmann::json(run.best_ms) : nlohmann::json()},
-      {"best_objective", best ? nlohmann::json(best->objective) : nlohmann::json()},
-      {"best_run_ms", best ? nlohmann::json(best->run_ms) : nlohmann::json()},
-      {"measured", measured(run)},
-      {"budget_cancelled", run.budget_cancelled},
-      {"clock_stalls", run.stalls}};
-  return out;
+  return {{"file", a.file},
+          {"kernel", space.kernel},
+          {"device", space.device},
+          {"configs", space.configs.size()},
+          {"objective", space.objective},
+          {"higher_is_better", space.higher_is_better},
+          {"optimum", space.optimum},
+          {"optimum_ms", space.optimum_ms},
+          {"best", run.best ? run.best->to_json() : nlohmann::json()},
+          {"best_ms", run.best ? nlohmann::json(run.best_ms) : nlohmann::json()},
+          {"best_objective", best ? nlohmann::json(best->objective) : nlohmann::json()},
+          {"best_run_ms", best ? nlohmann::json(best->run_ms) : nlohmann::json()},
+          {"measured", measured(run)},
+          {"budget_cancelled", run.budget_cancelled},
+          {"clock_stalls", run.stalls}};
 }
 
 }  // namespace
