@@ -127,6 +127,12 @@ std::optional<Config> UniqueSampler::draw() {
 
 // Uniform over the listed configs not taken yet (a scan: the list is short
 // next to the 10,000 rejections that led here).
+std::uint64_t UniqueSampler::listed_index(std::size_t i) {
+  if (listed_index_.empty())
+    for (const Config& c : *listed_) listed_index_.push_back(index_of(c));
+  return listed_index_[i];
+}
+
 std::optional<Config> UniqueSampler::draw_listed() {
   if (listed_index_.empty())
     for (const Config& c : *listed_) listed_index_.push_back(index_of(c));

@@ -341,6 +341,19 @@ class BayesSearch final : public SearchStrategy {
       candidates_.clear();
       for (const Candidate& c : pool_)
         if (!sampler_.taken_at(c.index)) candidates_.push_back(c);
+    } else if (const std::vector<Config>* listed = sampler_.listed(); listed && !listed->empty()) {
+      // Too large to list, but its configs are listed (a recorded space):
+      // a fresh sample of them each fit, uniform as the draws by index
+      // below are, which in the hub's hotspot space (2.4% of its cartesian
+      // product) would find about a hundred.
+      candidates_.clear();
+      std::uniform_int_distribution<std::size_t> pick(0, listed->size() - 1);
+      for (int k = 0; k < kSampledCandidates; ++k) {
+        const std::size_t i = pick(sampler_.rng());
+        const std::uint64_t index = sampler_.listed_index(i);
+        if (!sampler_.taken_at(index))
+          candidates_.push_back({(*listed)[i], encoder_.encode((*listed)[i]), {}, index});
+      }
     } else {
       // Too large to list: a fresh sample each fit.
       candidates_.clear();

@@ -41,16 +41,16 @@ namespace {
 using internal::CategoricalGp;
 using internal::GpRow;
 
-constexpr std::size_t kGpStart = 8;              // random configs before the first fit
-constexpr std::size_t kSolvedLimit = 64;         // exact posteriors per pick, at most
-constexpr std::size_t kCandidates = 16384;       // configs scored per pick, at most
-constexpr std::size_t kNeighboursOf = 4;         // a sampled pick also scores the neighbours of
-                                                 // the fastest few measured configs
-constexpr std::uint64_t kGpPoolLimit = 500'000;  // enumerate spaces up to this cartesian size
-constexpr double kFailurePenalty = 0.5;          // log units above the median that ran
-constexpr std::size_t kRefitGrowth = 16;         // hyperparameters again once data grew 1/16
-constexpr std::size_t kKeptLimit = 1 << 25;      // doubles kept per config and measured row, at
-                                                 // most (256 MiB each for kernels and solves)
+constexpr std::size_t kGpStart = 8;          // random configs before the first fit
+constexpr std::size_t kSolvedLimit = 64;     // exact posteriors per pick, at most
+constexpr std::size_t kCandidates = 16384;   // configs scored per pick, at most
+constexpr std::size_t kNeighboursOf = 4;     // a sampled pick also scores the neighbours of
+                                             // the fastest few measured configs
+constexpr double kFailurePenalty = 0.5;      // log units above the median that ran
+constexpr std::size_t kRefitGrowth = 16;     // hyperparameters again once data grew 1/16
+constexpr std::size_t kEpochTries = 64;      // cartesian indices drawn per epoch candidate
+constexpr std::size_t kKeptLimit = 1 << 25;  // doubles kept per config and measured row, at
+                                             // most (256 MiB each for kernels and solves)
 
 class RowEncoder {
  public:
@@ -124,7 +124,7 @@ class GpSearch final : public internal::BudgetedSearch {
   explicit GpSearch(const SearchSetup& setup, std::size_t random_start = kGpStart,
                     internal::GpBounds bounds = {})
       : BudgetedSearch(setup, random_start), bounds_(bounds), encoder_(*setup.space) {
-    if (setup.space->cartesian_size() <= kGpPoolLimit)
+    if (setup.space->cartesian_size() <= bounds_.pool)
       for (Config& c : setup.space->enumerate()) pool_.push_back(std::move(c));
     for (const Config& c : pool_) {
       pool_rows_.push_back(encoder_.encode(c));
@@ -139,9 +139,18 @@ class GpSearch final : public internal::BudgetedSearch {
     // cost"). A larger budget of a larger space computes them afresh.
     const std::size_t rows_at_most =
         setup.max_configs == 0 ? pool_.size() : std::min(setup.max_configs, pool_.size());
-    if (pool_.size() <= kCandidates || pool_.size() * rows_at_most <= kKeptLimit) {
+    if (!pool_.empty() &&
+        (pool_.size() <= kCandidates || pool_.size() * rows_at_most <= kKeptLimit)) {
       cache_.resize(pool_.size());
       solved_.resize(pool_.size());
+    } else {
+      // Candidates in epochs (draw_epoch()), and a model bounded at half
+      // the rows: a pick's cost grows with rows times candidates, and its
+      // conditioning with rows squared, and a space this large is searched
+      // longer (10% of the hub's hotspot is 10,541 configs).
+      sampled_ = true;
+      bounds_.from /= 2, bounds_.best /= 2, bounds_.spread /= 2, bounds_.recent /= 2;
+      bounds_.epoch /= 2;
     }
     // Within the limit, each config's room for the whole budget at once: a
     // vector grown by doubling would hold up to twice that.
@@ -185,6 +194,9 @@ class GpSearch final : public internal::BudgetedSearch {
         (!bounded_ ||
          rows_.size() >= bounds_.best + bounds_.spread + bounds_.recent + bounds_.epoch))
       rebase();
+    else if (sampled_ && !bounded_ &&
+             (!epoch_drawn_ || measured_.size() >= epoch_at_ + bounds_.renew))
+      draw_epoch(bounds_.renew);
     std::vector<GpRow> rows = rows_;
     std::vector<double> y = targets();
     if (!fitted_ || (!bounded_ && rows.size() >= fitted_at_ + refit_after())) {
@@ -294,8 +306,28 @@ class GpSearch final : public internal::BudgetedSearch {
     model_at_ = base;
     bounded_ = true;
     fitted_ = false;  // hyperparameters for the new base, at this pick
+    draw_epoch(bounds_.epoch);
+  }
 
-    // The epoch's candidates, and room for their kept values.
+  // NOTES: candidates in epochs. A pick scores each candidate against every
+  // row conditioned on. Where the space is too large to keep those values
+  // for all its configs (sampled_), a pick used to draw its own thousands
+  // of candidates and compute each one's values afresh: candidates x rows
+  // kernels a pick, n^2 solves for the most promising, and a 1% budget of
+  // the 105,412-config hotspot space took 144 s a seed, 10% over ten
+  // minutes (docs/benchmarks.md, "Spaces of 100,000 configs and more").
+  // Instead the candidates are drawn once per epoch (bounds_.drawn
+  // unmeasured configs before the bound, bounds_.candidates past it, plus
+  // each pick's neighbours of the fastest), and
+  // their kernel values and solves are kept and extended row by row, as a
+  // listed space's are: a pick costs candidates x rows multiply-adds. An
+  // epoch lasts bounds_.renew measurements before the bound (fresh draws
+  // keep the search looking across the space) and bounds_.epoch past it.
+  // An epoch's candidates, at most.
+  std::size_t cands() const { return bounded_ ? bounds_.candidates : bounds_.drawn; }
+  void draw_epoch(std::size_t lasts) {
+    epoch_drawn_ = true;
+    epoch_at_ = measured_.size();
     epoch_.clear();
     epoch_rows_.clear();
     epoch_index_.clear();
@@ -304,32 +336,39 @@ class GpSearch final : public internal::BudgetedSearch {
       for (std::size_t i = 0; i < pool_.size(); ++i)
         if (!sampler().taken_at(pool_index_[i])) open.push_back(i);
       std::shuffle(open.begin(), open.end(), sampler().rng());
-      if (open.size() > bounds_.candidates) open.resize(bounds_.candidates);
+      if (open.size() > cands()) open.resize(cands());
       for (std::size_t i : open) {
         epoch_.push_back(pool_[i]);
         epoch_rows_.push_back(pool_rows_[i]);
         epoch_index_.push_back(pool_index_[i]);
       }
-    } else if (sampler().sparse()) {
-      for (const Config& c : *sampler().listed())
-        if (!sampler().taken(c)) epoch_.push_back(c);
-      std::shuffle(epoch_.begin(), epoch_.end(), sampler().rng());
-      if (epoch_.size() > bounds_.candidates) epoch_.resize(bounds_.candidates);
-      for (const Config& c : epoch_) {
-        epoch_rows_.push_back(encoder_.encode(c));
-        epoch_index_.push_back(sampler().index(c));
+    } else if (const std::vector<Config>* listed = sampler().listed(); listed && !listed->empty()) {
+      // Uniform over the space's configs, as a draw by cartesian index is,
+      // without asking the space which indices it holds.
+      std::uniform_int_distribution<std::size_t> pick(0, listed->size() - 1);
+      std::unordered_set<std::uint64_t> drawn;
+      for (std::size_t tries = 0; tries < kEpochTries * cands() && epoch_.size() < cands();
+           ++tries) {
+        const std::size_t i = pick(sampler().rng());
+        const std::uint64_t at = sampler().listed_index(i);
+        if (sampler().taken_at(at) || !drawn.insert(at).second) continue;
+        epoch_.push_back((*listed)[i]);
+        epoch_rows_.push_back(encoder_.encode_at(at));
+        epoch_index_.push_back(at);
       }
     } else {
       const ConfigSpace& space = sampler().space();
       std::uniform_int_distribution<std::uint64_t> pick(0, space.cartesian_size() - 1);
       std::unordered_set<std::uint64_t> drawn;
-      for (std::size_t tries = 0; tries < 4 * kCandidates && epoch_.size() < bounds_.candidates;
+      // Drawn once an epoch, so more tries than a pick's draw: in the hub's
+      // hotspot space 2.4% of the cartesian indices are configs.
+      for (std::size_t tries = 0; tries < kEpochTries * cands() && epoch_.size() < cands();
            ++tries) {
         const std::uint64_t at = pick(sampler().rng());
-        if (sampler().taken_at(at) || !drawn.insert(at).second) continue;
-        std::optional<Config> c = member_at(at);
-        if (!c) continue;
-        epoch_.push_back(std::move(*c));
+        // Cheapest first: most indices are not configs, and the set holds
+        // only the few thousand accepted.
+        if (!member(at) || sampler().taken_at(at) || !drawn.insert(at).second) continue;
+        epoch_.push_back(space.config_at(at));
         epoch_rows_.push_back(encoder_.encode_at(at));
         epoch_index_.push_back(at);
       }
@@ -339,7 +378,7 @@ class GpSearch final : public internal::BudgetedSearch {
     // pool's, which a bounded run no longer reads, freed).
     cache_.assign(epoch_.size(), {});
     solved_.assign(epoch_.size(), {});
-    kept_rows_ = rows_.size() + bounds_.epoch;
+    kept_rows_ = rows_.size() + lasts;
     cached_ = solved_hyper_ = internal::GpHyper{-1, -1, -1};
   }
 
@@ -432,15 +471,14 @@ class GpSearch final : public internal::BudgetedSearch {
   }
 
   // The configs a pick is chosen from: every unmeasured one of a listed
-  // space up to kCandidates, else kCandidates of them drawn at random, plus
-  // (when drawn) the unmeasured one-parameter neighbours of the fastest few
-  // measured, where a random draw from a large space seldom lands.
-  // Drawn candidates live in drawn_ until the next call.
+  // space whose values are kept, up to kCandidates of them drawn at random
+  // plus the unmeasured one-parameter neighbours of the fastest few
+  // measured (in drawn_ until the next call), or an epoch's (draw_epoch()).
   std::vector<Candidate> unmeasured() {
     std::vector<Candidate> out;
     drawn_.clear();
     drawn_rows_.clear();
-    if (bounded_) {
+    if (bounded_ || sampled_) {
       // The neighbours join the epoch's candidates, their values kept too:
       // near the best, they are most of a pick's exact solves.
       for (Config& c : fastest_neighbours()) {
@@ -456,33 +494,16 @@ class GpSearch final : public internal::BudgetedSearch {
         if (!sampler().taken_at(epoch_index_[i])) out.push_back({&epoch_[i], &epoch_rows_[i], i});
       return out;
     }
-    if (!pool_.empty()) {
-      for (std::size_t i = 0; i < pool_.size(); ++i)
-        if (!sampler().taken_at(pool_index_[i])) out.push_back({&pool_[i], &pool_rows_[i], i});
-      if (out.size() <= kCandidates) return out;
-      std::shuffle(out.begin(), out.end(), sampler().rng());
-      out.resize(kCandidates);
-    } else if (sampler().sparse()) {  // drawing by index fails: the untaken listed configs
-      for (const Config& c : *sampler().listed())
-        if (!sampler().taken(c)) drawn_.push_back(c);
-      std::shuffle(drawn_.begin(), drawn_.end(), sampler().rng());
-      if (drawn_.size() > kCandidates) drawn_.resize(kCandidates);
-    } else {
-      const ConfigSpace& space = sampler().space();
-      std::uniform_int_distribution<std::uint64_t> pick(0, space.cartesian_size() - 1);
-      for (std::size_t tries = 0; tries < 4 * kCandidates && drawn_.size() < kCandidates; ++tries) {
-        const std::uint64_t at = pick(sampler().rng());
-        if (sampler().taken_at(at)) continue;
-        std::optional<Config> c = member_at(at);
-        if (!c) continue;
-        drawn_.push_back(std::move(*c));
-        drawn_rows_.push_back(encoder_.encode_at(at));
-      }
+    for (std::size_t i = 0; i < pool_.size(); ++i)
+      if (!sampler().taken_at(pool_index_[i])) out.push_back({&pool_[i], &pool_rows_[i], i});
+    if (out.size() <= kCandidates) return out;
+    std::shuffle(out.begin(), out.end(), sampler().rng());
+    out.resize(kCandidates);
+    // Where a random draw from a large space seldom lands.
+    for (Config& c : fastest_neighbours()) {
+      drawn_rows_.push_back(encoder_.encode(c));
+      drawn_.push_back(std::move(c));
     }
-    for (Config& c : fastest_neighbours()) drawn_.push_back(std::move(c));
-    // Pointed to only once drawn_ has stopped growing.
-    for (std::size_t j = drawn_rows_.size(); j < drawn_.size(); ++j)
-      drawn_rows_.push_back(encoder_.encode(drawn_[j]));
     for (std::size_t j = 0; j < drawn_.size(); ++j)
       out.push_back({&drawn_[j], &drawn_rows_[j], kNone});
     return out;
@@ -505,22 +526,19 @@ class GpSearch final : public internal::BudgetedSearch {
     return out;
   }
 
-  // The config at `at` of the cartesian product when the space holds it.
+  // Whether the space holds the config at `at` of the cartesian product.
   // violated() is asked once per index: a recorded space's check builds the
-  // config's key and looks it up, and a pick in a sparse space (the hub's
-  // hotspot: 2.4% of its cartesian product) draws 65,536 indices, so that
-  // was most of a pick's time. The same answers, so the same picks.
-  std::optional<Config> member_at(std::uint64_t at) {
+  // config's key and looks it up, and an epoch in a sparse space (the hub's
+  // hotspot: 2.4% of its cartesian product) draws hundreds of thousands of
+  // indices, so that was most of its time.
+  bool member(std::uint64_t at) {
     const ConfigSpace& space = sampler().space();
     if (member_.empty() && space.cartesian_size() <= kMemberLimit)
       member_.assign(space.cartesian_size(), kUnknown);
     std::uint8_t unknown = kUnknown;
     std::uint8_t& known = member_.empty() ? unknown : member_[at];
-    if (known == kOut) return std::nullopt;
-    Config c = space.config_at(at);
-    if (known == kUnknown) known = space.violated(c).empty() ? kIn : kOut;
-    if (known == kOut) return std::nullopt;
-    return c;
+    if (known == kUnknown) known = space.violated(space.config_at(at)).empty() ? kIn : kOut;
+    return known == kIn;
   }
 
   static constexpr std::uint8_t kUnknown = 0, kIn = 1, kOut = 2;
@@ -534,8 +552,12 @@ class GpSearch final : public internal::BudgetedSearch {
   std::vector<std::uint64_t> pool_index_;  // each one's UniqueSampler::index()
   std::vector<Config> drawn_;              // this pick's candidates outside pool_
   std::vector<GpRow> drawn_rows_;
-  // A bounded model's epoch (rebase()): its candidates, kept as pool_'s are.
+  // A bounded model's epoch (rebase()), or a sampled space's (draw_epoch()):
+  // its candidates, kept as pool_'s are.
   bool bounded_ = false;
+  bool sampled_ = false;      // too large to keep values for each config: epochs from the start
+  bool epoch_drawn_ = false;  // once, before the bound
+  std::size_t epoch_at_ = 0;  // measured_.size() when the epoch was drawn
   std::vector<Config> epoch_;
   std::vector<GpRow> epoch_rows_;
   std::vector<std::uint64_t> epoch_index_;

@@ -37,6 +37,10 @@ class UniqueSampler {
   // strategy that draws candidates by index itself should list them too.
   bool sparse() const { return sparse_; }
   const std::vector<Config>* listed() const { return listed_; }
+  // index() of the listed config at `i`, the whole list's computed on the
+  // first call: a strategy drawing thousands of listed candidates a pick
+  // then looks up no parameter by name.
+  std::uint64_t listed_index(std::size_t i);
 
  private:
   ConfigSpace space_;
@@ -165,12 +169,18 @@ std::vector<std::size_t> bounded_rows(std::size_t n, std::vector<std::size_t> el
 // (search_gp.cpp, GpSearch::rebase(), says why): past `from` measured, on a
 // base of the `best` fastest, `spread` others and the `recent` latest,
 // rebased once `epoch` more were measured, its candidates `candidates`
-// configs fixed for the epoch. Tests make them small.
+// configs fixed for the epoch. A space too large to keep every config's
+// values (more than `pool` cartesian configs, or a pool too large to keep
+// for the budget) takes its candidates in epochs from the start, drawn
+// afresh (`drawn` of them) every `renew` measurements before the bound.
+// Tests make them small.
 struct GpBounds {
   std::size_t from = 2048;
   std::size_t best = 512, spread = 256, recent = 256;
   std::size_t epoch = 512;
   std::size_t candidates = 4096;
+  std::uint64_t pool = 500'000;
+  std::size_t drawn = 8192, renew = 32;
 };
 
 // gp (search_gp.cpp) of `random_start` random configs before its first fit,

@@ -110,6 +110,10 @@ class ModelSearch final : public internal::BudgetedSearch {
     if (setup.default_measured) skip_ = setup.start.key();
     // Score every config when the space can be listed; else a fresh sample each round.
     if (setup.space->cartesian_size() <= 500'000) pool_ = setup.space->enumerate();
+    for (const Config& c : pool_) {
+      pool_rows_.push_back(encode(c));
+      pool_index_.push_back(sampler().index(c));
+    }
   }
   const char* name() const override { return "model"; }
 
@@ -120,13 +124,15 @@ class ModelSearch final : public internal::BudgetedSearch {
 
   void report(const Config& config, std::optional<double> seconds) override {
     if (config.key() == skip_ && !seconds) return;
-    seen_.push_back({config, seconds ? std::optional<double>(std::log(*seconds)) : std::nullopt});
+    seen_.push_back({config, seconds ? std::optional<double>(std::log(*seconds)) : std::nullopt,
+                     encode(config)});
   }
 
  private:
   struct Seen {
     Config config;
     std::optional<double> log_time;
+    Row row;  // encode(config), once: a fit reads every one
   };
 
   std::size_t ok_count() const {
@@ -138,55 +144,134 @@ class ModelSearch final : public internal::BudgetedSearch {
     Row r;
     for (const Parameter& p : sampler().space().parameters()) {
       const Value& v = c.at(p.name);
-      if (const auto* i = std::get_if<std::int64_t>(&v)) {
-        r.push_back(static_cast<double>(*i));
-      } else if (const auto* b = std::get_if<bool>(&v)) {
-        r.push_back(*b ? 1.0 : 0.0);
-      } else {
-        r.push_back(
-            static_cast<double>(std::find(p.values.begin(), p.values.end(), v) - p.values.begin()));
-      }
+      r.push_back(coordinate(p, v, [&] { return std::find(p.values.begin(), p.values.end(), v); }));
     }
     return r;
   }
 
-  // The `n` unmeasured configs the forest rates best.
-  std::vector<Config> ranked(std::size_t n) {
+  // The same for the config at `index` of the cartesian product, from its
+  // digits: no lookups by name, for a pick's thousands of drawn candidates.
+  Row encode_at(std::uint64_t index) const {
+    const std::vector<Parameter>& params = sampler().space().parameters();
+    Row r(params.size());
+    for (std::size_t k = params.size(); k-- > 0;) {  // the last parameter varies fastest
+      const Parameter& p = params[k];
+      const auto at = p.values.begin() + static_cast<std::ptrdiff_t>(index % p.values.size());
+      index /= p.values.size();
+      r[k] = coordinate(p, *at, [&] { return at; });
+    }
+    return r;
+  }
+
+  // A value's place on its axis: numbers by value, booleans 0/1, the rest
+  // by their position in the list (`where`, asked only then).
+  template <class Where>
+  static double coordinate(const Parameter& p, const Value& v, Where where) {
+    if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+    if (const auto* b = std::get_if<bool>(&v)) return *b ? 1.0 : 0.0;
+    return static_cast<double>(where() - p.values.begin());
+  }
+
+  // NOTES: the cost of a long run. The forest was refitted on every
+  // measurement at every ask, and every listed config scored, so a run was
+  // quadratic in its length: with a config proposed as each result lands,
+  // a 10% budget of a 100,000-config space would take hours. Up to
+  // kFitWhole measurements (past every run measured before, which pick as
+  // before) that is kept; past it the forest is fitted on a bounded subset
+  // of them (internal::bounded_rows: the fastest, the latest, the rest
+  // spread), and again only once they grew by a sixteenth. A pick scores at
+  // most kScored configs, a random subset of a larger space's.
+  void fit_forest() {
     std::vector<Row> x;
     std::vector<double> y;
     double worst = -1e300;
     for (const Seen& s : seen_)
       if (s.log_time) worst = std::max(worst, *s.log_time);
     for (const Seen& s : seen_) {
-      x.push_back(encode(s.config));
+      x.push_back(s.row);
       y.push_back(s.log_time ? *s.log_time : worst + std::log(2.0));
     }
+    if (x.size() > kFitWhole) {
+      std::vector<std::size_t> every(y.size());
+      std::iota(every.begin(), every.end(), std::size_t{0});
+      const std::vector<std::size_t> keep = internal::bounded_rows(
+          y.size(), std::move(every),
+          [&](std::size_t a, std::size_t b) { return y[a] != y[b] ? y[a] < y[b] : a < b; },
+          kFitBest, kFitSpread, kFitRecent);
+      std::vector<Row> kx;
+      std::vector<double> ky;
+      for (std::size_t i : keep) {
+        kx.push_back(std::move(x[i]));
+        ky.push_back(y[i]);
+      }
+      x = std::move(kx);
+      y = std::move(ky);
+    }
     std::mt19937_64& rng = sampler().rng();
-    std::vector<Tree> forest(kTrees);
-    for (Tree& t : forest) {
+    forest_.assign(static_cast<std::size_t>(kTrees), Tree{});
+    for (Tree& t : forest_) {
       std::vector<std::size_t> rows(x.size());
       std::uniform_int_distribution<std::size_t> pick(0, x.size() - 1);
       for (auto& r : rows) r = pick(rng);
       t.fit(x, y, rows, rng);
     }
-    std::vector<Config> candidates;
+    fitted_at_ = seen_.size();
+  }
+
+  // The `n` unmeasured configs the forest rates best.
+  std::vector<Config> ranked(std::size_t n) {
+    if (seen_.size() <= kFitWhole || forest_.empty() ||
+        seen_.size() >= fitted_at_ + fitted_at_ / kRefitGrowth)
+      fit_forest();
+    const std::vector<Tree>& forest = forest_;
+    std::mt19937_64& rng = sampler().rng();
+    // Each candidate as its config, encoded row and a number that orders
+    // ties (its place in the pool, or in this pick's draw).
+    std::vector<Config> drawn;
+    std::vector<Row> drawn_rows;
+    std::vector<std::size_t> candidates;  // into pool_, or into drawn
     if (!pool_.empty()) {
-      candidates = pool_;
+      for (std::size_t i = 0; i < pool_.size(); ++i)
+        if (!sampler().taken_at(pool_index_[i])) candidates.push_back(i);
+      if (candidates.size() > kScored) {
+        std::shuffle(candidates.begin(), candidates.end(), rng);
+        candidates.resize(kScored);
+        std::sort(candidates.begin(), candidates.end());
+      }
+    } else if (const std::vector<Config>* listed = sampler().listed(); listed && !listed->empty()) {
+      // Uniform over the space's configs, as the draws by index below are,
+      // without asking the space which of 4,000 indices it holds (a few
+      // dozen, in the hub's hotspot space).
+      std::uniform_int_distribution<std::size_t> pick(0, listed->size() - 1);
+      for (int k = 0; k < 4000; ++k) {
+        const std::size_t i = pick(rng);
+        const std::uint64_t at = sampler().listed_index(i);
+        if (sampler().taken_at(at)) continue;
+        drawn.push_back((*listed)[i]);
+        drawn_rows.push_back(encode_at(at));
+      }
     } else {
       for (int i = 0; i < 4000; ++i) {
         Config c = sampler().space().config_at(std::uniform_int_distribution<std::uint64_t>(
             0, sampler().space().cartesian_size() - 1)(rng));
-        if (sampler().space().contains(c)) candidates.push_back(std::move(c));
+        if (sampler().space().contains(c) && !sampler().taken(c)) drawn.push_back(std::move(c));
       }
     }
+    if (pool_.empty()) {
+      for (std::size_t i = drawn_rows.size(); i < drawn.size(); ++i)
+        drawn_rows.push_back(encode(drawn[i]));
+      candidates.resize(drawn.size());
+      std::iota(candidates.begin(), candidates.end(), std::size_t{0});
+    }
+    const std::vector<Config>& configs = pool_.empty() ? drawn : pool_;
+    const std::vector<Row>& rows = pool_.empty() ? drawn_rows : pool_rows_;
     // Kappa falls from 2 to 0.5 over the budget: explore, then exploit.
     const double progress =
         budget() ? static_cast<double>(proposed()) / static_cast<double>(budget()) : 0.5;
     const double kappa = 2.0 - 1.5 * progress;
     std::vector<std::pair<double, std::size_t>> scored;
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (sampler().taken(candidates[i])) continue;
-      const Row r = encode(candidates[i]);
+    for (std::size_t i : candidates) {
+      const Row& r = rows[i];
       double sum = 0, sum_sq = 0;
       for (const Tree& t : forest) {
         const double p = t.predict(r);
@@ -220,8 +305,8 @@ class ModelSearch final : public internal::BudgetedSearch {
     std::sort(scored.begin(), scored.end());
     for (const auto& [score, i] : scored) {
       if (out.size() >= n) break;
-      if (!sampler().mark(candidates[i])) continue;  // taken by the refinement above
-      out.push_back(candidates[i]);
+      if (!sampler().mark(configs[i])) continue;  // taken by the refinement above
+      out.push_back(configs[i]);
     }
     return out;
   }
@@ -241,9 +326,17 @@ class ModelSearch final : public internal::BudgetedSearch {
   }
 
   static constexpr int kTrees = 16;
-  double near_share_ = 0.75;  // of each round, spent around the best so far
+  static constexpr std::size_t kFitWhole = 2048;  // measurements fitted whole, at most
+  static constexpr std::size_t kFitBest = 1024, kFitSpread = 512, kFitRecent = 512;
+  static constexpr std::size_t kRefitGrowth = 16;  // past kFitWhole: refit once grown 1/16
+  static constexpr std::size_t kScored = 16384;    // configs a pick scores, at most
+  double near_share_ = 0.75;                       // of each round, spent around the best so far
   std::string skip_;
   std::vector<Config> pool_;
+  std::vector<Row> pool_rows_;
+  std::vector<std::uint64_t> pool_index_;  // each one's UniqueSampler::index()
+  std::vector<Tree> forest_;
+  std::size_t fitted_at_ = 0;  // seen_.size() at the last fit
   std::vector<Seen> seen_;
 };
 

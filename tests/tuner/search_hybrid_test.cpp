@@ -201,5 +201,74 @@ TEST(GpSearch, PastItsBoundTheModelStaysBoundedAndStillSearches) {
   EXPECT_EQ(run(5, 0, &rows).size(), space.cartesian_size());
 }
 
+// A space too large to keep every config's kernel values (more than
+// bounds.pool cartesian configs; the hub's hotspot has 4.4 million) takes
+// gp's candidates in epochs from its first fit (search_gp.cpp,
+// draw_epoch()): `drawn` unmeasured configs, drawn afresh every `renew`
+// measurements, from the listed configs where the setup has them, else by
+// cartesian index. Either way it proposes each config once, a seed repeats
+// its run, and it finds the narrow well's floor, the best, as the listed
+// space's search does.
+TEST(GpSearch, ASpaceTooLargeToKeepTakesItsCandidatesInEpochs) {
+  KILN_SKIP_UNDER_TSAN("one thread's model arithmetic");
+  std::vector<Value> forty;
+  for (std::int64_t i = 0; i < 40; ++i) forty.push_back(i);
+  ConfigSpace space;
+  space.param("a", forty)
+      .param("b", forty)
+      .param("c", {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}})
+      // A fifth of the cartesian product is not in the space, so the
+      // listed configs and the cartesian indices are drawn differently.
+      .constraint("a+2b not a multiple of 5",
+                  [](const Config& c) { return (c.get_int("a") + 2 * c.get_int("b")) % 5 != 0; });
+  const TimeFn valley = [](const Config& c) -> std::optional<double> {
+    const auto a = c.get_int("a"), b = c.get_int("b");
+    if (a < 4 && b < 4) return std::nullopt;
+    const auto well = (a - 6) * (a - 6) + (b - 33) * (b - 33) + 4 * c.get_int("c");
+    if (well < 36) return 0.9 + 0.01 * static_cast<double>(well);
+    return 1.0 + 0.02 * static_cast<double>((a - 31) * (a - 31) + (b - 9) * (b - 9)) +
+           0.3 * static_cast<double>(2 - c.get_int("c"));
+  };
+  const std::vector<Config> listed = space.enumerate();
+  auto run = [&](const internal::GpBounds& bounds, const std::vector<Config>* list,
+                 std::uint64_t seed) {
+    SearchSetup setup = test::search_setup(space, 300, seed);
+    setup.listed = list;
+    auto gp = internal::make_gp_search(setup, 8, bounds);
+    return test::drive_rounds(*gp, valley);
+  };
+  auto floor_at = [&](const std::vector<Config>& got) {
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (valley(got[i]) == 0.9) return i + 1;
+    return std::size_t{0};
+  };
+  const internal::GpBounds kept{};  // 3,840 configs: every one's values kept
+  internal::GpBounds sampled{};
+  sampled.pool = 1000;  // too large: epochs
+  sampled.drawn = 400;
+  sampled.renew = 16;
+  std::vector<Config> by_list;
+  for (const std::vector<Config>* list :
+       {&listed, static_cast<const std::vector<Config>*>(nullptr)}) {
+    SCOPED_TRACE(list ? "listed" : "drawn by index");
+    const std::vector<Config> got = run(sampled, list, 3);
+    ASSERT_EQ(got.size(), 300u);
+    std::set<std::string> unique;
+    for (const Config& c : got) {
+      EXPECT_TRUE(space.contains(c)) << c.to_string();
+      unique.insert(c.to_string());
+    }
+    EXPECT_EQ(unique.size(), got.size()) << "a config is never proposed twice";
+    EXPECT_EQ(run(sampled, list, 3), got) << "a seed repeats its run";
+    EXPECT_NE(run(kept, list, 3), got) << "the epochs change the picks";
+    EXPECT_NE(floor_at(got), 0u) << "the well's floor, the best, is found";
+    if (list) {
+      by_list = got;
+    } else {
+      EXPECT_NE(got, by_list) << "drawn from the list, not by index, where there is one";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln
