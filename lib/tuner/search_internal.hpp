@@ -180,7 +180,7 @@ struct GpBounds {
   std::size_t epoch = 512;
   std::size_t candidates = 4096;
   std::uint64_t pool = 500'000;
-  std::size_t drawn = 8192, renew = 32;
+  std::size_t drawn = 8192, renew = 8;
 };
 
 // gp (search_gp.cpp) of `random_start` random configs before its first fit,
