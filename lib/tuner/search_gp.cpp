@@ -315,16 +315,16 @@ class GpSearch final : public internal::BudgetedSearch {
   // of candidates and compute each one's values afresh: candidates x rows
   // kernels a pick, n^2 solves for the most promising, and a 1% budget of
   // the 105,412-config hotspot space took 144 s a seed, 10% over ten
-  // minutes (docs/benchmarks.md, "Spaces of 100,000 configs and more").
-  // Instead the candidates are drawn once per epoch (bounds_.drawn
-  // unmeasured configs before the bound, bounds_.candidates past it, plus
-  // each pick's neighbours of the fastest), and
-  // their kernel values and solves are kept and extended row by row, as a
-  // listed space's are: a pick costs candidates x rows multiply-adds. An
-  // epoch lasts bounds_.renew measurements before the bound (fresh draws
-  // keep the search looking across the space) and bounds_.epoch past it.
-  // An epoch's candidates, at most.
-  std::size_t cands() const { return bounded_ ? bounds_.candidates : bounds_.drawn; }
+  // minutes (docs/benchmarks.md, "Candidates in epochs"). Instead the
+  // candidates are drawn once per epoch (bounds_.drawn unmeasured configs
+  // before the bound, bounds_.candidates past it, plus each pick's
+  // neighbours of the fastest), and their kernel values and solves are
+  // kept and extended row by row, as a listed space's are: a pick costs
+  // candidates x rows multiply-adds. An epoch lasts bounds_.renew
+  // measurements before the bound and bounds_.epoch past it. Fresh draws
+  // keep the search looking across the space: renewed every 32, 8,192
+  // candidates fixed for 32 picks found less late in a run than about
+  // 1,500 fresh ones a pick had; every 8, as much.
   void draw_epoch(std::size_t lasts) {
     epoch_drawn_ = true;
     epoch_at_ = measured_.size();
@@ -525,6 +525,9 @@ class GpSearch final : public internal::BudgetedSearch {
         out.push_back(std::move(c));
     return out;
   }
+
+  // An epoch's candidates, at most.
+  std::size_t cands() const { return bounded_ ? bounds_.candidates : bounds_.drawn; }
 
   // Whether the space holds the config at `at` of the cartesian product.
   // violated() is asked once per index: a recorded space's check builds the
