@@ -125,17 +125,16 @@ std::optional<Config> UniqueSampler::draw() {
   return sparse_ ? draw_listed() : std::nullopt;
 }
 
-// Uniform over the listed configs not taken yet (a scan: the list is short
-// next to the 10,000 rejections that led here).
 std::uint64_t UniqueSampler::listed_index(std::size_t i) {
   if (listed_index_.empty())
     for (const Config& c : *listed_) listed_index_.push_back(index_of(c));
   return listed_index_[i];
 }
 
+// Uniform over the listed configs not taken yet (a scan: the list is short
+// next to the 10,000 rejections that led here).
 std::optional<Config> UniqueSampler::draw_listed() {
-  if (listed_index_.empty())
-    for (const Config& c : *listed_) listed_index_.push_back(index_of(c));
+  if (!listed_->empty()) listed_index(0);  // every listed config's index
   std::vector<std::size_t> untaken;
   for (std::size_t i = 0; i < listed_index_.size(); ++i)
     if (!tried_.count(listed_index_[i])) untaken.push_back(i);

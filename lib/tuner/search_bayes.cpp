@@ -35,7 +35,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <numeric>
 #include <unordered_map>
 
 #include "kiln/tuner/search.hpp"
@@ -382,12 +381,7 @@ class BayesSearch final : public SearchStrategy {
   // where the fast configs are, which these keep. kFitWhole is past every
   // run measured before (up to 1,796 configs), which pick as before.
   std::vector<std::size_t> fit_rows(const std::vector<double>& y) const {
-    std::vector<std::size_t> every(y.size());
-    std::iota(every.begin(), every.end(), std::size_t{0});
-    return internal::bounded_rows(
-        y.size(), std::move(every),
-        [&](std::size_t a, std::size_t b) { return y[a] != y[b] ? y[a] < y[b] : a < b; }, kFitBest,
-        kFitSpread, kFitRecent);
+    return internal::bounded_rows_of(y, kFitBest, kFitSpread, kFitRecent);
   }
 
   // (3) The unmarked one-parameter neighbours of the fastest config

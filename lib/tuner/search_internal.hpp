@@ -165,6 +165,18 @@ std::vector<std::size_t> bounded_rows(std::size_t n, std::vector<std::size_t> el
   return rows;
 }
 
+// bounded_rows over `y` (lower is faster, ties to the earlier): the rows a
+// forest is fitted on past its bound (bayes, model).
+inline std::vector<std::size_t> bounded_rows_of(const std::vector<double>& y, std::size_t best,
+                                                std::size_t spread, std::size_t recent) {
+  std::vector<std::size_t> every(y.size());
+  for (std::size_t i = 0; i < every.size(); ++i) every[i] = i;
+  return bounded_rows(
+      y.size(), std::move(every),
+      [&](std::size_t a, std::size_t b) { return y[a] != y[b] ? y[a] < y[b] : a < b; }, best,
+      spread, recent);
+}
+
 // Where gp's model stops conditioning on every measured config
 // (search_gp.cpp, GpSearch::rebase(), says why): past `from` measured, on a
 // base of the `best` fastest, `spread` others and the `recent` latest,

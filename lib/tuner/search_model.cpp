@@ -192,12 +192,8 @@ class ModelSearch final : public internal::BudgetedSearch {
       y.push_back(s.log_time ? *s.log_time : worst + std::log(2.0));
     }
     if (x.size() > kFitWhole) {
-      std::vector<std::size_t> every(y.size());
-      std::iota(every.begin(), every.end(), std::size_t{0});
-      const std::vector<std::size_t> keep = internal::bounded_rows(
-          y.size(), std::move(every),
-          [&](std::size_t a, std::size_t b) { return y[a] != y[b] ? y[a] < y[b] : a < b; },
-          kFitBest, kFitSpread, kFitRecent);
+      const std::vector<std::size_t> keep =
+          internal::bounded_rows_of(y, kFitBest, kFitSpread, kFitRecent);
       std::vector<Row> kx;
       std::vector<double> ky;
       for (std::size_t i : keep) {
