@@ -1,5 +1,6 @@
 #include "kiln/cache/tuning_record.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -31,6 +32,17 @@ double number_member(const nlohmann::json& json, const char* name) {
   const nlohmann::json& v = member(json, name);
   if (!v.is_number()) bad(std::string("field '") + name + "' is not a number");
   return v.get<double>();
+}
+
+// A measurement's optional cost: absent, or a finite number of
+// milliseconds at or above zero.
+std::optional<double> cost_member(const nlohmann::json& json, const char* name) {
+  if (!json.contains(name)) return std::nullopt;
+  const double v = number_member(json, name);
+  if (!std::isfinite(v) || v < 0)
+    bad(std::string("field '") + name + "' is " + json[name].dump() +
+        ", not a cost in milliseconds (finite, at least 0)");
+  return v;
 }
 
 // The checksum of a record's JSON without its "checksum" field. nlohmann's
@@ -70,10 +82,15 @@ Hash128 TuningRecord::id() const {
 
 nlohmann::json TuningRecord::to_json() const {
   nlohmann::json measured_json = nlohmann::json::array();
+  nlohmann::json costs = nlohmann::json::array();
+  bool any_cost = false;
   for (const auto& m : measured) {
     nlohmann::json j = {{"config", m.config.to_json()}, {"time_ms", m.time_ms}, {"ok", m.ok}};
     if (!m.reason.empty()) j["reason"] = m.reason;
     measured_json.push_back(std::move(j));
+    costs.push_back({m.compile_ms ? nlohmann::json(*m.compile_ms) : nlohmann::json(),
+                     m.benchmark_ms ? nlohmann::json(*m.benchmark_ms) : nlohmann::json()});
+    any_cost = any_cost || m.compile_ms || m.benchmark_ms;
   }
   nlohmann::json j = {{"id", id().hex()},
                       {"kernel", kernel()},
@@ -87,6 +104,17 @@ nlohmann::json TuningRecord::to_json() const {
   if (!measured.empty()) j["measured"] = std::move(measured_json);
   if (!reference.empty()) j["reference"] = reference;
   j["checksum"] = checksum_of(j);
+  // The costs are added after the checksum, under one of their own: a Kiln
+  // from before them recomputes "checksum" from the fields it knows, so
+  // its reader keeps serving records this one writes (a cache shared by
+  // machines mid-upgrade), and damaged costs are still caught here.
+  if (any_cost) {
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      if (measured[i].compile_ms) j["measured"][i]["compile_ms"] = *measured[i].compile_ms;
+      if (measured[i].benchmark_ms) j["measured"][i]["benchmark_ms"] = *measured[i].benchmark_ms;
+    }
+    j["costs_checksum"] = Hasher().field("kiln-tuning-costs-v1").field(costs.dump()).finish().hex();
+  }
   return j;
 }
 
@@ -115,6 +143,8 @@ TuningRecord TuningRecord::from_json(const nlohmann::json& json) {
         mc.time_ms = number_member(m, "time_ms");
         mc.ok = m.value("ok", true);
         mc.reason = m.value("reason", std::string());
+        mc.compile_ms = cost_member(m, "compile_ms");
+        mc.benchmark_ms = cost_member(m, "benchmark_ms");
         r.measured.push_back(std::move(mc));
       }
     }
@@ -133,11 +163,21 @@ TuningRecord TuningRecord::from_json(const nlohmann::json& json) {
   }
   // The checksum covers what the id does not: the served config, its time
   // and the evidence. A hand-edited winner must not pass for a measured one.
+  const nlohmann::json rewritten = r.to_json();
   std::string checksum = string_member(json, "checksum");
-  if (checksum != r.to_json()["checksum"].get<std::string>()) {
+  if (checksum != rewritten["checksum"].get<std::string>()) {
     throw Error(ErrorCode::kCorrupt, "tuning record for " + r.problem.canonical() +
                                          ": its checksum does not match its content (best "
                                          "config, times or measurements edited or damaged)");
+  }
+  const std::string stored_costs =
+      json.contains("costs_checksum") ? json["costs_checksum"].dump() : std::string();
+  const std::string want_costs =
+      rewritten.contains("costs_checksum") ? rewritten["costs_checksum"].dump() : std::string();
+  if (stored_costs != want_costs) {
+    throw Error(ErrorCode::kCorrupt, "tuning record for " + r.problem.canonical() +
+                                         ": its costs_checksum does not match its measurements' "
+                                         "compile_ms and benchmark_ms (edited or damaged)");
   }
   return r;
 }

@@ -57,6 +57,8 @@ nlohmann::json rank_report(const Result<TuneResult>& result) {
                         {"ok", m.ok()},
                         {"median_ms", m.ok() ? m.stats.median * 1e3 : 0.0},
                         {"reason", m.ok() ? std::string() : m.reason().substr(0, 500)}});
+    if (m.compile_seconds > 0) measured.back()["compile_ms"] = m.compile_share_seconds() * 1e3;
+    if (m.benchmark_seconds > 0) measured.back()["benchmark_ms"] = m.benchmark_seconds * 1e3;
   }
   j["measured"] = measured;
   return j;
@@ -87,6 +89,12 @@ Status check_ranks(const std::vector<nlohmann::json>& reports) {
   return make_error(ErrorCode::kInternal, failed + " (every rank stops: the ranks must agree)");
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 // Each config's time over the ranks that measured it: the median of their
 // medians; failed on any rank = failed (it cannot serve that rank).
 std::vector<MeasuredConfig> combine(const std::vector<nlohmann::json>& reports) {
@@ -97,8 +105,12 @@ std::vector<MeasuredConfig> combine(const std::vector<nlohmann::json>& reports) 
   for (const auto& [text, all] : by_config) {
     MeasuredConfig mc;
     mc.config = Config::from_json(nlohmann::json::parse(text));
-    std::vector<double> times;
+    std::vector<double> times, compile_ms, benchmark_ms;
     for (const auto* m : all) {
+      if (m->contains("compile_ms") && (*m)["compile_ms"].is_number())
+        compile_ms.push_back((*m)["compile_ms"].get<double>());
+      if (m->contains("benchmark_ms") && (*m)["benchmark_ms"].is_number())
+        benchmark_ms.push_back((*m)["benchmark_ms"].get<double>());
       if ((*m)["ok"].get<bool>()) {
         times.push_back((*m)["median_ms"].get<double>());
       } else if (mc.ok) {
@@ -106,11 +118,10 @@ std::vector<MeasuredConfig> combine(const std::vector<nlohmann::json>& reports) 
         mc.reason = (*m)["reason"].get<std::string>();
       }
     }
-    if (mc.ok && !times.empty()) {
-      std::sort(times.begin(), times.end());
-      const std::size_t n = times.size();
-      mc.time_ms = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-    }
+    if (mc.ok && !times.empty()) mc.time_ms = median_of(times);
+    // Costs likewise: the median over the ranks that paid them.
+    if (!compile_ms.empty()) mc.compile_ms = median_of(compile_ms);
+    if (!benchmark_ms.empty()) mc.benchmark_ms = median_of(benchmark_ms);
     out.push_back(std::move(mc));
   }
   return out;

@@ -89,9 +89,13 @@ TuningRecord make_record(const ProblemKey& problem, const Hash128& definition,
   record.best_time_ms = result.best->stats.median * 1e3;
   record.reference = result.reference.name();
   for (const auto& m : result.measurements) {
-    record.measured.push_back(
-        MeasuredConfig{m.config, m.ok() ? m.stats.median * 1e3 : 0, m.ok(),
-                       m.ok() ? "" : outcome_name(m.outcome) + (": " + m.reason().substr(0, 500))});
+    MeasuredConfig mc{m.config, m.ok() ? m.stats.median * 1e3 : 0, m.ok(),
+                      m.ok() ? "" : outcome_name(m.outcome) + (": " + m.reason().substr(0, 500))};
+    // Costs where this tuning paid them: a config pruned or cancelled
+    // before its compile has none to tell.
+    if (m.compile_seconds > 0) mc.compile_ms = m.compile_share_seconds() * 1e3;
+    if (m.benchmark_seconds > 0) mc.benchmark_ms = m.benchmark_seconds * 1e3;
+    record.measured.push_back(std::move(mc));
   }
   return record;
 }

@@ -1,5 +1,6 @@
 #include "bench_crew.hpp"
 
+#include <chrono>
 #include <system_error>
 
 #include "kiln/core/error.hpp"
@@ -81,8 +82,20 @@ void BenchCrew::loop(std::shared_ptr<const CrewFeed> feed, std::shared_ptr<Slot>
         // Early stop against the best so far: a config clearly slower than
         // it ends after a few repetitions (measure.cpp).
         const double best = feed->early_stop > 0 ? feed->ledger->best_seconds() : 0;
+        // Timed here, around whichever worker ran it (a thread, a process),
+        // so the record's benchmark cost is what this tuning spent on it. A
+        // replay times it on its virtual clock, which cannot move between
+        // these two readings but by this benchmark (the item waits for this
+        // free worker before; this worker is busy and awake after), so a
+        // replay's report stays the same from run to run.
+        VirtualClock* clock = feed->clock;
+        const auto began = std::chrono::steady_clock::now();
+        const double began_simulated = clock ? clock->now() : 0;
         m = slot->worker->measure(*artifact, *geometry, best * feed->early_stop,
                                   feed->capture_outputs ? &outputs : nullptr, &span.args);
+        m.benchmark_seconds =
+            clock ? clock->now() - began_simulated
+                  : std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       }
       span.args["outcome"] = outcome_name(m.outcome);
     }

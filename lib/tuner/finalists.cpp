@@ -101,7 +101,11 @@ void remeasure_finalists(PipelineOutput& out, const PipelineInputs& in, std::siz
   for (std::size_t i : chosen) {
     Measurement& m = out.measurements[i];
     const std::string text = m.config.key();
+    // What the search spent on it stays its cost; the finalists' rounds are
+    // counted apart (stats.finalist_seconds).
     const double compile_seconds = m.compile_seconds;
+    const std::size_t group_size = m.group_size;
+    const double benchmark_seconds = m.benchmark_seconds;
     if (auto failed = broke.find(text); failed != broke.end()) {
       m = failed->second;
     } else if (auto runs = timed.find(text); runs != timed.end()) {
@@ -110,6 +114,8 @@ void remeasure_finalists(PipelineOutput& out, const PipelineInputs& in, std::siz
       continue;  // the budget ended first: its search measurement stands
     }
     m.compile_seconds = compile_seconds;
+    m.group_size = group_size;
+    m.benchmark_seconds = benchmark_seconds;
     out.finalists.push_back(m.config);
   }
   out.stats.finalists = out.finalists.size();

@@ -14,6 +14,7 @@ Measurement failure(const Artifact& artifact, Outcome outcome, ErrorInfo error) 
   m.outcome = outcome;
   m.error = std::move(error);
   m.compile_seconds = artifact.compile_seconds;
+  m.group_size = artifact.group_size;
   return m;
 }
 
@@ -168,6 +169,7 @@ Measurement measure(Device& device, const Artifact& artifact, const LaunchGeomet
   Measurement m;
   m.config = artifact.config;
   m.compile_seconds = artifact.compile_seconds;
+  m.group_size = artifact.group_size;
   m.stats = TimingStats::from_samples(std::move(samples));
   return m;
 }

@@ -122,6 +122,8 @@ nlohmann::json Measurement::to_json() const {
   nlohmann::json j = {{"config", config.to_json()},
                       {"outcome", outcome_name(outcome)},
                       {"compile_seconds", compile_seconds}};
+  if (group_size != 1) j["group_size"] = group_size;
+  if (benchmark_seconds > 0) j["benchmark_seconds"] = benchmark_seconds;
   if (ok())
     j["stats"] = stats.to_json();
   else
@@ -143,6 +145,8 @@ Measurement Measurement::from_json(const nlohmann::json& json) {
   m.config = Config::from_json(json["config"]);
   m.outcome = parse_outcome(json["outcome"].get<std::string>());
   m.compile_seconds = json.value("compile_seconds", 0.0);
+  if (json.contains("group_size")) m.group_size = worker::whole<std::size_t>(json["group_size"]);
+  m.benchmark_seconds = json.value("benchmark_seconds", 0.0);
   if (m.ok())
     m.stats = TimingStats::from_json(json.at("stats"));
   else if (json.contains("error") && json["error"].is_object()) {

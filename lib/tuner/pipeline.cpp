@@ -149,7 +149,14 @@ void on_compiled(Landing& l, CompletedUnit done) {
       Outcome o = entry.error().code == ErrorCode::kCancelled ? Outcome::kCancelled
                   : entry.error().code == ErrorCode::kTimeout ? Outcome::kTimeout
                                                               : Outcome::kCompileFailed;
-      l.ledger->record(not_run(config, o, entry.error()));
+      Measurement failed = not_run(config, o, entry.error());
+      // A rejected config cost its compile too. Not in a replay: there the
+      // unit's wall time is real, not simulated, and would differ by run.
+      if (!l.in->clock) {
+        failed.compile_seconds = done.result.seconds;
+        failed.group_size = done.result.entries.size();
+      }
+      l.ledger->record(std::move(failed));
       continue;
     }
     // NOTES: disk I/O, outside every lock a benchmark worker takes.

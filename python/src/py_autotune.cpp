@@ -171,6 +171,7 @@ nb::dict timing_dict(const Measurement& m, nb::object config) {
     d["reason"] = m.reason();
   }
   d["compile_seconds"] = m.compile_seconds;
+  d["benchmark_seconds"] = m.benchmark_seconds;
   return d;
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <tuple>
 
 #include "cache_test_util.hpp"
 #include "file_io.hpp"
@@ -313,6 +314,22 @@ TEST(TuningCache, ARecordIsServedOnlyToTheKernelItWasTunedFor) {
   EXPECT_EQ(both.lookup(problem("gemm", 128), edited)->definition, edited.definition);
 }
 
+// Writes `edited` (two records, one of them edited) to `file`: a reader
+// serves the other record and lists the edited one as skipped, naming
+// `named` in why.
+void expect_only_the_other_record_read(const TempDir& dir, const std::filesystem::path& file,
+                                       const nlohmann::json& edited, const std::string& what,
+                                       const std::string& named) {
+  std::ofstream(file, std::ios::trunc) << edited.dump(1);
+  TuningCache reader(options_for(dir.path()));
+  EXPECT_EQ(reader.records().size(), 1u) << what << ": only the untouched record is read";
+  const std::vector<TuningFileStatus> files = reader.files();
+  ASSERT_EQ(files.size(), 1u);
+  ASSERT_EQ(files[0].skipped.size(), 1u) << what;
+  EXPECT_NE(files[0].skipped[0].find(named), std::string::npos)
+      << what << ": " << files[0].skipped[0];
+}
+
 // The checksum covers the served config and its evidence: a record whose
 // best config, time or measured list was edited by hand is refused like a
 // damaged one (skipped and listed, so `kiln cache verify` counts it), and
@@ -334,18 +351,77 @@ TEST(TuningCache, AnEditedResultIsRefusedLikeDamage) {
   for (const auto& [what, edit] : edits) {
     nlohmann::json j = saved;
     edit(j["records"][0]);
-    std::ofstream(file, std::ios::trunc) << j.dump(1);
-    TuningCache reader(options_for(dir.path()));
-    EXPECT_EQ(reader.records().size(), 1u) << what << ": only the untouched record is read";
-    const std::vector<TuningFileStatus> files = reader.files();
-    ASSERT_EQ(files.size(), 1u);
-    ASSERT_EQ(files[0].skipped.size(), 1u) << what;
-    EXPECT_NE(files[0].skipped[0].find("checksum"), std::string::npos)
-        << what << ": " << files[0].skipped[0];
+    expect_only_the_other_record_read(dir, file, j, what, "checksum");
   }
   // Re-indenting the file is not an edit of any record.
   std::ofstream(file, std::ios::trunc) << saved.dump(4);
   EXPECT_EQ(TuningCache(options_for(dir.path())).records().size(), 2u);
+}
+
+// What each measured config cost (compile_ms, benchmark_ms) is kept and
+// read back, yet stays outside "checksum": an older Kiln, whose reader
+// knows neither field, recomputes the same checksum and keeps serving the
+// record. Its own costs_checksum still refuses edited or damaged costs.
+TEST(TuningCache, CostsRoundTripOutsideTheChecksumAndAreCheckedApart) {
+  TempDir dir;
+  TuningRecord plain = test_record("gemm", 1, 1.0);
+  TuningRecord costed = plain;
+  costed.measured[0].compile_ms = 812.5;
+  costed.measured[0].benchmark_ms = 31.25;
+  costed.measured[1].compile_ms = 90.0;  // rejected by the device: compiled, never benchmarked
+  EXPECT_EQ(costed.to_json()["checksum"], plain.to_json()["checksum"]);
+  EXPECT_FALSE(plain.to_json().contains("costs_checksum"));
+  {
+    TuningCache cache(options_for(dir.path()));
+    cache.put(costed);
+    cache.put(test_record("gemm", 2, 1.0));
+    ASSERT_TRUE(cache.save().ok());
+  }
+  auto hit = TuningCache(options_for(dir.path())).lookup(plain.problem, test_identity());
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->measured[0].compile_ms, 812.5);
+  EXPECT_EQ(hit->measured[0].benchmark_ms, 31.25);
+  EXPECT_EQ(hit->measured[1].compile_ms, 90.0);
+  EXPECT_FALSE(hit->measured[1].benchmark_ms.has_value());
+
+  const auto file = TuningCache(options_for(dir.path())).write_path();
+  const nlohmann::json saved = nlohmann::json::parse(testing::read_test_file(file).value());
+  std::size_t at = saved["records"][0].contains("costs_checksum") ? 0 : 1;
+  ASSERT_TRUE(saved["records"][at].contains("costs_checksum"));
+  // The record as an older Kiln sees it (and writes it back): no costs, the
+  // same checksum, served.
+  nlohmann::json older = saved;
+  older["records"][at].erase("costs_checksum");
+  for (auto& m : older["records"][at]["measured"]) {
+    m.erase("compile_ms");
+    m.erase("benchmark_ms");
+  }
+  std::ofstream(file, std::ios::trunc) << older.dump(1);
+  {
+    TuningCache reader(options_for(dir.path()));
+    EXPECT_EQ(reader.records().size(), 2u);
+    auto read = reader.lookup(plain.problem, test_identity());
+    ASSERT_TRUE(read.has_value());
+    EXPECT_FALSE(read->measured[0].compile_ms.has_value());
+  }
+  const std::vector<std::tuple<std::string, std::function<void(nlohmann::json&)>, std::string>>
+      edits = {
+          {"a compile cost", [](nlohmann::json& r) { r["measured"][0]["compile_ms"] = 1.0; },
+           "costs_checksum"},
+          {"a benchmark cost added",
+           [](nlohmann::json& r) { r["measured"][1]["benchmark_ms"] = 5.0; }, "costs_checksum"},
+          {"costs_checksum removed", [](nlohmann::json& r) { r.erase("costs_checksum"); },
+           "costs_checksum"},
+          {"a negative cost", [](nlohmann::json& r) { r["measured"][0]["benchmark_ms"] = -3; },
+           "'benchmark_ms' is -3, not a cost in milliseconds"},
+          {"a cost as text", [](nlohmann::json& r) { r["measured"][0]["compile_ms"] = "fast"; },
+           "'compile_ms' is not a number"},
+      };
+  for (const auto& [what, edit, named] : edits) {
+    nlohmann::json j = saved;
+    edit(j["records"][at]);
+    expect_only_the_other_record_read(dir, file, j, what, named);
+  }
 }
 
 // Loads a private copy of golden file `name` at `file` (the cache refuses a

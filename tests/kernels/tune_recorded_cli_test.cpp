@@ -726,9 +726,30 @@ TEST_F(TuneRecordedCli, ReplaysKilnsOwnKernelTunerExport) {
   EXPECT_NE(family.err.find("holds records of " + t.at("template").get<std::string>()),
             std::string::npos)
       << family.err;
+  // Each config's costs are the real run's: its share of the compile and
+  // its benchmark's wall time, in milliseconds (before, both were 0, and a
+  // replay of the export took no simulated time at all).
+  std::ifstream exported_in(file);
+  const nlohmann::json kt = nlohmann::json::parse(exported_in);
+  double benchmark_ms = 0;
+  for (const auto& [id, entry] : kt.at("cache").items()) {
+    if (!entry.at("time").is_number()) continue;
+    EXPECT_GT(entry.at("compile_time").get<double>(), 0) << id;
+    EXPECT_GT(entry.at("benchmark_time").get<double>(), 0) << id;
+    benchmark_ms += entry.at("benchmark_time").get<double>();
+  }
+  for (const auto& row : t.at("configs")) {
+    if (measured(row)) {
+      EXPECT_GT(row.at("benchmark_s").get<double>(), 0) << row.dump();
+    }
+  }
   CliRun replay = kiln("tune --recorded " + file.string() + " --json");
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   const nlohmann::json r = replay.json();
+  // One simulated benchmark worker spends each config's recorded cost.
+  EXPECT_NEAR(r.at("stats").at("benchmark_seconds").get<double>(), benchmark_ms / 1e3,
+              1e-6 + benchmark_ms * 1e-6);
+  EXPECT_GE(r.at("simulated_wall_s").get<double>(), benchmark_ms / 1e3);
   EXPECT_EQ(r.at("configs").size(), t.at("configs").size());
   EXPECT_EQ(count_status(r, "ok"), count_status(t, "ok"));
   EXPECT_DOUBLE_EQ(r.at("fraction_of_optimum").get<double>(), 1.0);

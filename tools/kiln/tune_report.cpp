@@ -15,6 +15,7 @@ nlohmann::json ConfigRow::to_json() const {
     j["reps"] = reps;
   }
   if (compile_seconds > 0) j["compile_s"] = compile_seconds;
+  if (benchmark_seconds > 0) j["benchmark_s"] = benchmark_seconds;
   if (!reason.empty()) j["reason"] = reason;
   return j;
 }
@@ -32,6 +33,7 @@ std::vector<ConfigRow> rows_from(const std::vector<Measurement>& measurements) {
     r.spread = m.stats.spread;
     r.reps = m.stats.reps;
     r.compile_seconds = m.compile_seconds;
+    r.benchmark_seconds = m.benchmark_seconds;
     rows.push_back(std::move(r));
   }
   return rows;
@@ -44,6 +46,7 @@ std::vector<ConfigRow> rows_from(const TuningRecord& record) {
     r.config = m.config;
     r.timed = m.ok;
     r.median = m.time_ms * 1e-3;
+    r.benchmark_seconds = m.benchmark_ms.value_or(0) * 1e-3;
     r.status = "ok";
     if (!m.ok) {
       // The record keeps "outcome: reason" (lib/tuner/autotuner.cpp).

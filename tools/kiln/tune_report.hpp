@@ -23,7 +23,8 @@ struct ConfigRow {
   bool timed = false;  // the times below are known
   double median = 0, min = 0, spread = 0;  // seconds; spread = (p80-p20)/median
   std::size_t reps = 0;
-  double compile_seconds = 0;
+  double compile_seconds = 0;    // its program's wall time (a group's, for a grouped compile)
+  double benchmark_seconds = 0;  // its benchmark's wall time
 
   nlohmann::json to_json() const;
 };

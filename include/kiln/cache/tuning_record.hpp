@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -49,10 +51,21 @@ struct TuningIdentity {
 };
 
 struct MeasuredConfig {
+  MeasuredConfig() = default;
+  // The result alone; the costs, when known, are set after.
+  MeasuredConfig(Config c, double time, bool succeeded, std::string why)
+      : config(std::move(c)), time_ms(time), ok(succeeded), reason(std::move(why)) {}
+
   Config config;
   double time_ms = 0;
   bool ok = true;      // false: failed to compile, launch or verify
   std::string reason;  // why not ok
+  // What it cost the tuning that measured it, in milliseconds: its share of
+  // the compile and its benchmark's wall time. Empty where not known (a
+  // record of a Kiln before these, a shipped table). Exports and replays read
+  // them; nothing served depends on them.
+  std::optional<double> compile_ms;
+  std::optional<double> benchmark_ms;
 };
 
 struct TuningRecord {

@@ -53,8 +53,18 @@ struct Measurement {
   // options of a compile error, a worker's exit status); empty when ok.
   // Shorten it where it is printed, never here.
   ErrorInfo error;
-  TimingStats stats;  // meaningful only when ok
-  double compile_seconds = 0;
+  TimingStats stats;           // meaningful only when ok
+  double compile_seconds = 0;  // wall time of the program that compiled it
+  // Configs in that program (a grouped compile): this config's share of
+  // the compile is compile_seconds / group_size.
+  std::size_t group_size = 1;
+  // Wall time of its benchmark: load, check, warm-up and timed runs (0 when
+  // it never reached a benchmark worker).
+  double benchmark_seconds = 0;
+
+  double compile_share_seconds() const {
+    return compile_seconds / static_cast<double>(group_size ? group_size : 1);
+  }
 
   bool ok() const { return outcome == Outcome::kOk; }
   // error.describe(): the message, then every detail; empty when ok.
