@@ -2,7 +2,7 @@
 """Prototype of the "gp" search (lib/tuner/search_gp.cpp) on recorded spaces.
 
 usage: [EXTRA=pow2,align] [TH=..] [LA=0,1,4] [WM=0] [INIT=8] [FAILPEN=0.5] [SEL=loo|loorank]
-       [NB=R [NBEVERY=K]]
+       [NB=R [NBEVERY=K]] [G=0,0.5,1 [GROUP=name,name]]
        python3 bench/search_gp_prototype.py SEEDS FILE.json.gz...
 
 One config at a time: a random start of INIT configs, then the unmeasured
@@ -11,7 +11,10 @@ kernel is exp(-theta * codes differing - lambda * squared rank distance),
 optionally mixed with a main-effects term (WM); theta, lambda, WM and the
 noise picked on a grid by the marginal likelihood (SEL: leave-one-out
 instead). NB=R restricts every K-th pick (NBEVERY, default 1) to configs
-within R parameters of the best so far. Prints, per file, the share of seeds reaching 0.90 of the
+within R parameters of the best so far. G mixes in an additive kernel over two groups of
+parameters, GROUP (default block_size_x,block_size_y) and the rest: the kernel is
+(1-g) * joint + g * (group kernel + rest kernel) / 2, g picked from G by the likelihood.
+Prints, per file, the share of seeds reaching 0.90 of the
 optimum by 1% of the space and 0.95 by 2%, and the medians at 0.5/1/2%.
 docs/benchmarks.md ("The gp strategy") lists what each setting scored.
 Needs numpy (the venv of scripts/setup.sh has it).
@@ -38,13 +41,31 @@ def load(fn):
         if 'align' in extra and (v>0).all(): cols.append(np.array([(int(u)&-int(u)).bit_length() for u in v]))
     H=np.concatenate([X]+([np.stack(cols,1)] if cols else []),1)
     O=np.stack([X[:,p]/(len(tp[keys[p]])-1) for p in numeric],1) if numeric else np.zeros((len(X),0))
-    return H,O,X,t
+    # The parameter each column of H and O codes, so that G's groups take
+    # their derived codes with them.
+    colp=list(range(X.shape[1]))
+    for p in numeric:
+        if 'pow2' in extra: colp.append(p)
+        if 'align' in extra and (vals[:,p].astype(int)>0).all(): colp.append(p)
+    group=set(E.get('GROUP','block_size_x,block_size_y').split(','))
+    in_a=np.array([k in group for k in keys])
+    gh=in_a[np.array(colp)]; go=in_a[np.array(numeric,dtype=int)] if numeric else np.zeros(0,bool)
+    return H,O,X,t,(gh,go)
 def erf(z): return np.vectorize(math.erf)(z)
 TH=[float(x) for x in E.get('TH','0.05,0.1,0.2,0.3,0.5,1.0').split(',')]
 LA=[float(x) for x in E.get('LA','0').split(',')]
 WM=[float(x) for x in E.get('WM','0').split(',')]
 NZ=[1e-3,1e-2,1e-1,0.3]
-def run(H,O,X,t,seed,budget):
+G=[float(x) for x in E.get('G','0').split(',')]
+def distances(Ha,Hb,Oa,Ob,mh=None,mo=None):
+    if mh is not None: Ha,Hb,Oa,Ob=Ha[:,mh],Hb[:,mh],Oa[:,mo],Ob[:,mo]
+    return (Ha[:,None,:]!=Hb[None,:,:]).sum(2),((Oa[:,None,:]-Ob[None,:,:])**2).sum(2)
+def kernel(th,la,g,D,DA,DB):
+    k=np.exp(-th*D[0]-la*D[1])
+    if g==0: return k
+    return (1-g)*k+g*0.5*(np.exp(-th*DA[0]-la*DA[1])+np.exp(-th*DB[0]-la*DB[1]))
+def run(H,O,X,t,groups,seed,budget):
+    gh,go=groups; split=any(g>0 for g in G)
     rng=np.random.default_rng(seed); N=len(t); best=np.min(t); P=X.shape[1]
     meas=list(rng.choice(N,int(E.get('INIT','8')),replace=False))
     while len(meas)<budget:
@@ -53,10 +74,11 @@ def run(H,O,X,t,seed,budget):
         y=np.where(fin,y,ymax+float(E.get('FAILPEN','0.5')))
         yn=(y-y.mean())/(y.std()+1e-9); n=len(meas)
         Hm=H[meas]; Om=O[meas]; Xm=X[meas]
-        Dh=(Hm[:,None,:]!=Hm[None,:,:]).sum(2); Do=((Om[:,None,:]-Om[None,:,:])**2).sum(2); Dx=(Xm[:,None,:]==Xm[None,:,:]).sum(2)/P
+        D=distances(Hm,Hm,Om,Om); Dx=(Xm[:,None,:]==Xm[None,:,:]).sum(2)/P
+        DA=distances(Hm,Hm,Om,Om,gh,go) if split else None; DB=distances(Hm,Hm,Om,Om,~gh,~go) if split else None
         bestll=-np.inf
-        for th,la,wm,nz in itertools.product(TH,LA,WM,NZ):
-            K=(1-wm)*np.exp(-th*Dh-la*Do)+wm*Dx+nz*np.eye(n)
+        for th,la,wm,nz,g in itertools.product(TH,LA,WM,NZ,G):
+            K=(1-wm)*kernel(th,la,g,D,DA,DB)+wm*Dx+nz*np.eye(n)
             try: L=np.linalg.cholesky(K)
             except np.linalg.LinAlgError: continue
             a=np.linalg.solve(L.T,np.linalg.solve(L,yn))
@@ -68,10 +90,11 @@ def run(H,O,X,t,seed,budget):
                 r1=np.argsort(np.argsort(mloo)); r2=np.argsort(np.argsort(yn)); ll=np.corrcoef(r1,r2)[0,1]
             else:
                 ll=-0.5*yn@a-np.log(np.diag(L)).sum()
-            if ll>bestll: bestll=ll; sel=(th,la,wm,L,a)
-        th,la,wm,L,a=sel
-        Sh=(H[:,None,:]!=Hm[None,:,:]).sum(2); So=((O[:,None,:]-Om[None,:,:])**2).sum(2); Sx=(X[:,None,:]==Xm[None,:,:]).sum(2)/P
-        Ks=(1-wm)*np.exp(-th*Sh-la*So)+wm*Sx; mu=Ks@a; v=np.linalg.solve(L,Ks.T)
+            if ll>bestll: bestll=ll; sel=(th,la,wm,L,a,g)
+        th,la,wm,L,a,g=sel
+        S=distances(H,Hm,O,Om); Sx=(X[:,None,:]==Xm[None,:,:]).sum(2)/P
+        SA=distances(H,Hm,O,Om,gh,go) if g else None; SB=distances(H,Hm,O,Om,~gh,~go) if g else None
+        Ks=(1-wm)*kernel(th,la,g,S,SA,SB)+wm*Sx; mu=Ks@a; v=np.linalg.solve(L,Ks.T)
         s=np.sqrt(np.maximum(1-(v*v).sum(0),1e-9))
         f=yn.min(); z=(f-mu)/s
         acq=-((f-mu)*0.5*(1+erf(z/math.sqrt(2)))+s*np.exp(-z*z/2)/math.sqrt(2*math.pi))
@@ -85,8 +108,8 @@ def run(H,O,X,t,seed,budget):
 if __name__=='__main__':
     seeds=int(sys.argv[1]); first=int(E.get('FIRST','1')); out=[]
     for fn in sys.argv[2:]:
-        H,O,X,t=load(fn); N=len(t); b05=int(N*0.005); b1=int(N*0.01); b2=int(N*0.02)
-        r=[run(H,O,X,t,s,b2+1) for s in range(first,first+seeds)]
+        H,O,X,t,groups=load(fn); N=len(t); b05=int(N*0.005); b1=int(N*0.01); b2=int(N*0.02)
+        r=[run(H,O,X,t,groups,s,b2+1) for s in range(first,first+seeds)]
         f05=np.array([x[b05-1] for x in r]);f1=np.array([x[b1-1] for x in r]); f2=np.array([x[b2-1] for x in r])
         out.append(f"{fn.split('/')[-1][:16]} r90@1%={np.mean(f1>=0.9):.2f} r95@2%={np.mean(f2>=0.95):.2f} med.5/1/2={np.median(f05):.3f}/{np.median(f1):.3f}/{np.median(f2):.3f}")
-    print(' '.join(f'{k}={E[k]}' for k in ('EXTRA','TH','LA','WM','INIT','FAILPEN','SEL','NB','NBEVERY') if k in E),'|',' || '.join(out),flush=True)
+    print(' '.join(f'{k}={E[k]}' for k in ('G','GROUP','EXTRA','TH','LA','WM','INIT','FAILPEN','SEL','NB','NBEVERY') if k in E),'|',' || '.join(out),flush=True)

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """How learnable and how navigable a recorded space is, from all its records.
 
-usage: .venv/bin/python bench/search_space_structure.py FILE.json.gz...
+usage: [GROUP=name,name] .venv/bin/python bench/search_space_structure.py FILE.json.gz...
 
-Two measures per file, each computed from every config the file recorded,
+Three measures per file, each computed from every config the file recorded,
 so they bound what a search that sees 1% of the space can learn:
 
 - Interaction order: a ridge fit of log run time (clipped at the median,
@@ -12,6 +12,11 @@ so they bound what a search that sees 1% of the space can learn:
   (order 3). Printed: the share of variance explained and the rank the fit
   gives the optimum among all configs. When only order 3 ranks the optimum
   near the top, no model fitted to a few dozen configs can point at it.
+- Two groups: the same fit on the joint codes of GROUP's parameters
+  (default block_size_x,block_size_y: a convolution's block shape) plus the
+  joint codes of the others (the rest of a config: its "slice"), added,
+  with no interaction between the groups. It asks whether what a block
+  shape is worth carries from one slice to the next.
 - Basins: steepest descent over the one-parameter neighbourhood (a config
   and every config that differs in one parameter, any value of it). Printed:
   the number of local optima, and the share of configs whose descent ends
@@ -24,6 +29,7 @@ import collections
 import gzip
 import itertools
 import json
+import os
 import sys
 
 import numpy as np
@@ -55,11 +61,24 @@ def one_hot_features(codes, levels, order):
     return np.concatenate(blocks, 1)
 
 
-def interaction_order(codes, levels, times, order, ridge=1.0):
+def interaction_order(codes, levels, times, order):
+    return ridge_fit(one_hot_features(codes, levels, order), times)
+
+
+def two_groups(names, codes, times, group):
+    blocks = []
+    for inside in (True, False):
+        cols = [p for p, name in enumerate(names) if (name in group) == inside]
+        joint = {}
+        ids = np.array([joint.setdefault(tuple(c[cols]), len(joint)) for c in codes])
+        blocks.append(np.eye(len(joint))[ids])
+    return ridge_fit(np.concatenate([np.ones((len(codes), 1))] + blocks, 1), times)
+
+
+def ridge_fit(features, times, ridge=1.0):
     ran = np.isfinite(times)
     y = np.log(times[ran])
     y = np.minimum(y, np.median(y))
-    features = one_hot_features(codes, levels, order)
     fitted = features[ran]
     # The dual form: as many unknowns as configs, whatever the feature count.
     alpha = np.linalg.solve(fitted @ fitted.T + ridge * np.eye(len(y)), y - y.mean())
@@ -101,6 +120,11 @@ def main(paths):
             explained, rank, reach = interaction_order(codes, levels, times, order)
             print(f"  order {order}: explains {explained:.2f} of the variance, "
                   f"ranks the optimum {rank + 1}, its top 1% reaches {reach:.3f}")
+        group = set(os.environ.get("GROUP", "block_size_x,block_size_y").split(","))
+        if group & set(names) and set(names) - group:
+            explained, rank, reach = two_groups(names, codes, times, group)
+            print(f"  {'+'.join(sorted(group & set(names)))} and the rest, added: explains "
+                  f"{explained:.2f}, ranks the optimum {rank + 1}, its top 1% reaches {reach:.3f}")
         optima, good = basins(codes, levels, times)
         print(f"  {optima} local optima; {good:.2f} of the configs descend to one at 0.90")
 
