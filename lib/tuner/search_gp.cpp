@@ -165,6 +165,7 @@ class GpSearch final : public internal::BudgetedSearch {
     ok_ += ok;
     std::erase(pending_, config);
     rows_.push_back(encoder_.encode(config));
+    flat_.push_back(rows_.back());
     model_at_.push_back(measured_.size());
     measured_.push_back(config);
     log_seconds_.push_back(ok ? std::log(*seconds) : kFailed);
@@ -302,7 +303,11 @@ class GpSearch final : public internal::BudgetedSearch {
         },
         bounds_.best, bounds_.spread, bounds_.recent);
     rows_.clear();
-    for (std::size_t i : base) rows_.push_back(encoder_.encode(measured_[i]));
+    flat_.clear();
+    for (std::size_t i : base) {
+      rows_.push_back(encoder_.encode(measured_[i]));
+      flat_.push_back(rows_.back());
+    }
     model_at_ = base;
     bounded_ = true;
     fitted_ = false;  // hyperparameters for the new base, at this pick
@@ -462,11 +467,15 @@ class GpSearch final : public internal::BudgetedSearch {
     if (c.kept != kNone && !cache_.empty()) {
       std::vector<double>& kept = cache_[c.kept];
       kept.reserve(kept_rows_);
-      while (kept.size() < rows_.size()) kept.push_back(gp_.covariance(*c.row, rows_[kept.size()]));
+      const std::size_t had = kept.size();
+      if (had < rows_.size()) {
+        kept.resize(rows_.size());
+        gp_.covariances(*c.row, flat_, had, rows_.size(), kept.data() + had);
+      }
       return {kept.data(), rows_.size()};
     }
     scratch.resize(rows_.size());
-    for (std::size_t j = 0; j < rows_.size(); ++j) scratch[j] = gp_.covariance(*c.row, rows_[j]);
+    gp_.covariances(*c.row, flat_, 0, rows_.size(), scratch.data());
     return scratch;
   }
 
@@ -577,7 +586,8 @@ class GpSearch final : public internal::BudgetedSearch {
   CategoricalGp gp_;
   bool fitted_ = false;
   std::size_t fitted_at_ = 0;
-  std::vector<GpRow> rows_;  // the model's rows: measured_[model_at_[i]]
+  std::vector<GpRow> rows_;    // the model's rows: measured_[model_at_[i]]
+  internal::GpRowTable flat_;  // rows_ again, laid out flat for kernel_values()
   std::vector<std::size_t> model_at_;
   std::vector<Config> measured_;     // in report order
   std::vector<Config> pending_;      // proposed here, not reported yet

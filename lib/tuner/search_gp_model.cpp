@@ -73,11 +73,41 @@ double squared_distance(const GpRow& a, const GpRow& b) {
 }  // namespace
 
 double CategoricalGp::kernel(const GpRow& a, const GpRow& b, const GpHyper& h) const {
-  const std::size_t d = differing(a, b);
-  if (h.lambda == 0 && h.theta == tabled_theta_ && d < tabled_.size()) return tabled_[d];
-  double e = h.theta * static_cast<double>(d);
-  if (h.lambda > 0) e += h.lambda * squared_distance(a, b);
-  return std::exp(-e);
+  return kernel_of(differing(a, b), h.lambda > 0 ? squared_distance(a, b) : 0.0, h);
+}
+
+void GpRowTable::push_back(const GpRow& row) {
+  if (rows_ == 0) {
+    codes_per_row_ = row.codes.size();
+    coords_per_row_ = row.coords.size();
+  }
+  codes_.insert(codes_.end(), row.codes.begin(), row.codes.end());
+  coords_.insert(coords_.end(), row.coords.begin(), row.coords.end());
+  ++rows_;
+}
+
+void GpRowTable::clear() {
+  rows_ = 0;
+  codes_.clear();
+  coords_.clear();
+}
+
+void CategoricalGp::covariances(const GpRow& a, const GpRowTable& rows, std::size_t from,
+                                std::size_t to, double* out) const {
+  const std::size_t nc = rows.codes_per_row_, nx = rows.coords_per_row_;
+  const std::int32_t* codes = rows.codes_.data() + from * nc;
+  const double* coords = rows.coords_.data() + from * nx;
+  const bool trend = hyper_.lambda > 0;
+  for (std::size_t r = from; r < to; ++r, codes += nc, coords += nx) {
+    std::size_t d = 0;
+    for (std::size_t p = 0; p < nc; ++p) d += a.codes[p] != codes[p];
+    // Summed in squared_distance()'s order, so the bits are kernel()'s.
+    double squared = 0;
+    if (trend)
+      for (std::size_t p = 0; p < nx; ++p)
+        squared += (a.coords[p] - coords[p]) * (a.coords[p] - coords[p]);
+    *out++ = kernel_of(d, squared, hyper_);
+  }
 }
 
 bool CategoricalGp::factor(const GpHyper& h) {

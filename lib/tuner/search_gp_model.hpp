@@ -18,6 +18,7 @@
 // Private to the tuner: rows in, a mean and a standard deviation out.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -28,6 +29,22 @@ namespace kiln::internal {
 struct GpRow {
   std::vector<std::int32_t> codes;  // alike when equal
   std::vector<double> coords;       // alike when close, each in [0, 1]
+};
+
+// Rows laid out flat, one after another: the kernel values of one row
+// against many (GpSearch's candidates against its measured rows, the most
+// of a long search's time) then run over contiguous memory.
+class GpRowTable {
+ public:
+  void push_back(const GpRow& row);
+  void clear();
+  std::size_t size() const { return rows_; }
+
+ private:
+  friend class CategoricalGp;
+  std::size_t rows_ = 0, codes_per_row_ = 0, coords_per_row_ = 0;
+  std::vector<std::int32_t> codes_;
+  std::vector<double> coords_;
 };
 
 struct GpHyper {
@@ -69,6 +86,10 @@ class CategoricalGp {
   Posterior bound_from(std::span<const double> head, std::span<const double> tail = {}) const;
   // The kernel between two rows at the current hyperparameters (noise aside).
   double covariance(const GpRow& a, const GpRow& b) const { return kernel(a, b, hyper_); }
+  // covariance(a, row) for rows [from, to) of `rows`, into out[0..to-from):
+  // the same values, bit for bit.
+  void covariances(const GpRow& a, const GpRowTable& rows, std::size_t from, std::size_t to,
+                   double* out) const;
   // Expected improvement below the lowest y conditioned on, standardised;
   // increasing in both -mean and sd.
   double expected_improvement(double mean, double sd) const;
@@ -82,6 +103,14 @@ class CategoricalGp {
 
  private:
   double kernel(const GpRow& a, const GpRow& b, const GpHyper& h) const;
+  // The kernel from the codes differing (d) and, with a trend, the squared
+  // distance: kernel() and covariances() both end here.
+  double kernel_of(std::size_t d, double squared, const GpHyper& h) const {
+    if (h.lambda == 0 && h.theta == tabled_theta_ && d < tabled_.size()) return tabled_[d];
+    double e = h.theta * static_cast<double>(d);
+    if (h.lambda > 0) e += h.lambda * squared;
+    return std::exp(-e);
+  }
   // The lower Cholesky factor of K + noise I into chol_; false when K is
   // not positive definite at these hyperparameters.
   bool factor(const GpHyper& h);
