@@ -56,8 +56,14 @@ TEST(Distributed, ParallelShardsTheConfigsAcrossRanks) {
   for (const auto& r : reports)
     EXPECT_EQ(r["benchmarked"].get<int>(), 3)
         << "rank " << r["rank"] << " measured " << r["benchmarked"] << " of 9";
-  // The decision records every config measured anywhere.
+  // The decision records every config measured anywhere, with what it cost
+  // the rank that measured it (the median over ranks for the default).
   EXPECT_EQ(reports[0]["record"]["measured"].size(), 9u);
+  for (const auto& m : reports[0]["record"]["measured"]) {
+    if (!m.value("ok", false)) continue;
+    EXPECT_GT(m.value("compile_ms", 0.0), 0) << m.dump();
+    EXPECT_GT(m.value("benchmark_ms", 0.0), 0) << m.dump();
+  }
 }
 
 TEST(Distributed, MergeMeasuresEverythingEverywhereAndAgrees) {
