@@ -82,15 +82,10 @@ Hash128 TuningRecord::id() const {
 
 nlohmann::json TuningRecord::to_json() const {
   nlohmann::json measured_json = nlohmann::json::array();
-  nlohmann::json costs = nlohmann::json::array();
-  bool any_cost = false;
   for (const auto& m : measured) {
     nlohmann::json j = {{"config", m.config.to_json()}, {"time_ms", m.time_ms}, {"ok", m.ok}};
     if (!m.reason.empty()) j["reason"] = m.reason;
     measured_json.push_back(std::move(j));
-    costs.push_back({m.compile_ms ? nlohmann::json(*m.compile_ms) : nlohmann::json(),
-                     m.benchmark_ms ? nlohmann::json(*m.benchmark_ms) : nlohmann::json()});
-    any_cost = any_cost || m.compile_ms || m.benchmark_ms;
   }
   nlohmann::json j = {{"id", id().hex()},
                       {"kernel", kernel()},
@@ -108,13 +103,18 @@ nlohmann::json TuningRecord::to_json() const {
   // from before them recomputes "checksum" from the fields it knows, so
   // its reader keeps serving records this one writes (a cache shared by
   // machines mid-upgrade), and damaged costs are still caught here.
-  if (any_cost) {
-    for (std::size_t i = 0; i < measured.size(); ++i) {
-      if (measured[i].compile_ms) j["measured"][i]["compile_ms"] = *measured[i].compile_ms;
-      if (measured[i].benchmark_ms) j["measured"][i]["benchmark_ms"] = *measured[i].benchmark_ms;
-    }
-    j["costs_checksum"] = Hasher().field("kiln-tuning-costs-v1").field(costs.dump()).finish().hex();
+  nlohmann::json costs = nlohmann::json::array();
+  bool any_cost = false;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    const MeasuredConfig& m = measured[i];
+    costs.push_back({m.compile_ms ? nlohmann::json(*m.compile_ms) : nlohmann::json(),
+                     m.benchmark_ms ? nlohmann::json(*m.benchmark_ms) : nlohmann::json()});
+    if (m.compile_ms) j["measured"][i]["compile_ms"] = *m.compile_ms;
+    if (m.benchmark_ms) j["measured"][i]["benchmark_ms"] = *m.benchmark_ms;
+    any_cost = any_cost || m.compile_ms || m.benchmark_ms;
   }
+  if (any_cost)
+    j["costs_checksum"] = Hasher().field("kiln-tuning-costs-v1").field(costs.dump()).finish().hex();
   return j;
 }
 

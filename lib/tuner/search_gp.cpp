@@ -164,8 +164,7 @@ class GpSearch final : public internal::BudgetedSearch {
     const bool ok = seconds && *seconds > 0 && std::isfinite(*seconds);
     ok_ += ok;
     std::erase(pending_, config);
-    rows_.push_back(encoder_.encode(config));
-    flat_.push_back(rows_.back());
+    add_row(encoder_.encode(config));
     model_at_.push_back(measured_.size());
     measured_.push_back(config);
     log_seconds_.push_back(ok ? std::log(*seconds) : kFailed);
@@ -304,10 +303,7 @@ class GpSearch final : public internal::BudgetedSearch {
         bounds_.best, bounds_.spread, bounds_.recent);
     rows_.clear();
     flat_.clear();
-    for (std::size_t i : base) {
-      rows_.push_back(encoder_.encode(measured_[i]));
-      flat_.push_back(rows_.back());
-    }
+    for (std::size_t i : base) add_row(encoder_.encode(measured_[i]));
     model_at_ = base;
     bounded_ = true;
     fitted_ = false;  // hyperparameters for the new base, at this pick
@@ -448,6 +444,12 @@ class GpSearch final : public internal::BudgetedSearch {
     }
     gp_.solve_more(k, v);  // this pick's believed rows
     return gp_.predict_solved(k, v);
+  }
+
+  // A row of the model, in rows_ and in flat_ alike.
+  void add_row(GpRow row) {
+    flat_.push_back(row);
+    rows_.push_back(std::move(row));
   }
 
   // A candidate's kernel values against `rows` (the measured rows_, then
