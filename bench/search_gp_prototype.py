@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prototype of the "gp" search (lib/tuner/search_gp.cpp) on recorded spaces.
 
-usage: [EXTRA=pow2,align] [TH=..] [LA=0,1,4] [WM=0] [INIT=8] [FAILPEN=0.5] [SEL=loo|loorank]
+usage: [EXTRA=pow2,align[,pcode]] [ACQ=ts [TSN=300]] [TH=..] [LA=0,1,4] [WM=0] [INIT=8] [FAILPEN=0.5] [SEL=loo|loorank]
        [NB=R [NBEVERY=K]] [G=0,0.5,1 [GROUP=name,name]]
        python3 bench/search_gp_prototype.py SEEDS FILE.json.gz...
 
@@ -14,6 +14,8 @@ instead). NB=R restricts every K-th pick (NBEVERY, default 1) to configs
 within R parameters of the best so far. G mixes in an additive kernel over two groups of
 parameters, GROUP (default block_size_x,block_size_y) and the rest: the kernel is
 (1-g) * joint + g * (group kernel + rest kernel) / 2, g picked from G by the likelihood.
+EXTRA's pcode adds each pair of numeric parameters' product as a code. ACQ=ts picks
+by Thompson sampling instead, one joint posterior draw over a shortlist of TSN configs.
 Prints, per file, the share of seeds reaching 0.90 of the
 optimum by 1% of the space and 0.95 by 2%, and the medians at 0.5/1/2%.
 docs/benchmarks.md ("The gp strategy") lists what each setting scored.
@@ -39,7 +41,13 @@ def load(fn):
         v=vals[:,p].astype(int)
         if 'pow2' in extra: cols.append(((v&(v-1))==0).astype(int))
         if 'align' in extra and (v>0).all(): cols.append(np.array([(int(u)&-int(u)).bit_length() for u in v]))
-    H=np.concatenate([X]+([np.stack(cols,1)] if cols else []),1)
+    # pcode: each pair of numeric parameters' product as one more code
+    # (threads per block, a block's tile), equal products matching.
+    pcodes=[]
+    if 'pcode' in extra:
+        for a,b in itertools.combinations(numeric,2):
+            pcodes.append(np.unique(vals[:,a].astype(float)*vals[:,b].astype(float),return_inverse=True)[1])
+    H=np.concatenate([X]+([np.stack(cols,1)] if cols else [])+([np.stack(pcodes,1)] if pcodes else []),1)
     O=np.stack([X[:,p]/(len(tp[keys[p]])-1) for p in numeric],1) if numeric else np.zeros((len(X),0))
     # The parameter each column of H and O codes, so that G's groups take
     # their derived codes with them.
@@ -47,9 +55,10 @@ def load(fn):
     for p in numeric:
         if 'pow2' in extra: colp.append(p)
         if 'align' in extra and (vals[:,p].astype(int)>0).all(): colp.append(p)
+    colp+=[-1]*len(pcodes)  # a product belongs to neither group
     group=set(E.get('GROUP','block_size_x,block_size_y').split(','))
     in_a=np.array([k in group for k in keys])
-    gh=in_a[np.array(colp)]; go=in_a[np.array(numeric,dtype=int)] if numeric else np.zeros(0,bool)
+    gh=np.array([c>=0 and in_a[c] for c in colp],bool); go=in_a[np.array(numeric,dtype=int)] if numeric else np.zeros(0,bool)
     return H,O,X,t,(gh,go)
 def erf(z): return np.vectorize(math.erf)(z)
 TH=[float(x) for x in E.get('TH','0.05,0.1,0.2,0.3,0.5,1.0').split(',')]
@@ -99,6 +108,20 @@ def run(H,O,X,t,groups,seed,budget):
         f=yn.min(); z=(f-mu)/s
         acq=-((f-mu)*0.5*(1+erf(z/math.sqrt(2)))+s*np.exp(-z*z/2)/math.sqrt(2*math.pi))
         acq[meas]=np.inf
+        if E.get('ACQ')=='ts':
+            # Thompson sampling on a shortlist of TSN configs (half the best
+            # by improvement, a quarter by mean, a quarter uniform draws),
+            # one joint draw from the posterior, its fastest measured next.
+            M=int(E.get('TSN','300')); free=np.where(np.isfinite(acq))[0]
+            sl=set(free[np.argsort(acq[free])[:M//2]])|set(free[np.argsort(mu[free])[:M//4]])
+            sl|=set(rng.choice(free,min(len(free),M//4),replace=False)); sl=np.array(sorted(sl))
+            Q=distances(H[sl],H[sl],O[sl],O[sl])
+            QA=distances(H[sl],H[sl],O[sl],O[sl],gh,go) if g else None; QB=distances(H[sl],H[sl],O[sl],O[sl],~gh,~go) if g else None
+            Kss=(1-wm)*kernel(th,la,g,Q,QA,QB)+wm*(X[sl][:,None,:]==X[sl][None,:,:]).sum(2)/P
+            C=Kss-v[:,sl].T@v[:,sl]+1e-6*np.eye(len(sl))
+            try: Lc=np.linalg.cholesky(C)
+            except np.linalg.LinAlgError: w,U=np.linalg.eigh(C); Lc=U*np.sqrt(np.maximum(w,0))
+            meas.append(int(sl[np.argmin(mu[sl]+Lc@rng.standard_normal(len(sl)))])); continue
         R=int(E.get('NB','0'))
         if R and len(meas)%int(E.get('NBEVERY','1'))==0:
             b=meas[int(np.argmin(y))]; near=((X!=X[b]).sum(1)<=R)&np.isfinite(acq)
@@ -112,4 +135,4 @@ if __name__=='__main__':
         r=[run(H,O,X,t,groups,s,b2+1) for s in range(first,first+seeds)]
         f05=np.array([x[b05-1] for x in r]);f1=np.array([x[b1-1] for x in r]); f2=np.array([x[b2-1] for x in r])
         out.append(f"{fn.split('/')[-1][:16]} r90@1%={np.mean(f1>=0.9):.2f} r95@2%={np.mean(f2>=0.95):.2f} med.5/1/2={np.median(f05):.3f}/{np.median(f1):.3f}/{np.median(f2):.3f}")
-    print(' '.join(f'{k}={E[k]}' for k in ('G','GROUP','EXTRA','TH','LA','WM','INIT','FAILPEN','SEL','NB','NBEVERY') if k in E),'|',' || '.join(out),flush=True)
+    print(' '.join(f'{k}={E[k]}' for k in ('ACQ','TSN','G','GROUP','EXTRA','TH','LA','WM','INIT','FAILPEN','SEL','NB','NBEVERY') if k in E),'|',' || '.join(out),flush=True)
