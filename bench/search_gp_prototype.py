@@ -58,6 +58,16 @@ def load(fn):
     colp+=[-1]*len(pcodes)  # a product belongs to neither group
     group=set(E.get('GROUP','block_size_x,block_size_y').split(','))
     in_a=np.array([k in group for k in keys])
+    # WNORM=1: a parameter's codes share one unit of mismatch between them
+    # (its value, and its derived power-of-two codes), so a parameter of
+    # many values does not count three times a boolean's.
+    global W
+    W=np.ones(H.shape[1])
+    if E.get('WNORM')=='1':
+        live=np.array([len(np.unique(H[:,c]))>1 for c in range(H.shape[1])])
+        for c in range(H.shape[1]):
+            same=[d for d in range(H.shape[1]) if colp[d]==colp[c] and live[d]] if colp[c]>=0 else [c]
+            W[c]=1/len(same) if live[c] else 0
     gh=np.array([c>=0 and in_a[c] for c in colp],bool); go=in_a[np.array(numeric,dtype=int)] if numeric else np.zeros(0,bool)
     return H,O,X,t,(gh,go)
 def erf(z): return np.vectorize(math.erf)(z)
@@ -67,8 +77,9 @@ WM=[float(x) for x in E.get('WM','0').split(',')]
 NZ=[1e-3,1e-2,1e-1,0.3]
 G=[float(x) for x in E.get('G','0').split(',')]
 def distances(Ha,Hb,Oa,Ob,mh=None,mo=None):
-    if mh is not None: Ha,Hb,Oa,Ob=Ha[:,mh],Hb[:,mh],Oa[:,mo],Ob[:,mo]
-    return (Ha[:,None,:]!=Hb[None,:,:]).sum(2),((Oa[:,None,:]-Ob[None,:,:])**2).sum(2)
+    w=W
+    if mh is not None: Ha,Hb,Oa,Ob,w=Ha[:,mh],Hb[:,mh],Oa[:,mo],Ob[:,mo],W[mh]
+    return ((Ha[:,None,:]!=Hb[None,:,:])*w).sum(2),((Oa[:,None,:]-Ob[None,:,:])**2).sum(2)
 def kernel(th,la,g,D,DA,DB):
     k=np.exp(-th*D[0]-la*D[1])
     if g==0: return k
@@ -135,4 +146,4 @@ if __name__=='__main__':
         r=[run(H,O,X,t,groups,s,b2+1) for s in range(first,first+seeds)]
         f05=np.array([x[b05-1] for x in r]);f1=np.array([x[b1-1] for x in r]); f2=np.array([x[b2-1] for x in r])
         out.append(f"{fn.split('/')[-1][:16]} r90@1%={np.mean(f1>=0.9):.2f} r95@2%={np.mean(f2>=0.95):.2f} med.5/1/2={np.median(f05):.3f}/{np.median(f1):.3f}/{np.median(f2):.3f}")
-    print(' '.join(f'{k}={E[k]}' for k in ('ACQ','TSN','G','GROUP','EXTRA','TH','LA','WM','INIT','FAILPEN','SEL','NB','NBEVERY') if k in E),'|',' || '.join(out),flush=True)
+    print(' '.join(f'{k}={E[k]}' for k in ('WNORM','ACQ','TSN','G','GROUP','EXTRA','TH','LA','WM','INIT','FAILPEN','SEL','NB','NBEVERY') if k in E),'|',' || '.join(out),flush=True)
