@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prototype of the "gp" search (lib/tuner/search_gp.cpp) on recorded spaces.
 
-usage: [EXTRA=pow2,align[,pcode]] [ACQ=ts [TSN=300]] [TH=..] [LA=0,1,4] [WM=0] [INIT=8] [FAILPEN=0.5] [SEL=loo|loorank]
+usage: [EXTRA=pow2,align[,pcode]] [ACQ=ts [TSN=300]] [WNORM=1] [TH=..] [LA=0,1,4] [WM=0] [INIT=8] [FAILPEN=0.5] [SEL=loo|loorank]
        [NB=R [NBEVERY=K]] [G=0,0.5,1 [GROUP=name,name]]
        python3 bench/search_gp_prototype.py SEEDS FILE.json.gz...
 
@@ -16,6 +16,7 @@ parameters, GROUP (default block_size_x,block_size_y) and the rest: the kernel i
 (1-g) * joint + g * (group kernel + rest kernel) / 2, g picked from G by the likelihood.
 EXTRA's pcode adds each pair of numeric parameters' product as a code. ACQ=ts picks
 by Thompson sampling instead, one joint posterior draw over a shortlist of TSN configs.
+WNORM=1 weighs each parameter's codes so that the parameter counts one mismatch in all.
 Prints, per file, the share of seeds reaching 0.90 of the
 optimum by 1% of the space and 0.95 by 2%, and the medians at 0.5/1/2%.
 docs/benchmarks.md ("The gp strategy") lists what each setting scored.
