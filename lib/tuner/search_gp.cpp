@@ -49,6 +49,7 @@ constexpr std::size_t kNeighboursOf = 4;     // a sampled pick also scores the n
 constexpr double kFailurePenalty = 0.5;      // log units above the median that ran
 constexpr std::size_t kRefitGrowth = 16;     // hyperparameters again once data grew 1/16
 constexpr std::size_t kEpochTries = 64;      // cartesian indices drawn per epoch candidate
+constexpr std::size_t kBoundBatch = 32;      // candidates bounded together (bounds_from)
 constexpr std::size_t kKeptLimit = 1 << 25;  // doubles kept per config and measured row, at
                                              // most (256 MiB each for kernels and solves)
 
@@ -395,12 +396,32 @@ class GpSearch final : public internal::BudgetedSearch {
                                                 const std::vector<GpRow>& rows) {
     std::vector<std::pair<double, std::size_t>> bound;
     std::vector<double> means(candidates.size()), scratch, tail;
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (picked[i]) continue;
-      const CategoricalGp::Posterior b =
-          gp_.bound_from(kernel_values(candidates[i], rows, scratch, tail), tail);
-      means[i] = b.mean;
-      bound.push_back({gp_.expected_improvement(b.mean, b.sd), i});
+    {
+      // The bounds a batch at a time (CategoricalGp::bounds_from), each
+      // candidate's values in its own buffers while the batch lasts.
+      std::vector<std::vector<double>> scratches(kBoundBatch), tails(kBoundBatch);
+      std::vector<std::span<const double>> heads, tail_spans;
+      std::vector<std::size_t> ids;
+      std::vector<CategoricalGp::Posterior> bounds(kBoundBatch);
+      const auto flush = [&] {
+        gp_.bounds_from(heads, tail_spans, bounds.data());
+        for (std::size_t k = 0; k < ids.size(); ++k) {
+          means[ids[k]] = bounds[k].mean;
+          bound.push_back({gp_.expected_improvement(bounds[k].mean, bounds[k].sd), ids[k]});
+        }
+        heads.clear();
+        tail_spans.clear();
+        ids.clear();
+      };
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        if (picked[i]) continue;
+        const std::size_t k = ids.size();
+        heads.push_back(kernel_values(candidates[i], rows, scratches[k], tails[k]));
+        tail_spans.push_back(tails[k]);
+        ids.push_back(i);
+        if (ids.size() == kBoundBatch) flush();
+      }
+      flush();
     }
     std::stable_sort(bound.begin(), bound.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });

@@ -84,6 +84,13 @@ class CategoricalGp {
   Posterior predict_solved(std::span<const double> k, std::span<const double> v) const;
   // `head` then `tail`: the values against the first rows, then the rest.
   Posterior bound_from(std::span<const double> head, std::span<const double> tail = {}) const;
+  // bound_from(heads[c], tails[c]) into out[c] for every c: the same values,
+  // bit for bit. Each candidate's sum runs in bound_from's order, but
+  // several candidates' sums run side by side, so the additions of one
+  // candidate's long chain (one per row conditioned on) no longer wait on
+  // each other: that chain's latency was most of a long search's bound pass.
+  void bounds_from(std::span<const std::span<const double>> heads,
+                   std::span<const std::span<const double>> tails, Posterior* out) const;
   // The kernel between two rows at the current hyperparameters (noise aside).
   double covariance(const GpRow& a, const GpRow& b) const { return kernel(a, b, hyper_); }
   // covariance(a, row) for rows [from, to) of `rows`, into out[0..to-from):
@@ -117,6 +124,8 @@ class CategoricalGp {
   // Row i of the factor from rows 0..i-1 (n^2); false when not positive definite.
   bool append(std::size_t i);
   void standardise(const std::vector<double>& y);
+  // bound_from's posterior from its sum and the nearest row's kernel value.
+  Posterior bounded(double mean, double nearest) const;
 
   GpHyper hyper_;
   bool factored_ = false;  // chol_ holds x_'s factor at factored_hyper_

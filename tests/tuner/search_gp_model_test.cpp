@@ -192,6 +192,42 @@ TEST(CategoricalGp, ASolveKeptAcrossConditionsMatchesAFreshOneExactly) {
   }
 }
 
+// The bound pass batched (bounds_from) gives every candidate the bits of
+// bound_from one by one: in full batches of its lanes, in the remainder
+// past them, with tails, and where a batch's heads differ in length (the
+// batch then falls back to one at a time).
+TEST(CategoricalGp, BoundsInABatchAreTheOneByOneBoundsExactly) {
+  std::vector<GpRow> x;
+  std::vector<double> y;
+  for (std::int32_t i = 0; i < 37; ++i) {
+    x.push_back(row(i % 5, (i * 3) % 7, (i % 9) / 8.0));
+    y.push_back(std::sin(i * 1.3) + 0.02 * i);
+  }
+  CategoricalGp gp;
+  gp.fit(x, y);
+  std::vector<std::vector<double>> heads, tails;
+  for (std::int32_t c = 0; c < 11; ++c) {  // two batches of four and three more
+    const GpRow candidate = row(c % 6, (c * 2) % 8, (c % 5) / 4.0);
+    // Candidate 5's head is a row short: its batch is ragged.
+    const std::size_t split = c == 5 ? x.size() - 4 : x.size() - 3;
+    std::vector<double> head, tail;
+    for (std::size_t j = 0; j < x.size(); ++j)
+      (j < split ? head : tail).push_back(gp.covariance(candidate, x[j]));
+    heads.push_back(head);
+    tails.push_back(tail);
+  }
+  const std::vector<std::span<const double>> head_spans(heads.begin(), heads.end()),
+      tail_spans(tails.begin(), tails.end());
+  std::vector<CategoricalGp::Posterior> batched(heads.size());
+  gp.bounds_from(head_spans, tail_spans, batched.data());
+  for (std::size_t c = 0; c < heads.size(); ++c) {
+    const CategoricalGp::Posterior one = gp.bound_from(heads[c], tails[c]);
+    EXPECT_EQ(batched[c].mean, one.mean) << "candidate " << c;
+    EXPECT_EQ(batched[c].sd, one.sd) << "candidate " << c;
+    EXPECT_NE(one.mean, 0) << "candidate " << c << ": a bound of something";
+  }
+}
+
 TEST(CategoricalGp, RepeatedConfigsWithDifferentTimesStillFit) {
   // The same config measured three times, as a rerun does: K is singular
   // without noise; the fit finds a noise that factors.
