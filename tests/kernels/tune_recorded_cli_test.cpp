@@ -472,6 +472,31 @@ TEST_F(TuneRecordedCli, GoalSharesScriptReadsTheSearchReport) {
       << shares.out;
 }
 
+// bench/search_cross_device.py, behind docs/benchmarks.md's warm-start
+// bound: another device ranks D (2,2) first, B (1,2) second, A, C; on the
+// hand file D failed (0), B is at 0.5 of the optimum and C is the optimum,
+// so its fastest 1 / 3 / 10 hold 0.000 / 0.500 / 1.000, and so does the
+// mean rank over that one device. A file of other parameters is refused.
+TEST_F(TuneRecordedCli, CrossDeviceScriptLooksTheOtherWinnersUp) {
+  const fs::path other = dir_ / "other.json", wrong = dir_ / "wrong.json";
+  std::ofstream(other) << R"({"tune_params_keys": ["x", "y"], "cache": {
+    "1,1": {"x": 1, "y": 1, "time": 3.0}, "1,2": {"x": 1, "y": 2, "time": 2.0},
+    "2,1": {"x": 2, "y": 1, "time": 5.0}, "2,2": {"x": 2, "y": 2, "time": 1.0},
+    "2,3": {"x": 2, "y": 3, "time": "InvalidConfig"}}})";
+  std::ofstream(wrong) << R"({"tune_params_keys": ["z"], "cache": {
+    "1": {"z": 1, "time": 1.0}}})";
+  const std::string script = "python3 " KILN_SOURCE_DIR "/bench/search_cross_device.py ";
+  const CommandRun run = run_command(script + hand().string() + " " + other.string() + " 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find(other.string() + ": 0.000 / 0.500 / 1.000"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("by mean rank over all of them: 0.000 / 0.500 / 1.000"), std::string::npos)
+      << run.out;
+  const CommandRun refused = run_command(script + hand().string() + " " + wrong.string() + " 2>&1");
+  EXPECT_NE(refused.exit_code, 0) << refused.out;
+  EXPECT_NE(refused.out.find("give recorded spaces of one kernel"), std::string::npos)
+      << refused.out;
+}
+
 TEST_F(TuneRecordedCli, BenchSearchTracesEveryMeasurementInOrder) {
   auto read_lines = [](const fs::path& path) {
     std::vector<nlohmann::json> lines;
