@@ -20,8 +20,11 @@ def ranked(times):
     return sorted((k for k, t in times.items() if t is not None), key=lambda k: times[k])
 
 
-def best_of(order, target, optimum, n):
-    return max((optimum / target[k] if target.get(k) else 0.0) for k in order[:n])
+def cells(order, target, optimum):
+    """The best of order's first 1, 3 and 10 on target, as fractions."""
+    best = [max((optimum / target[k] if target.get(k) else 0.0) for k in order[:n])
+            for n in (1, 3, 10)]
+    return " / ".join(f"{b:.3f}" for b in best)
 
 
 def main():
@@ -36,15 +39,14 @@ def main():
             sys.exit(f"{path}: parameters {their_keys}, not {sys.argv[1]}'s {keys}: "
                      "give recorded spaces of one kernel")
     print(f"{sys.argv[1]}: the best of the other devices' 1 / 3 / 10 fastest configs")
+    ranks = []
     for path, times in others.items():
         order = ranked(times)
-        cells = " / ".join(f"{best_of(order, target, optimum, n):.3f}" for n in (1, 3, 10))
-        print(f"  {path}: {cells}")
-    ranks = [{k: r for r, k in enumerate(ranked(times))} for times in others.values()]
+        ranks.append({k: r for r, k in enumerate(order)})
+        print(f"  {path}: {cells(order, target, optimum)}")
     worst = max(len(r) for r in ranks)
     pooled = sorted(target, key=lambda k: sum(r.get(k, worst) for r in ranks) / len(ranks))
-    cells = " / ".join(f"{best_of(pooled, target, optimum, n):.3f}" for n in (1, 3, 10))
-    print(f"  by mean rank over all of them: {cells}")
+    print(f"  by mean rank over all of them: {cells(pooled, target, optimum)}")
 
 
 if __name__ == "__main__":
