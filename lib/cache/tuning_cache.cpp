@@ -155,6 +155,17 @@ std::optional<TuningRecord> TuningCache::lookup(const ProblemKey& problem,
     Status served = check_identity(record, present);
     if (served.ok()) continue;  // same identity under another id: nothing to say
     const std::string& why = served.error().message;
+    // Another device's tuning of this very kernel (a shared cache holds
+    // them) is expected, not a fault: not served, it seeds a warm start.
+    const bool other_device = record.device != present.device &&
+                              record.definition == present.definition &&
+                              record.toolchain == present.toolchain && record.env == present.env;
+    if (other_device) {
+      log_once(LogLevel::kInfo, "tuning-other-device:" + want.hex() + ":" + why,
+               "tuning record for " + canonical + " is another device's (" + why +
+                   "): not served here; a warm start measures its fastest configs first");
+      continue;
+    }
     log_once(LogLevel::kWarn, "tuning-mismatch:" + want.hex() + ":" + why,
              "tuning record for " + canonical + " not used: " + why + " (it will be retuned)");
   }

@@ -154,7 +154,8 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
   run.out = internal::run_search(
       call.problem, std::move(in), &progress,
       internal::recall_memory(sharded ? nullptr : tunings, failures, failure_key,
-                              call.kernel.tmpl.space, opt.search.warm_start));
+                              call.kernel.tmpl.space, opt.search.warm_start,
+                              opt.search.warm_start_devices));
   progress.finish();
   if (!opt.pipeline.trace_path.empty()) {
     auto written = trace->write(opt.pipeline.trace_path);

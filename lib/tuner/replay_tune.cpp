@@ -7,8 +7,10 @@
 #include "kiln/tuner/search_plan.hpp"
 #include "kiln/tuner/selection.hpp"
 #include "kiln/tuner/virtual_clock.hpp"
+#include "kiln/tuner/warm_start.hpp"
 #include "pipeline.hpp"
 #include "replay_backend.hpp"
+#include "search_memory.hpp"
 #include "search_run.hpp"
 
 namespace kiln {
@@ -84,7 +86,8 @@ KernelStats replay_stats(const std::vector<Measurement>& measurements,
 
 }  // namespace
 
-Result<ReplayTuneResult> replay_tune(const RecordedSpace& recorded, const TuneOptions& options) {
+Result<ReplayTuneResult> replay_tune(const RecordedSpace& recorded, const TuneOptions& options,
+                                     const std::vector<TuningRecord>& warm_from) {
   // "auto" (kiln/tuner/search_plan.hpp) is resolved by run_search on the recorded space.
   if (options.search.strategy != kAutoSearch && !find_search_strategy(options.search.strategy)) {
     return make_error(ErrorCode::kInvalidArgument, "unknown search strategy \"" +
@@ -121,9 +124,18 @@ Result<ReplayTuneResult> replay_tune(const RecordedSpace& recorded, const TuneOp
   // (2) The search through the pipeline, on the clock.
   ReplayTuneResult out;
   out.default_config = in.kernel.tmpl.space.default_config();
+  // The warm start a tuning on that device would have had, with the
+  // records standing in for its tuning cache (definition zero, as theirs).
+  const ProblemKey problem(recorded.kernel);
+  internal::SearchMemory memory =
+      internal::recall_seeds(warm_from, problem, recorded_identity(recorded), recorded.space,
+                             options.search.warm_start, options.search.warm_start_devices);
+  std::uint64_t warm_started = 0;
   try {
-    out.measurements =
-        internal::run_search(ProblemKey(recorded.kernel), std::move(in), nullptr).measurements;
+    internal::PipelineOutput ran =
+        internal::run_search(problem, std::move(in), nullptr, std::move(memory));
+    out.measurements = std::move(ran.measurements);
+    warm_started = ran.stats.warm_started;
   } catch (const Error& e) {
     return e.info();
   }
@@ -153,6 +165,7 @@ Result<ReplayTuneResult> replay_tune(const RecordedSpace& recorded, const TuneOp
   for (const Measurement& m : out.measurements)
     out.landed_seconds.push_back(book->landed_at(m.config).value_or(out.simulated_seconds));
   out.stats = replay_stats(out.measurements, *book, out.simulated_seconds);
+  out.stats.warm_started = warm_started;
   out.stalls = clock.stalls();
   return out;
 }

@@ -67,7 +67,8 @@ std::vector<Config> neighbour_winners(const std::vector<TuningRecord>& records,
   std::vector<Near> near;
   for (const auto& r : records) {
     if (r.kernel() != problem.kernel()) continue;
-    // Another device's winner says little about this one's caches and cores.
+    // Other devices' winners come after these (other_device_winners): a
+    // neighbour measured here is the better evidence.
     if (r.device.arch != device.arch || r.device.name != device.name) continue;
     if (!space.contains(r.best)) continue;  // a space that changed since
     near.push_back({problem_distance(problem, r.problem), r.problem.canonical(), &r});
@@ -109,14 +110,22 @@ std::vector<FailedConfig> failures_to_remember(const std::vector<Measurement>& m
   return out;
 }
 
-SearchMemory recall_memory(const TuningCache* tunings, const FailedConfigs& failures,
-                           const FailureKey& key, const ConfigSpace& space,
-                           std::size_t warm_start) {
+SearchMemory recall_seeds(const std::vector<TuningRecord>& records, const ProblemKey& problem,
+                          const TuningIdentity& present, const ConfigSpace& space,
+                          std::size_t warm_start, WarmStartDevices devices) {
   SearchMemory memory;
-  if (tunings && warm_start > 0) {
-    memory.seeds =
-        neighbour_winners(tunings->records(), key.problem, key.identity.device, space, warm_start);
-  }
+  memory.seeds = warm_start_seeds(records, problem, present, space, 2 * warm_start + 1, devices);
+  memory.max_seeds = warm_start;
+  return memory;
+}
+
+SearchMemory recall_memory(const TuningCache* tunings, const FailedConfigs& failures,
+                           const FailureKey& key, const ConfigSpace& space, std::size_t warm_start,
+                           WarmStartDevices devices) {
+  SearchMemory memory;
+  if (tunings && warm_start > 0)
+    memory =
+        recall_seeds(tunings->records(), key.problem, key.identity, space, warm_start, devices);
   for (auto& f : failures.recall(key)) memory.failed_before.insert(f.config.key());
   return memory;
 }
@@ -125,6 +134,7 @@ MemoryRules::MemoryRules(SearchMemory memory, const TunableKernel& kernel,
                          const ProblemKey& problem, const Config& def)
     : memory_(std::move(memory)) {
   for (auto& s : memory_.seeds) {
+    if (seeds_.size() >= memory_.max_seeds) break;
     const std::string text = s.key();
     if (s == def || memory_.failed_before.count(text) || seed_texts_.count(text)) continue;
     if (!prune_keeps(kernel, problem, s)) continue;

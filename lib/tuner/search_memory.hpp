@@ -1,8 +1,9 @@
 // What earlier tunings tell a new one (docs/autotuning.md, "Warm start and
 // remembered failures"):
 // - warm start: the configs that won for neighbouring problems of the same
-//   kernel (other shapes in the tuning cache), nearest first, are measured
-//   first, right after the default. A good config measured early also
+//   kernel (other shapes in the tuning cache), nearest first, then what
+//   other devices found fast for it (kiln/tuner/warm_start.hpp), are
+//   measured first, right after the default. A good config measured early also
 //   sharpens early stop for everything after it;
 // - remembered failures: configs that failed in an earlier tuning of this
 //   very problem here (FailedConfigs) are never compiled again; the
@@ -22,12 +23,18 @@
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/cache/tuning_record.hpp"
 #include "kiln/tuner/tuner.hpp"
+#include "kiln/tuner/warm_start.hpp"
 
 namespace kiln::internal {
 
 struct SearchMemory {
-  // Warm start: neighbours' winners, nearest first (neighbour_winners).
+  // Warm start: neighbours' winners, nearest first, then other devices'
+  // (warm_start_seeds).
   std::vector<Config> seeds;
+  // The seeds measured at most: the first this many of `seeds` that the
+  // driver's rules keep (a seed that is the default, failed before or is
+  // pruned makes room for the next), so `seeds` may hold spares.
+  std::size_t max_seeds = static_cast<std::size_t>(-1);
   // Configs that failed before, by Config::key().
   std::set<std::string> failed_before;
 };
@@ -58,10 +65,19 @@ bool remembered_outcome(Outcome outcome);
 std::vector<FailedConfig> failures_to_remember(const std::vector<Measurement>& measurements);
 
 // The memory one tuning starts with: up to `warm_start` seeds from the
-// records of `tunings` (null: none) for `key`'s device, and the failures
-// `failures` remembers for `key`.
+// records of `tunings` (null: none), from `key`'s device and, as `devices`
+// allows, others (warm_start_seeds, with spares: recall_seeds), and the
+// failures `failures` remembers for `key`.
 SearchMemory recall_memory(const TuningCache* tunings, const FailedConfigs& failures,
-                           const FailureKey& key, const ConfigSpace& space, std::size_t warm_start);
+                           const FailureKey& key, const ConfigSpace& space, std::size_t warm_start,
+                           WarmStartDevices devices = WarmStartDevices::kAny);
+
+// Up to `warm_start` seeds for SearchMemory from `records`, with as many
+// spares again and one more (the default may be among them, and a config
+// that failed before or is pruned is dropped by MemoryRules).
+SearchMemory recall_seeds(const std::vector<TuningRecord>& records, const ProblemKey& problem,
+                          const TuningIdentity& present, const ConfigSpace& space,
+                          std::size_t warm_start, WarmStartDevices devices);
 
 // The driver's side of SearchMemory for one search.
 class MemoryRules {

@@ -3,13 +3,17 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
+#include <optional>
+#include <string>
 
 #include "kiln/tuner/search.hpp"
 
 namespace kiln {
 
 Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::string& strategy,
-                                  std::size_t budget, std::uint64_t seed, SearchPacing pacing) {
+                                  std::size_t budget, std::uint64_t seed, SearchPacing pacing,
+                                  const std::vector<Config>& warm) {
   const SearchStrategyInfo* info = find_search_strategy(strategy);
   if (!info)
     return make_error(ErrorCode::kInvalidArgument, "unknown search strategy \"" + strategy +
@@ -38,8 +42,20 @@ Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::stri
   ReplayCurve curve;
   double best = 0, spent = 0;
   std::deque<Config> flight;  // proposed, not measured yet
-  std::size_t proposed = 0;
+  std::size_t proposed = 0;   // configs put in flight, the seeds included
   bool first = true, over = false;
+  // A warm start's seeds go first, as the tuner's driver puts them in its
+  // first round (search_run.cpp); the strategy hears each one as it lands,
+  // and a proposal of one is not measured again: it hears the seed's time.
+  std::map<std::string, std::optional<double>> seeds;  // by key, once measured
+  for (const Config& c : warm) {
+    if (proposed >= budget || seeds.count(c.key())) continue;
+    seeds.emplace(c.key(), std::nullopt);
+    flight.push_back(c);
+    ++proposed;
+  }
+  std::map<std::string, bool> seed_landed;
+  std::size_t idle_asks = 0;  // asks in a row that gave only seeds
   while (curve.fraction.size() < budget) {
     const bool ask =
         pacing.rounds() || !search->steered() ? flight.empty() : flight.size() < window;
@@ -50,8 +66,20 @@ Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::stri
       first = false;
       std::vector<Config> next = search->next(want);
       over = next.empty();
-      proposed += next.size();
-      for (Config& c : next) flight.push_back(std::move(c));
+      for (Config& c : next) {
+        const auto known = seeds.find(c.key());
+        if (known != seeds.end()) {
+          // Told now when it has landed; else when it lands, below.
+          if (seed_landed[c.key()]) search->report(c, known->second);
+          continue;
+        }
+        ++proposed;
+        flight.push_back(std::move(c));
+      }
+      // Proposals that were all seeds leave nothing new: ask again (a
+      // strategy proposes each seed once, so this ends).
+      idle_asks = flight.empty() && !next.empty() ? idle_asks + 1 : 0;
+      if (idle_asks > 0 && idle_asks <= warm.size()) continue;
     }
     if (flight.empty()) break;
     const Config c = std::move(flight.front());
@@ -66,6 +94,10 @@ Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::stri
       }
     }
     search->report(c, seconds);
+    if (seeds.count(c.key())) {
+      seeds[c.key()] = seconds;
+      seed_landed[c.key()] = true;
+    }
     curve.measured.push_back(c);
     curve.fraction.push_back(best > 0 ? recorded.optimum_ms / best : 0.0);
     curve.seconds.push_back(spent);

@@ -266,5 +266,47 @@ TEST(TuningMemory, WarmStartMeasuresTheNeighboursWinnerFirst) {
   EXPECT_EQ(cold->measurements[1].config.get_int("W"), 4) << "warm start off: the space's order";
 }
 
+// A shared cache holds another machine's tuning of this very problem: its
+// fastest configs are measured right after the default, where this device
+// has no record of its own; with the warm start kept to this device they
+// are not.
+TEST(TuningMemory, WarmStartFromAnotherDevicesWinner) {
+  Call call(64, kNapUnitUs);
+  TuningRecord theirs;
+  {
+    Session first("memory_warm_tuned");
+    ASSERT_TRUE(first.device.ok());
+    auto tuned = first.tuner.tune(sleep_kernel(), call.args, **first.device, in_order(0));
+    ASSERT_TRUE(tuned.ok()) << tuned.error().describe();
+    ASSERT_EQ(tuned->config.get_int("W"), 1);
+    ASSERT_TRUE(tuned->record.has_value());
+    theirs = *tuned->record;
+  }
+  theirs.device.name += " (another machine)";
+  for (const WarmStartDevices devices : {WarmStartDevices::kAny, WarmStartDevices::kThis}) {
+    Session s(std::string("memory_warm_other_") + warm_start_devices_name(devices));
+    ASSERT_TRUE(s.device.ok());
+    s.tunings.put(theirs);
+    TuneOptions o = in_order(3);
+    o.search.warm_start_devices = devices;
+    auto r = s.tuner.tune(sleep_kernel(), call.args, **s.device, o);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    EXPECT_EQ(r->source, ResultSource::kTuned) << "another device's record is a seed, not served";
+    ASSERT_EQ(r->measurements.size(), 4u);
+    EXPECT_EQ(r->measurements[0].config.get_int("W"), 8) << "the default is still first";
+    if (devices == WarmStartDevices::kAny) {
+      // Its ranking, fastest first: 1, 2, 4 (8 is the default).
+      EXPECT_EQ(r->measurements[1].config.get_int("W"), 1) << "the other device's winner next";
+      EXPECT_EQ(r->measurements[2].config.get_int("W"), 2);
+      EXPECT_EQ(r->measurements[3].config.get_int("W"), 4);
+      EXPECT_EQ(r->stats.warm_started, 3u);
+    } else {
+      EXPECT_EQ(r->measurements[1].config.get_int("W"), 4) << "this device only: the space's order";
+      EXPECT_EQ(r->stats.warm_started, 0u);
+    }
+    EXPECT_EQ(r->config.get_int("W"), 1);
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -497,6 +497,64 @@ TEST_F(TuneRecordedCli, CrossDeviceScriptLooksTheOtherWinnersUp) {
       << refused.out;
 }
 
+// --warm-from: another device's recorded space of the hand kernel ranks C
+// (2,1) first, so a warm replay measures it right after the default (A,
+// (1,1)) and holds the optimum at 2 configs, where a cold exhaustive one
+// holds B's 0.5. A file of the replayed device itself is left out, saying so.
+TEST_F(TuneRecordedCli, WarmFromAnotherDevicesFileMeasuresItsFastestFirst) {
+  const fs::path other = dir_ / "other.json";
+  std::ofstream(other) << R"({"device_name": "Other GPU", "kernel_name": "hand",
+    "tune_params_keys": ["x", "y"], "tune_params": {"x": [1, 2], "y": [1, 2, 3]}, "cache": {
+    "2,1": {"x": 2, "y": 1, "time": 1.0}, "2,3": {"x": 2, "y": 3, "time": 2.0},
+    "1,2": {"x": 1, "y": 2, "time": 3.0}, "1,1": {"x": 1, "y": 1, "time": 4.0},
+    "2,2": {"x": 2, "y": 2, "time": "InvalidConfig"}}})";
+  const std::string replay = "tune --recorded " + hand().string() + " --search exhaustive ";
+  CliRun warm = kiln(replay + "--max-configs 2 --warm-from " + other.string() + " --json");
+  ASSERT_EQ(warm.exit_code, 0) << warm.err;
+  nlohmann::json j = warm.json();
+  EXPECT_DOUBLE_EQ(j.at("fraction_of_optimum").get<double>(), 1.0);
+  EXPECT_EQ(j.at("recorded").at("warm_started"), 1);
+  EXPECT_EQ(j.at("recorded").at("warm_from"), nlohmann::json::array({other.string()}));
+  EXPECT_EQ(j.at("stats").at("warm_started"), 1);
+  CliRun cold = kiln(replay + "--max-configs 2 --json");
+  ASSERT_EQ(cold.exit_code, 0) << cold.err;
+  EXPECT_DOUBLE_EQ(cold.json().at("fraction_of_optimum").get<double>(), 0.5);
+  EXPECT_EQ(cold.json().at("recorded").at("warm_started"), 0);
+
+  // The replayed file, or another file of its device: the answer, not a
+  // warm start.
+  const fs::path twin = dir_ / "twin.json";
+  fs::copy_file(hand(), twin);
+  CliRun same = kiln(replay + "--max-configs 2 --warm-from " + twin.string() + " --warm-from " +
+                     hand().string() + " --json");
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(same.json().at("recorded").at("warm_started"), 0);
+  EXPECT_NE(same.err.find(twin.string() + ": recorded on the replayed device (Hand GPU)"),
+            std::string::npos)
+      << same.err;
+  EXPECT_NE(same.err.find(hand().string() + ": the replayed file itself"), std::string::npos)
+      << same.err;
+  // The warm-start flags of a replay act on --warm-from's files alone.
+  CliRun lone = kiln(replay + "--warm-start 2");
+  EXPECT_EQ(lone.exit_code, 2);
+  EXPECT_NE(lone.err.find("--warm-from"), std::string::npos) << lone.err;
+
+  // kiln bench search: the same seed first in every replay, for each file
+  // its own left out.
+  CliRun bench = kiln("bench search --recorded " + hand().string() +
+                      " --strategy exhaustive --strategy random --seeds 3 --max-configs 1 "
+                      "--warm-from " +
+                      other.string() + " " + hand().string() + " --json");
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const nlohmann::json file = bench.json().at(0);
+  EXPECT_EQ(file.at("warm_seeds").at(0), (nlohmann::json{{"x", 2}, {"y", 1}}));
+  EXPECT_EQ(file.at("warm_from"), nlohmann::json::array({other.string()}));
+  EXPECT_EQ(file.at("warm_from_left_out").size(), 1u);
+  for (const char* strategy : {"exhaustive", "random"})
+    for (const auto& point : file.at("strategies").at(strategy))
+      EXPECT_DOUBLE_EQ(point.at("median").get<double>(), 1.0) << strategy;
+}
+
 TEST_F(TuneRecordedCli, BenchSearchTracesEveryMeasurementInOrder) {
   auto read_lines = [](const fs::path& path) {
     std::vector<nlohmann::json> lines;

@@ -1,7 +1,7 @@
 // What earlier tunings tell a new one, without compiling anything: the
-// distance between problems, neighbours' winners nearest first (the warm
-// start's seeds), the driver's rules for seeds and remembered failures,
-// and the failure table on disk.
+// distance between problems, neighbours' winners nearest first and other
+// devices' fastest configs (the warm start's seeds), the driver's rules for seeds and remembered
+// failures, and the failure table on disk.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kiln/tuner/warm_start.hpp"
 #include "search_memory.hpp"
 
 namespace kiln::internal {
@@ -96,6 +97,97 @@ TEST(NeighbourWinners, EachConfigOnceAndOnlyConfigsTheSpaceHolds) {
   ASSERT_EQ(seeds.size(), 2u);
   EXPECT_EQ(seeds[0], bm(64));
   EXPECT_EQ(seeds[1], bm(32));
+}
+
+// Square problems, for the warm start's tests.
+ProblemKey square(std::int64_t m, std::string kernel = "gemm") {
+  return gemm(m, m, m, std::move(kernel));
+}
+
+Hash128 definition() {
+  return hash128("the gemm kernel's source and space");
+}
+
+TuningIdentity here() {
+  TuningIdentity id;
+  id.definition = definition();
+  id.device = DeviceIdentity{"sm_90", "GPU here", 9, 0};
+  return id;
+}
+
+// A record of `device` whose measurements are `times` (config BM -> ms; a
+// negative time failed); its winner is the fastest.
+TuningRecord tuned_on(const std::string& device, std::map<std::int64_t, double> times,
+                      ProblemKey problem = square(512), Hash128 def = definition()) {
+  TuningRecord r;
+  r.problem = std::move(problem);
+  r.definition = def;
+  r.device = DeviceIdentity{"sm_80", device, 8, 0};
+  for (const auto& [v, t] : times) {
+    r.measured.emplace_back(bm(v), t < 0 ? 0 : t, t >= 0, t < 0 ? "did not compile" : "");
+    if (t >= 0 && (r.best.values().empty() || t < r.best_time_ms)) {
+      r.best = bm(v);
+      r.best_time_ms = t;
+    }
+  }
+  return r;
+}
+
+TEST(OtherDeviceWinners, ConfigsFastOnSeveralDevicesComeFirst) {
+  // A ranks 16, 32, 64 (128 failed: unranked); B ranks 64, 32, 16, 128.
+  // Mean ranks: 16 (0 + 2) / 2 = 1, 32 (1 + 1) / 2 = 1, 64 (2 + 0) / 2 = 1,
+  // 128 (3 + 3) / 2 = 3: A's unranked 128 counts as A's length, 3. The ties
+  // go by the config's text: BM=16 before BM=32 before BM=64.
+  const std::vector<TuningRecord> records = {
+      tuned_on("A", {{16, 1.0}, {32, 2.0}, {64, 3.0}, {128, -1}}),
+      tuned_on("B", {{64, 1.0}, {32, 1.5}, {16, 2.0}, {128, 4.0}})};
+  EXPECT_EQ(other_device_winners(records, square(512), here(), tiles(), 4),
+            (std::vector<Config>{bm(16), bm(32), bm(64), bm(128)}));
+  // C agrees with B: 64 is now fastest on two of three.
+  std::vector<TuningRecord> three = records;
+  three.push_back(tuned_on("C", {{64, 1.0}, {32, 2.0}}));
+  EXPECT_EQ(other_device_winners(three, square(512), here(), tiles(), 2),
+            (std::vector<Config>{bm(64), bm(32)}));
+  EXPECT_TRUE(other_device_winners(records, square(512), here(), tiles(), 0).empty());
+}
+
+TEST(OtherDeviceWinners, OnlyOtherDevicesOfThisKernelsDefinitionEachAtItsNearestProblem) {
+  TuningRecord mine = tuned_on("GPU here", {{128, 1.0}});
+  mine.device = here().device;
+  const std::vector<TuningRecord> records = {
+      mine,                                                                 // this device
+      tuned_on("A", {{32, 1.0}}, square(512, "softmax")),                   // another kernel
+      tuned_on("A", {{16, 1.0}}, square(512), hash128("an older source")),  // another definition
+      tuned_on("A", {{64, 1.0}}, square(4096)),                             // A, far
+      tuned_on("A", {{32, 1.0}, {64, 2.0}}, square(1024)),                  // A, nearest
+  };
+  // A's nearest record alone ranks: 32, then 64.
+  EXPECT_EQ(other_device_winners(records, square(512), here(), tiles(), 3),
+            (std::vector<Config>{bm(32), bm(64)}));
+}
+
+TEST(OtherDeviceWinners, ConfigsTheSpaceNoLongerHoldsAreLeftOut) {
+  const std::vector<TuningRecord> records = {tuned_on("A", {{256, 1.0}, {64, 2.0}})};
+  EXPECT_EQ(other_device_winners(records, square(512), here(), tiles(), 3),
+            std::vector<Config>{bm(64)});
+}
+
+TEST(WarmStartSeeds, ThisDevicesNeighboursFirstThenOtherDevicesForTheRest) {
+  TuningRecord mine = tuned_on("GPU here", {{128, 1.0}}, square(1024));
+  mine.device = here().device;
+  const std::vector<TuningRecord> records = {mine,
+                                             tuned_on("A", {{128, 1.0}, {32, 2.0}, {64, 3.0}})};
+  // 128 from this device; A's 128 again is not measured twice: 32 next.
+  EXPECT_EQ(warm_start_seeds(records, square(512), here(), tiles(), 2, WarmStartDevices::kAny),
+            (std::vector<Config>{bm(128), bm(32)}));
+  EXPECT_EQ(warm_start_seeds(records, square(512), here(), tiles(), 2, WarmStartDevices::kThis),
+            std::vector<Config>{bm(128)});
+  EXPECT_EQ(warm_start_seeds(records, square(512), here(), tiles(), 1, WarmStartDevices::kAny),
+            std::vector<Config>{bm(128)})
+      << "this device's own fill the count first";
+  EXPECT_EQ(parse_warm_start_devices("any"), WarmStartDevices::kAny);
+  EXPECT_EQ(parse_warm_start_devices("this"), WarmStartDevices::kThis);
+  EXPECT_FALSE(parse_warm_start_devices("all").has_value());
 }
 
 // Records every report, as the driver's strategy would hear them.

@@ -1,12 +1,16 @@
 // kiln bench search --recorded FILE... [--strategy S]... [--seeds N]
 //   [--budget-fraction F | --max-configs N] [--threads P] [--json] [--plot FILE.svg]
-//   [--trace FILE.jsonl]
+//   [--trace FILE.jsonl] [--warm-from FILE... [--warm-start N]]
 // Replays each search strategy on recorded spaces (Kernel Tuner cache files
 // of real GPU measurements, kiln/tuner/search_replay.hpp): the best-so-far
 // fraction of the file's optimum against the share of the space measured
 // and against simulated time through the pipeline (search_time_curves.hpp),
 // median and quartiles over seeds, as a table, JSON and an SVG plot; and the
 // simulated wall time of one tuning done three ways (search_wall_times.hpp).
+// --warm-from: other devices' recorded spaces of the kernel stand in for a
+// shared tuning cache, and every replay starts warm from what they found
+// fast (kiln/tuner/warm_start.hpp); for each file, a file of its own device
+// is left out, so one list serves a leave-one-out over several devices.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -28,12 +32,14 @@
 #include "commands.hpp"
 #include "kiln/tuner/search.hpp"
 #include "kiln/tuner/search_replay.hpp"
+#include "kiln/tuner/warm_start.hpp"
 #include "option_checks.hpp"
 #include "parallel_runs.hpp"
 #include "sample_stats.hpp"
 #include "search_time_curves.hpp"
 #include "search_wall_times.hpp"
 #include "svg_curves.hpp"
+#include "warm_from.hpp"
 
 namespace kiln::tool {
 namespace {
@@ -50,6 +56,8 @@ struct SearchBenchArgs {
   std::string plot;
   std::string trace;    // JSON Lines: every replayed measurement, in order
   SearchPacing pacing;  // --rounds / --in-flight
+  std::vector<std::string> warm_from;
+  std::size_t warm_start = 3;
 };
 
 // One line per measurement of one seed's replay, in the order measured:
@@ -89,8 +97,10 @@ struct FileResult {
   RecordedSpace space;
   std::size_t budget = 0;
   std::vector<StrategyResult> strategies;
-  TimeCurves time;  // best-so-far against simulated seconds
-  WallTimes wall;   // serial, batch, pipeline for P = 1, 2, 16
+  WarmFrom warm;              // --warm-from, for this file
+  std::vector<Config> seeds;  // the warm start's, measured first in every replay
+  TimeCurves time;            // best-so-far against simulated seconds
+  WallTimes wall;             // serial, batch, pipeline for P = 1, 2, 16
 };
 
 // An SVG of every file's median curves (quartile bands), log x axis: a row
@@ -248,6 +258,11 @@ int run_bench_search(const SearchBenchArgs& args) {
     }
     spaces.push_back(std::move(*space));
   }
+  Result<std::vector<RecordedSpace>> warm_spaces = read_warm_from(args.warm_from);
+  if (!warm_spaces) {
+    std::fprintf(stderr, "kiln bench search: %s\n", warm_spaces.error().message.c_str());
+    return 2;
+  }
   // The trace and the plot are opened before the run: a path that cannot
   // be written is said before minutes of replays, not after.
   std::ofstream trace, svg;
@@ -260,15 +275,21 @@ int run_bench_search(const SearchBenchArgs& args) {
     file.budget = args.max_configs ? std::min(args.max_configs, n)
                                    : std::max<std::size_t>(
                                          1, static_cast<std::size_t>(args.budget_fraction * n));
+    if (!args.warm_from.empty()) {
+      file.warm = warm_from_for(file.space, *warm_spaces);
+      file.seeds = warm_start_seeds(file.warm.records, ProblemKey(file.space.kernel),
+                                    recorded_identity(file.space), file.space.space,
+                                    args.warm_start, WarmStartDevices::kAny);
+    }
     for (const auto& name : strategies) {
       StrategyResult st;
       st.name = name;
       st.by_point.assign(file.budget, {});
       std::vector<std::optional<Result<ReplayCurve>>> curves(static_cast<std::size_t>(args.seeds));
       run_parallel(curves.size(), [&](std::size_t seed) {
-        curves[seed] =
-            replay_search(file.space, name, file.budget,
-                          static_cast<std::uint64_t>(args.first_seed) + seed, args.pacing);
+        curves[seed] = replay_search(file.space, name, file.budget,
+                                     static_cast<std::uint64_t>(args.first_seed) + seed,
+                                     args.pacing, file.seeds);
       });
       for (std::size_t seed = 0; seed < curves.size(); ++seed) {
         const auto& curve = curves[seed];
@@ -285,7 +306,7 @@ int run_bench_search(const SearchBenchArgs& args) {
       file.strategies.push_back(std::move(st));
     }
     auto time = search_time_curves(file.space, strategies, file.budget, args.seeds, args.first_seed,
-                                   args.threads, args.pacing);
+                                   args.threads, args.pacing, file.warm.records, args.warm_start);
     if (!time) {
       std::fprintf(stderr, "kiln bench search: %s\n", time.error().message.c_str());
       return 1;
@@ -318,6 +339,13 @@ int run_bench_search(const SearchBenchArgs& args) {
                          {"budget", file.budget},
                          {"seeds", args.seeds},
                          {"first_seed", args.first_seed}};
+    if (!args.warm_from.empty()) {
+      nlohmann::json seeds = nlohmann::json::array();
+      for (const Config& c : file.seeds) seeds.push_back(c.to_json());
+      jf["warm_from"] = file.warm.used;
+      jf["warm_from_left_out"] = file.warm.left_out;
+      jf["warm_seeds"] = seeds;
+    }
     if (!args.json) {
       if (file.space.by_time())
         std::printf("%s on %s: %zu configs, optimum %.4g ms, %d seeds\n", file.space.kernel.c_str(),
@@ -329,6 +357,9 @@ int run_bench_search(const SearchBenchArgs& args) {
             file.space.kernel.c_str(), file.space.device.c_str(), n, file.space.objective.c_str(),
             file.space.higher_is_better ? "higher" : "lower", file.space.optimum,
             file.space.objective.c_str(), args.seeds);
+      if (!args.warm_from.empty())
+        std::printf("  warm start: %zu seed(s) from %zu other device(s)' file(s), %zu left out\n",
+                    file.seeds.size(), file.warm.used.size(), file.warm.left_out.size());
       std::printf("  %-12s", "strategy");
       for (double share : kShares) std::printf("  %5.1f%% (median [q1,q3])", share * 100);
       std::printf("\n");
@@ -421,6 +452,14 @@ void add_bench_search_command(CLI::App& bench, int& exit_code) {
                   "Steered searches: propose in rounds of N and wait for each round instead")
       ->transform(integer_in(1, kMaxConfigs))
       ->excludes(in_flight);
+  cmd->add_option("--warm-from", a->warm_from,
+                  "Other devices' recorded spaces of the kernel, standing in for a shared "
+                  "tuning cache: every replay measures first what they found fast (a file of "
+                  "the replayed file's own device is left out)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--warm-start", a->warm_start, "Seeds of the --warm-from warm start (default 3)")
+      ->transform(integer_in(1, kMaxConfigs))
+      ->needs("--warm-from");
   cmd->add_flag("--json", a->json, "Print one JSON document");
   // An empty FILE was taken as no --plot (or --trace): nothing was written,
   // and nothing said so.

@@ -2,10 +2,12 @@
 //           [--devices LIST] [--no-pipeline] [--group-size G] [--threads N]
 //           [--budget-s S] [--max-configs N] [--search auto|NAME|list]
 //           [--effort quick|default|full] [--isolation process|thread|auto]
-//           [--warm-start N] [--finalists N] [--in-flight N | --rounds N]
+//           [--warm-start N] [--warm-start-devices this|any] [--finalists N]
+//           [--in-flight N | --rounds N]
 //           [--trace FILE] [--json] ...
 // kiln tune --template FILE --space FILE.json [--entry EXPR] --shape ...
-// kiln tune --recorded FILE.json[.gz] [--search S] ... (tune_recorded.hpp)
+// kiln tune --recorded FILE.json[.gz] [--search S] [--warm-from FILE...] ...
+//           (tune_recorded.hpp)
 // Tunes a shipped kernel, or the user's own, on a realistic call of that
 // shape: prints every config's status and times, the winner and its speedup
 // over the default config, and the statistics. The winner is saved, so the
@@ -68,6 +70,7 @@ struct TuneArgs {
   std::string effort = "default";           // read with search "auto" (kiln/tuner/search_plan.hpp)
   std::uint64_t seed = 0;
   std::size_t warm_start = SearchOptions{}.warm_start;
+  std::string warm_start_devices = warm_start_devices_name(SearchOptions{}.warm_start_devices);
   std::size_t finalists = SearchOptions{}.finalists;
   SearchPacing pacing;  // --in-flight / --rounds
   bool no_check = false;
@@ -77,8 +80,9 @@ struct TuneArgs {
   double early_stop = MeasureOptions{}.early_stop;
   std::string trace;
   bool json = false;
-  std::string distributed;  // a strategy: every rank of an MPI job tunes together
-  std::string recorded;     // a recorded space to replay (tune_recorded.hpp)
+  std::string distributed;             // a strategy: every rank of an MPI job tunes together
+  std::string recorded;                // a recorded space to replay (tune_recorded.hpp)
+  std::vector<std::string> warm_from;  // with it: other devices' recorded spaces
 };
 
 // `--recorded FILE`: the same flags, on a replayed space.
@@ -93,6 +97,9 @@ int run_recorded(const TuneArgs& a) {
                             .no_pipeline = a.no_pipeline,
                             .group_size = a.group_size,
                             .pacing = a.pacing,
+                            .warm_from = a.warm_from,
+                            .warm_start = a.warm_start,
+                            .warm_start_devices = a.warm_start_devices,
                             .json = a.json});
 }
 
@@ -106,6 +113,8 @@ TuneOptions tune_options(const TuneArgs& a) {
   o.search.effort = parse_search_effort(a.effort).value_or(SearchEffort::kDefault);
   o.search.seed = a.seed;
   o.search.warm_start = a.warm_start;
+  o.search.warm_start_devices =
+      parse_warm_start_devices(a.warm_start_devices).value_or(WarmStartDevices::kAny);
   o.search.finalists = a.finalists;
   o.search.batch = a.pacing.batch;
   o.search.in_flight = a.pacing.in_flight;
@@ -122,25 +131,16 @@ TuneOptions tune_options(const TuneArgs& a) {
 
 // The options the run used, for the JSON report.
 nlohmann::json settings_json(const TuneArgs& a, const TuningTarget& target) {
-  return {{"pipeline", !a.no_pipeline},
-          {"group_size", a.group_size},
-          {"threads", a.threads},
-          {"search", a.search},
-          {"max_configs", a.max_configs},
-          {"seed", a.seed},
-          {"effort", a.effort},
-          {"budget_s", a.budget_s},
-          {"check", !a.no_check},
-          {"retune", a.retune},
-          {"cold_l2", a.cold_l2},
-          {"graphs", a.graphs},
-          {"delay_us", a.delay_us},
-          {"early_stop", a.early_stop},
-          {"devices", target.devices},
-          {"isolation", a.isolation},
-          {"warm_start", a.warm_start},
-          {"finalists", a.finalists},
-          {"in_flight", a.pacing.in_flight},
+  return {{"pipeline", !a.no_pipeline},   {"group_size", a.group_size},
+          {"threads", a.threads},         {"search", a.search},
+          {"max_configs", a.max_configs}, {"seed", a.seed},
+          {"effort", a.effort},           {"budget_s", a.budget_s},
+          {"check", !a.no_check},         {"retune", a.retune},
+          {"cold_l2", a.cold_l2},         {"graphs", a.graphs},
+          {"delay_us", a.delay_us},       {"early_stop", a.early_stop},
+          {"devices", target.devices},    {"isolation", a.isolation},
+          {"warm_start", a.warm_start},   {"warm_start_devices", a.warm_start_devices},
+          {"finalists", a.finalists},     {"in_flight", a.pacing.in_flight},
           {"rounds", a.pacing.batch}};
 }
 
@@ -297,6 +297,11 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "Measure first the winners of up to N neighbouring shapes of this kernel in "
                   "the tuning cache, nearest first (default 3; 0: off)")
       ->transform(integer_in(0, kMaxConfigs, "0: off"));
+  cmd->add_option("--warm-start-devices", a->warm_start_devices,
+                  "Whose winners seed the warm start: this device's only, or any (default: "
+                  "this device's first, then what other devices found fast for the kernel, "
+                  "from a shared cache)")
+      ->check(CLI::IsMember({"this", "any"}));
   cmd->add_option("--finalists", a->finalists,
                   "Benchmark the N fastest again at the end, interleaved and in full, and "
                   "choose the winner from that (default 3; 0: off)")
@@ -365,16 +370,23 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       ->excludes("--kernel")
       ->excludes("--template")
       ->excludes("--distributed");
+  cmd->add_option("--warm-from", a->warm_from,
+                  "With --recorded: other devices' recorded spaces of the kernel, standing in "
+                  "for a shared tuning cache; a warm start measures first what they found fast "
+                  "(--warm-start N seeds, default 3)")
+      ->check(CLI::ExistingFile)
+      ->needs("--recorded");
   // What a replay has no use for is refused beside --recorded rather than
   // silently ignored: there is no kernel, device or output to check, no
-  // tuning cache to warm-start from or replace (--warm-start, --retune), and
+  // tuning cache to replace (--retune; --warm-from stands in for one to
+  // warm-start from), and
   // run_tune_recorded does not pass --finalists or --early-stop on (a
   // recorded time reads the same at every repetition: nothing to re-measure
   // or cut short).
   for (const char* physical :
        {"--space", "--entry", "--shape", "--dtype", "--backend", "--devices", "--trace",
         "--reference", "--no-check", "--cold-l2", "--graphs", "--delay-us", "--isolation",
-        "--warm-start", "--finalists", "--early-stop", "--retune"})
+        "--finalists", "--early-stop", "--retune"})
     cmd->get_option("--recorded")->excludes(physical);
   // trigger_on_parse clears --search at each occurrence, so CLI11's
   // at-most-once check, which every other option has, never fires: a second
@@ -404,6 +416,16 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                           a->search + " bypasses: drop --effort, or size --search " + a->search +
                           " with --max-configs N");
     pacing_needs_steering(*cmd, {a->search});
+    // A replay's warm start reads the --warm-from files alone: without them
+    // the warm-start flags would change nothing.
+    if (!a->recorded.empty() && a->warm_from.empty()) {
+      for (const char* flag : {"--warm-start", "--warm-start-devices"})
+        if (cmd->get_option(flag)->count() > 0)
+          throw CLI::ValidationError(flag, std::string(flag) +
+                                               " with --recorded seeds from the --warm-from "
+                                               "files: give them, or drop " +
+                                               flag);
+    }
     exit_code = run_tune(*a);
   });
 }

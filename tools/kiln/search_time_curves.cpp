@@ -167,7 +167,9 @@ void TimeCurves::svg_panel(std::ostream& s, const PlotPanel& p, const std::strin
 Result<TimeCurves> search_time_curves(const RecordedSpace& space,
                                       const std::vector<std::string>& strategies,
                                       std::size_t budget, int seeds, int first_seed, int threads,
-                                      SearchPacing pacing) {
+                                      SearchPacing pacing,
+                                      const std::vector<TuningRecord>& warm_from,
+                                      std::size_t warm_start) {
   TimeCurves out;
   out.threads = threads;
   out.budget = budget;
@@ -185,7 +187,8 @@ Result<TimeCurves> search_time_curves(const RecordedSpace& space,
     o.search.in_flight = pacing.in_flight;
     o.pipeline.compile_threads = threads;
     o.pipeline.overlap = true;
-    Result<ReplayTuneResult> r = replay_tune(space, o);
+    o.search.warm_start = warm_start;
+    Result<ReplayTuneResult> r = replay_tune(space, o, warm_from);
     if (r)
       runs[i] = run_of(space, *r);
     else

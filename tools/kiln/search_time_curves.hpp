@@ -67,6 +67,8 @@ double fraction_at(const TimeCurves::Run& run, double seconds);
 Result<TimeCurves> search_time_curves(const RecordedSpace& space,
                                       const std::vector<std::string>& strategies,
                                       std::size_t budget, int seeds, int first_seed, int threads,
-                                      SearchPacing pacing = {});
+                                      SearchPacing pacing = {},
+                                      const std::vector<TuningRecord>& warm_from = {},
+                                      std::size_t warm_start = 3);
 
 }  // namespace kiln::tool

@@ -12,6 +12,7 @@
 #include "kiln/tuner/replay_tune.hpp"
 #include "kiln/tuner/search_plan.hpp"
 #include "tune_report.hpp"
+#include "warm_from.hpp"
 
 namespace kiln::tool {
 
@@ -25,6 +26,9 @@ TuneOptions recorded_options(const RecordedTuneArgs& a) {
   o.search.seed = a.seed;
   o.search.batch = a.pacing.batch;
   o.search.in_flight = a.pacing.in_flight;
+  o.search.warm_start = a.warm_start;
+  o.search.warm_start_devices =
+      parse_warm_start_devices(a.warm_start_devices).value_or(WarmStartDevices::kAny);
   o.pipeline.overlap = !a.no_pipeline;
   o.pipeline.group_size = a.group_size;
   o.pipeline.compile_threads = a.threads;
@@ -52,7 +56,10 @@ TuneReport make_report(const RecordedTuneArgs& a, const RecordedSpace& space,
                      {"in_flight", a.pacing.in_flight},
                      {"rounds", a.pacing.batch},
                      {"budget_s", a.budget_s},
-                     {"budget_simulated", true}};
+                     {"budget_simulated", true},
+                     {"warm_from", a.warm_from},
+                     {"warm_start", a.warm_from.empty() ? 0 : a.warm_start},
+                     {"warm_start_devices", a.warm_start_devices}};
   report.stats = run.stats;
   report.rows = rows_from(run.measurements);
   finish_report(report, run.winner ? run.winner->config : Config(), run.default_config);
@@ -73,7 +80,7 @@ std::size_t measured(const ReplayTuneResult& run) {
 // are run times at the optimum's figure (RecordedConfig::time_ms): the
 // figures themselves and the best's recorded run time come beside them.
 nlohmann::json recorded_json(const RecordedTuneArgs& a, const RecordedSpace& space,
-                             const ReplayTuneResult& run) {
+                             const ReplayTuneResult& run, const WarmFrom& warm) {
   const RecordedConfig* best = run.best ? space.find(*run.best) : nullptr;
   return {{"file", a.file},
           {"kernel", space.kernel},
@@ -89,7 +96,10 @@ nlohmann::json recorded_json(const RecordedTuneArgs& a, const RecordedSpace& spa
           {"best_run_ms", best ? nlohmann::json(best->run_ms) : nlohmann::json()},
           {"measured", measured(run)},
           {"budget_cancelled", run.budget_cancelled},
-          {"clock_stalls", run.stalls}};
+          {"clock_stalls", run.stalls},
+          {"warm_from", warm.used},
+          {"warm_from_left_out", warm.left_out},
+          {"warm_started", run.stats.warm_started}};
 }
 
 }  // namespace
@@ -100,7 +110,16 @@ int run_tune_recorded(const RecordedTuneArgs& args) {
     std::fprintf(stderr, "kiln tune: %s\n", space.error().message.c_str());
     return 2;
   }
-  Result<ReplayTuneResult> run = replay_tune(*space, recorded_options(args));
+  Result<std::vector<RecordedSpace>> others = read_warm_from(args.warm_from);
+  if (!others) {
+    std::fprintf(stderr, "kiln tune: %s\n", others.error().message.c_str());
+    return 2;
+  }
+  const WarmFrom warm = warm_from_for(*space, *others);
+  // Said on stderr, so that --json's stdout stays one document.
+  for (const std::string& why : warm.left_out)
+    std::fprintf(stderr, "kiln tune: --warm-from %s: left out\n", why.c_str());
+  Result<ReplayTuneResult> run = replay_tune(*space, recorded_options(args), warm.records);
   if (!run) {
     std::fprintf(stderr, "kiln tune: %s\n", run.error().describe().c_str());
     return run.error().code == ErrorCode::kInvalidArgument ? 2 : 1;
@@ -110,10 +129,13 @@ int run_tune_recorded(const RecordedTuneArgs& args) {
     nlohmann::json out = report.to_json();
     out["fraction_of_optimum"] = run->fraction;
     out["simulated_wall_s"] = run->simulated_seconds;
-    out["recorded"] = recorded_json(args, *space, *run);
+    out["recorded"] = recorded_json(args, *space, *run, warm);
     std::cout << out.dump(2) << "\n";
   } else {
     report.print(stdout);
+    if (!args.warm_from.empty())
+      std::printf("warm start: %llu seed(s) from %zu other device(s)' recorded space(s)\n",
+                  static_cast<unsigned long long>(run->stats.warm_started), warm.used.size());
     const RecordedConfig* best = run->best ? space->find(*run->best) : nullptr;
     if (space->by_time()) {
       std::printf("recorded: %s: %zu configs on %s, optimum %.4g ms\n", args.file.c_str(),

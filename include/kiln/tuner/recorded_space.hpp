@@ -86,6 +86,22 @@ Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path);
 Result<RecordedSpace> parse_recorded_space(std::string_view text,
                                            const std::filesystem::path& path);
 
+// The device `recorded` was measured on, as a tuning record names it: arch
+// "recorded" and the file's device name; a file that names none is "an
+// unnamed device (FILE)", after its file name, so that two such files are
+// two devices.
+DeviceIdentity recorded_device(const RecordedSpace& recorded);
+// What a replay of `recorded` looks its warm start up as: recorded_device,
+// a zero definition (as recorded_record's), no toolchain or environment.
+TuningIdentity recorded_identity(const RecordedSpace& recorded);
+
+// `recorded` as one tuning record of its kernel on recorded_device: its
+// optimum the winner, every config it recorded among the measured (a failed
+// one not ok), each with its recorded compile and benchmark cost. Its
+// problem is the kernel's name alone and its definition zero, as a replay's
+// are (replay_tune): what a replay's warm start from other devices reads.
+TuningRecord recorded_record(const RecordedSpace& recorded);
+
 // A tuning record's measurements in Kernel Tuner's cache file layout (what
 // `kiln cache export --format kernel-tuner` writes): the parameters sorted
 // by name, each measured config under its comma-joined values with its time

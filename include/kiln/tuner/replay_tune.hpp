@@ -58,13 +58,19 @@ struct ReplayTuneResult {
 };
 
 // Tunes `recorded`'s space. Read from `options`: search (strategy,
-// max_configs, seed, batch, in_flight) and pipeline (overlap, group_size, compile_threads,
+// max_configs, seed, batch, in_flight, warm_start, warm_start_devices) and
+// pipeline (overlap, group_size, compile_threads,
 // budget_seconds). The budget is in simulated seconds. compile_threads is
 // the simulated compile workers (0: 1, the recording's one compile at a
 // time); group_size the configs per program (0: 1, each config compiled
 // alone as recorded: a group costs the sum of its configs' compile times
 // and lands when the last is done). Measurement, checking and caching
-// options do not apply. kInvalidArgument for an unknown strategy.
-Result<ReplayTuneResult> replay_tune(const RecordedSpace& recorded, const TuneOptions& options);
+// options do not apply. `warm_from` stands in for the tuning cache of a
+// warm start (kiln/tuner/warm_start.hpp): recorded_record of other
+// devices' files of this kernel, say; its seeds are measured first, as in
+// a tuning (stats.warm_started counts them). kInvalidArgument for an
+// unknown strategy.
+Result<ReplayTuneResult> replay_tune(const RecordedSpace& recorded, const TuneOptions& options,
+                                     const std::vector<TuningRecord>& warm_from = {});
 
 }  // namespace kiln

@@ -28,9 +28,13 @@ struct ReplayCurve {
   std::vector<Config> measured;
 };
 
+// `warm`: a warm start's seeds (kiln/tuner/warm_start.hpp), measured first
+// as a tuning measures them, within `budget`; the strategy hears each one
+// and a proposal of one is not measured twice.
 // kInvalidArgument naming the valid strategies when `strategy` is unknown.
 Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::string& strategy,
-                                  std::size_t budget, std::uint64_t seed, SearchPacing pacing = {});
+                                  std::size_t budget, std::uint64_t seed, SearchPacing pacing = {},
+                                  const std::vector<Config>& warm = {});
 
 // The best-so-far fraction a curve has reached after `measured` configs
 // (its last value when it stopped earlier: the strategy had nothing left).

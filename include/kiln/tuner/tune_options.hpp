@@ -22,6 +22,7 @@
 #include "kiln/tuner/compare.hpp"
 #include "kiln/tuner/search.hpp"
 #include "kiln/tuner/search_plan.hpp"
+#include "kiln/tuner/warm_start.hpp"
 
 namespace kiln {
 
@@ -61,6 +62,10 @@ struct SearchOptions {
   // same kernel in the tuning cache (other shapes, nearest first) are
   // measured first, right after the default. 0: off.
   std::size_t warm_start = 3;
+  // Whose winners: this device's only, or, for the seeds this device's
+  // records leave over, what other devices found fast for the kernel
+  // (kiln/tuner/warm_start.hpp; a shared cache holds other GPUs' tunings).
+  WarmStartDevices warm_start_devices = WarmStartDevices::kAny;
   // Finalists: the fastest this many are benchmarked again at the end,
   // interleaved over several rounds and in full, and the winner is chosen
   // from that re-measurement. 0 (or 1): off.

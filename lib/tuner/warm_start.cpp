@@ -1,0 +1,120 @@
+// warm_start_seeds and other_device_winners: see kiln/tuner/warm_start.hpp.
+#include "kiln/tuner/warm_start.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "search_memory.hpp"
+
+namespace kiln {
+
+std::optional<WarmStartDevices> parse_warm_start_devices(std::string_view text) {
+  if (text == "this") return WarmStartDevices::kThis;
+  if (text == "any") return WarmStartDevices::kAny;
+  return std::nullopt;
+}
+
+const char* warm_start_devices_name(WarmStartDevices devices) {
+  return devices == WarmStartDevices::kThis ? "this" : "any";
+}
+
+namespace {
+
+// One record's order: its winner, then what it measured that ran, fastest
+// first, each config once (by key), only configs the space holds.
+std::vector<std::string> ranked_keys(const TuningRecord& r, const ConfigSpace& space,
+                                     std::map<std::string, Config>& configs) {
+  std::vector<const MeasuredConfig*> ran;
+  for (const MeasuredConfig& m : r.measured)
+    if (m.ok) ran.push_back(&m);
+  std::stable_sort(ran.begin(), ran.end(), [](const MeasuredConfig* a, const MeasuredConfig* b) {
+    return a->time_ms < b->time_ms;
+  });
+  std::vector<std::string> order;
+  std::unordered_set<std::string> seen;
+  auto add = [&](const Config& c) {
+    std::string key = c.key();
+    if (seen.count(key) || !space.contains(c)) return;
+    seen.insert(key);
+    order.push_back(key);
+    configs.emplace(key, c);
+  };
+  add(r.best);
+  for (const MeasuredConfig* m : ran) add(m->config);
+  return order;
+}
+
+}  // namespace
+
+std::vector<Config> other_device_winners(const std::vector<TuningRecord>& records,
+                                         const ProblemKey& problem, const TuningIdentity& present,
+                                         const ConfigSpace& space, std::size_t count) {
+  if (count == 0) return {};
+  // (1) Each other device's record nearest to this problem.
+  struct Nearest {
+    double distance;
+    std::string problem;
+    const TuningRecord* record;
+  };
+  std::map<std::pair<std::string, std::string>, Nearest> by_device;
+  for (const TuningRecord& r : records) {
+    if (r.kernel() != problem.kernel() || r.definition != present.definition) continue;
+    if (r.device.arch == present.device.arch && r.device.name == present.device.name) continue;
+    Nearest n{internal::problem_distance(problem, r.problem), r.problem.canonical(), &r};
+    auto [it, fresh] = by_device.try_emplace({r.device.arch, r.device.name}, n);
+    if (!fresh &&
+        std::pair(n.distance, n.problem) < std::pair(it->second.distance, it->second.problem))
+      it->second = n;
+  }
+  if (by_device.empty()) return {};
+  // (2) Mean rank over those records; a config a record did not rank
+  // counts as that record's length.
+  std::map<std::string, Config> configs;
+  std::vector<std::unordered_map<std::string, std::size_t>> ranks;
+  for (const auto& [device, n] : by_device) {
+    const std::vector<std::string> order = ranked_keys(*n.record, space, configs);
+    auto& rank = ranks.emplace_back();
+    for (std::size_t i = 0; i < order.size(); ++i) rank.emplace(order[i], i);
+  }
+  std::map<std::string, double> score;
+  for (const auto& [key, config] : configs) {
+    double sum = 0;
+    for (const auto& rank : ranks) {
+      const auto at = rank.find(key);
+      sum += static_cast<double>(at == rank.end() ? rank.size() : at->second);
+    }
+    score[key] = sum / static_cast<double>(ranks.size());
+  }
+  std::vector<std::string> keys;
+  for (const auto& [key, s] : score) keys.push_back(key);
+  std::stable_sort(keys.begin(), keys.end(),
+                   [&](const std::string& a, const std::string& b) { return score[a] < score[b]; });
+  std::vector<Config> out;
+  for (const std::string& key : keys) {
+    if (out.size() >= count) break;
+    out.push_back(configs.at(key));
+  }
+  return out;
+}
+
+std::vector<Config> warm_start_seeds(const std::vector<TuningRecord>& records,
+                                     const ProblemKey& problem, const TuningIdentity& present,
+                                     const ConfigSpace& space, std::size_t count,
+                                     WarmStartDevices devices) {
+  std::vector<Config> seeds =
+      internal::neighbour_winners(records, problem, present.device, space, count);
+  if (devices == WarmStartDevices::kThis || seeds.size() >= count) return seeds;
+  // Asked for as many as could be left over, so that a config this
+  // device's neighbours already gave still leaves room for the next one.
+  for (Config& c : other_device_winners(records, problem, present, space, count)) {
+    if (seeds.size() >= count) break;
+    if (std::find(seeds.begin(), seeds.end(), c) == seeds.end()) seeds.push_back(std::move(c));
+  }
+  return seeds;
+}
+
+}  // namespace kiln
