@@ -93,8 +93,33 @@ std::vector<Config> other_device_winners(const std::vector<TuningRecord>& record
   for (const auto& [key, s] : score) keys.push_back(key);
   std::stable_sort(keys.begin(), keys.end(),
                    [&](const std::string& a, const std::string& b) { return score[a] < score[b]; });
+  // (3) Lowest score first, but a config one parameter away from one
+  // already taken waits until the others are taken: seeds that differ in
+  // one block width alone tell a search about one region, and a region
+  // another device liked may be a poor one here.
+  // Measured on six recorded convolution spaces, each warm from the other
+  // five (docs/benchmarks.md): seeds that were block-width variants of one
+  // config reached 0.95 of W6600's optimum by 2% in 0.48 of the seeds,
+  // seeds apart in two parameters or more in all of them.
+  auto near_taken = [&](const Config& c, const std::vector<Config>& taken) {
+    for (const Config& t : taken) {
+      int differ = 0;
+      for (const auto& [name, value] : c.values()) differ += !t.has(name) || t.at(name) != value;
+      if (differ <= 1) return true;
+    }
+    return false;
+  };
   std::vector<Config> out;
+  std::vector<std::string> waiting;
   for (const std::string& key : keys) {
+    if (out.size() >= count) break;
+    const Config& c = configs.at(key);
+    if (near_taken(c, out))
+      waiting.push_back(key);
+    else
+      out.push_back(c);
+  }
+  for (const std::string& key : waiting) {
     if (out.size() >= count) break;
     out.push_back(configs.at(key));
   }

@@ -3,6 +3,7 @@
 // proposed twice, even one the driver dropped without a report.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -129,6 +130,31 @@ TEST(HybridSearch, AProposalTheDriverDroppedIsNeverProposedAgain) {
     }
   }
   EXPECT_EQ(count, 120u);
+}
+
+// A warm start's seeds (configs the search never proposed, told before its
+// first round) reach gp, not bayes's opening: the opening is the cold
+// run's, config for config, save the seed itself; gp's picks after it
+// know the seed (a seed at the bowl's floor is never beaten).
+TEST(HybridSearch, AWarmStartsSeedsReachGpNotTheOpening) {
+  const ConfigSpace space = corner_space();
+  const SearchSetup setup = test::search_setup(space, 60, 3);  // opening: 16
+  auto cold = find_search_strategy("hybrid")->make(setup);
+  const std::vector<Config> cold_run = drive(*cold);
+  const Config best{{"x", std::int64_t{7}}, {"y", std::int64_t{3}}, {"flag", true}};
+  ASSERT_EQ(std::count(cold_run.begin(), cold_run.begin() + 16, best), 0)
+      << "pick another seed: the opening measures this one";
+
+  auto warm = find_search_strategy("hybrid")->make(setup);
+  warm->report(best, corner_time(best));  // measured by the driver, first
+  const std::vector<Config> warm_run = drive(*warm);
+  ASSERT_GE(warm_run.size(), 16u);
+  EXPECT_TRUE(std::equal(cold_run.begin(), cold_run.begin() + 16, warm_run.begin()))
+      << "the opening heard the seed";
+  EXPECT_EQ(std::count(warm_run.begin(), warm_run.end(), best), 0) << "the seed proposed again";
+  EXPECT_NE(std::vector<Config>(cold_run.begin() + 16, cold_run.end()),
+            std::vector<Config>(warm_run.begin() + 16, warm_run.end()))
+      << "gp did not hear the seed";
 }
 
 // gp past its bound (internal::GpBounds; search_gp.cpp, rebase()): once
