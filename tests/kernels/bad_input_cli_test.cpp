@@ -152,9 +152,10 @@ TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
        {"--trace", "excludes", "--recorded"}},
       {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --shape M=8",
        {"--shape", "excludes", "--recorded"}},
-      // Nor does a replay warm-start, retune, re-measure finalists or stop early.
+      // A replay warm-starts only from --warm-from's files; nor does it
+      // retune, re-measure finalists or stop early.
       {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --warm-start 2",
-       {"--warm-start", "excludes", "--recorded"}},
+       {"--warm-start", "--recorded", "--warm-from"}},
       {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --finalists 0",
        {"--finalists", "excludes", "--recorded"}},
       {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --early-stop 2",
