@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "kiln/tuner/search.hpp"
@@ -47,14 +48,13 @@ Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::stri
   // A warm start's seeds go first, as the tuner's driver puts them in its
   // first round (search_run.cpp); the strategy hears each one as it lands,
   // and a proposal of one is not measured again: it hears the seed's time.
-  std::map<std::string, std::optional<double>> seeds;  // by key, once measured
+  std::set<std::string> seeds;                          // by key
+  std::map<std::string, std::optional<double>> landed;  // the seeds measured, by key
   for (const Config& c : warm) {
-    if (proposed >= budget || seeds.count(c.key())) continue;
-    seeds.emplace(c.key(), std::nullopt);
+    if (proposed >= budget || !seeds.insert(c.key()).second) continue;
     flight.push_back(c);
     ++proposed;
   }
-  std::map<std::string, bool> seed_landed;
   std::size_t idle_asks = 0;  // asks in a row that gave only seeds
   while (curve.fraction.size() < budget) {
     const bool ask =
@@ -67,10 +67,10 @@ Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::stri
       std::vector<Config> next = search->next(want);
       over = next.empty();
       for (Config& c : next) {
-        const auto known = seeds.find(c.key());
-        if (known != seeds.end()) {
+        if (seeds.count(c.key())) {
           // Told now when it has landed; else when it lands, below.
-          if (seed_landed[c.key()]) search->report(c, known->second);
+          const auto known = landed.find(c.key());
+          if (known != landed.end()) search->report(c, known->second);
           continue;
         }
         ++proposed;
@@ -94,10 +94,7 @@ Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::stri
       }
     }
     search->report(c, seconds);
-    if (seeds.count(c.key())) {
-      seeds[c.key()] = seconds;
-      seed_landed[c.key()] = true;
-    }
+    if (seeds.count(c.key())) landed.emplace(c.key(), seconds);
     curve.measured.push_back(c);
     curve.fraction.push_back(best > 0 ? recorded.optimum_ms / best : 0.0);
     curve.seconds.push_back(spent);

@@ -80,19 +80,17 @@ std::vector<Config> other_device_winners(const std::vector<TuningRecord>& record
     auto& rank = ranks.emplace_back();
     for (std::size_t i = 0; i < order.size(); ++i) rank.emplace(order[i], i);
   }
-  std::map<std::string, double> score;
+  // (score, key): sorted, lowest score first and ties by the config's text.
+  std::vector<std::pair<double, std::string>> scored;
   for (const auto& [key, config] : configs) {
     double sum = 0;
     for (const auto& rank : ranks) {
       const auto at = rank.find(key);
       sum += static_cast<double>(at == rank.end() ? rank.size() : at->second);
     }
-    score[key] = sum / static_cast<double>(ranks.size());
+    scored.emplace_back(sum / static_cast<double>(ranks.size()), key);
   }
-  std::vector<std::string> keys;
-  for (const auto& [key, s] : score) keys.push_back(key);
-  std::stable_sort(keys.begin(), keys.end(),
-                   [&](const std::string& a, const std::string& b) { return score[a] < score[b]; });
+  std::sort(scored.begin(), scored.end());
   // (3) Lowest score first, but a config one parameter away from one
   // already taken waits until the others are taken: seeds that differ in
   // one block width alone tell a search about one region, and a region
@@ -111,7 +109,7 @@ std::vector<Config> other_device_winners(const std::vector<TuningRecord>& record
   };
   std::vector<Config> out;
   std::vector<std::string> waiting;
-  for (const std::string& key : keys) {
+  for (const auto& [s, key] : scored) {
     if (out.size() >= count) break;
     const Config& c = configs.at(key);
     if (near_taken(c, out))
