@@ -1,5 +1,6 @@
 """A Kernel Tuner cache file (../shared/recorded-spaces/README.md), one a
-run left open, or its T4 output file, as the bench scripts read it: what
+run left open, its T4 output file or a KTT output file, as the bench
+scripts read it: what
 `kiln tune --recorded` reads (lib/tuner/recorded_*.cpp). Standard library
 only."""
 import gzip
@@ -18,6 +19,8 @@ def recorded_times(path):
         data = _closed(text, error)
     if "results" in data and "cache" not in data:
         return _t4_times(data)
+    if "Results" in data and "Metadata" in data and "cache" not in data:
+        return _ktt_times(data)
     keys = data["tune_params_keys"]
     times = {}
     for entry in data["cache"].values():
@@ -60,4 +63,22 @@ def _t4_times(data):
         t = next((m.get("value") for m in r.get("measurements", []) if m.get("name") == "time"), None)
         ok = r.get("invalidity", "correct") == "correct" and isinstance(t, (int, float)) and t > 0
         times[tuple(r["configuration"][k] for k in keys)] = t if ok else None
+    return keys, times
+
+
+_KTT_MS = {"nanoseconds": 1e-6, "microseconds": 1e-3, "milliseconds": 1.0, "seconds": 1e3}
+
+
+def _ktt_times(data):
+    """The same from a KTT output file: the Configuration's order, each Ok
+    result's TotalDuration in ms (lib/tuner/recorded_ktt.cpp)."""
+    scale = _KTT_MS[data["Metadata"]["TimeUnit"].lower()]
+    results = data["Results"]
+    keys = [p["Name"] for p in results[0]["Configuration"]]
+    times = {}
+    for r in results:
+        values = {p["Name"]: p["Value"] for p in r["Configuration"]}
+        t = r.get("TotalDuration")
+        ok = r.get("Status") == "Ok" and isinstance(t, (int, float)) and t > 0
+        times[tuple(values[k] for k in keys)] = t * scale if ok else None
     return keys, times

@@ -2,10 +2,10 @@
 # The default strategy on recorded spaces it was not tuned on
 # (docs/benchmarks.md, "Beyond the three shared files"): every Kernel Tuner
 # cache file under DIR (e.g. a clone of the AutoTuningAssociation
-# benchmark_hub: cachefiles/*/ and currently_unused/cachefiles/*/), hybrid
-# against random, 25 seeds, the best-so-far fraction of each file's
-# optimum at 0.5, 1 and 2% of its configs. Files Kiln cannot read (other
-# layouts, such as KTT's) are listed and skipped, not fatal.
+# benchmark_hub: cachefiles/*/ and currently_unused/cachefiles/*/, KTT's
+# output files included), hybrid against random, 25 seeds, the best-so-far
+# fraction of each file's optimum at 0.5, 1 and 2% of its configs. Files
+# Kiln cannot read are listed and skipped, not fatal.
 # Usage: bash bench/search_generalisation.sh DIR [SEEDS] [FRACTION]
 #        (build/bin/kiln must exist)
 set -euo pipefail

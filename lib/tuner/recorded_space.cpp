@@ -1,5 +1,6 @@
 // read_recorded_space: Kernel Tuner's cache file layout (or its T4 output
-// layout, through recorded_t4.cpp) into a RecordedSpace.
+// layout, through recorded_t4.cpp, or KTT's, through recorded_ktt.cpp) into a
+// RecordedSpace.
 #include "kiln/tuner/recorded_space.hpp"
 
 #include <zlib.h>
@@ -16,6 +17,7 @@
 #include <variant>
 
 #include "kiln/tuner/measurement.hpp"
+#include "recorded_ktt.hpp"
 #include "recorded_objective.hpp"
 #include "recorded_open_cache.hpp"
 #include "recorded_t4.hpp"
@@ -189,12 +191,16 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
     return make_error(ErrorCode::kInvalidArgument,
                       where +
                           " is not a JSON object (a Kernel Tuner cache file, closed or left "
-                          "open by a tuning run, its T4 output file or `kiln cache export "
-                          "--format kernel-tuner` output)" +
+                          "open by a tuning run, its T4 output file, a KTT output file or "
+                          "`kiln cache export --format kernel-tuner` output)" +
                           why);
   }
   if (detail::is_t4_output(j)) {
     Result<nlohmann::json> cache_layout = detail::t4_as_cache_layout(text, where);
+    if (!cache_layout) return cache_layout.error();
+    j = std::move(*cache_layout);
+  } else if (detail::is_ktt_output(j)) {
+    Result<nlohmann::json> cache_layout = detail::ktt_as_cache_layout(text, where);
     if (!cache_layout) return cache_layout.error();
     j = std::move(*cache_layout);
   }
@@ -211,7 +217,8 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
     return make_error(ErrorCode::kInvalidArgument,
                       where +
                           " lacks \"tune_params_keys\", \"tune_params\" or \"cache\" (a "
-                          "Kernel Tuner cache file) and \"results\" (its T4 output file)");
+                          "Kernel Tuner cache file), \"results\" (its T4 output file) and "
+                          "\"Metadata\" with \"Results\" (a KTT output file)");
   Result<detail::Objective> objective = detail::read_objective(j, where);
   if (!objective) return objective.error();
   RecordedSpace out;

@@ -1,7 +1,7 @@
 // kiln tune --recorded FILE.json[.gz] [--search S] [--effort E] [--max-configs N]
 //   [--budget-s S] [--threads P] [--seed N] [--no-pipeline] [--group-size N]
 //   [--warm-from FILE... [--warm-start N] [--warm-start-devices this|any]] [--json]
-// Tunes a recorded space (a Kernel Tuner cache or T4 output file, or Kiln's own
+// Tunes a recorded space (a Kernel Tuner cache, T4 or KTT output file, or Kiln's own
 // `kiln cache export --format kernel-tuner`) as if on the GPU that recorded
 // it: the real tuner and pipeline on a virtual clock (kiln/tuner/replay_tune.hpp).
 // Reports what `kiln tune` reports, plus the best found as a fraction of the

@@ -1,5 +1,5 @@
-// A recorded search space: a Kernel Tuner cache file, or its T4 output file
-// (JSON, optionally gzip'd), holding every config of a real kernel's space measured on a real
+// A recorded search space: a Kernel Tuner cache file, its T4 output file or
+// a KTT (Kernel Tuning Toolkit) output file (JSON, optionally gzip'd), holding every config of a real kernel's space measured on a real
 // device, with each config's run time, compile time and benchmark time
 // (../shared/recorded-spaces/README.md describes the layout). Replaying one
 // shows how a search strategy does on that device without the device.
@@ -72,7 +72,9 @@ struct RecordedSpace {
 // Kernel Tuner writes it: its complete records) or T4 output file (.json or
 // .json.gz; T4's parameter lists are the values its configurations take,
 // its benchmark cost the sum of the recorded runs when it has no
-// "benchmark" timing, its invalid results failures by kind). Errors name
+// "benchmark" timing, its invalid results failures by kind), or KTT output
+// file (recorded_ktt.hpp: its TotalDuration the run time, its statuses
+// failures by kind). Errors name
 // the file and what is wrong with it (not JSON, no "cache", a record
 // without a parameter or with a value its parameter's list lacks, two
 // records of one config, a value type Kiln cannot hold, an objective of no
