@@ -65,6 +65,29 @@ class TuneRecordedCli : public CliTest {
     std::ofstream(f) << kHandFile;
     return f;
   }
+
+  // `twin` (the hand file's measurements in another layout) replays as the
+  // hand file does, pipelined, batched and by a random search: the same
+  // configs, winner, simulated wall time and fraction. Where the layout
+  // names no kernel, the failures' reasons are compared for their word only.
+  void expect_replays_as_hand(const fs::path& twin, bool kernel_named) {
+    for (const char* how : {"--threads 1", "--no-pipeline", "--search random --seed 3"}) {
+      CliRun a = kiln("tune --recorded " + twin.string() + " " + how + " --json");
+      CliRun b = kiln("tune --recorded " + hand().string() + " " + how + " --json");
+      ASSERT_EQ(a.exit_code, 0) << a.err;
+      ASSERT_EQ(b.exit_code, 0) << b.err;
+      nlohmann::json ja = a.json(), jb = b.json();
+      for (nlohmann::json* j : {&ja, &jb})
+        for (nlohmann::json& row : j->at("configs"))
+          if (!kernel_named && row.contains("reason"))
+            row["reason"] =
+                row["reason"].get<std::string>().find("recorded as ") != std::string::npos;
+      EXPECT_EQ(ja.at("configs"), jb.at("configs")) << how;
+      EXPECT_EQ(ja.at("winner"), jb.at("winner")) << how;
+      EXPECT_EQ(ja.at("simulated_wall_s"), jb.at("simulated_wall_s")) << how;
+      EXPECT_EQ(ja.at("fraction_of_optimum"), jb.at("fraction_of_optimum")) << how;
+    }
+  }
 };
 
 TEST_F(TuneRecordedCli, ReportsEveryConfigTheWinnerTheFractionAndTheSimulatedWallTime) {
@@ -133,23 +156,8 @@ const char* kHandT4 = R"({"schema_version": "1.0.0", "results": [
 TEST_F(TuneRecordedCli, AT4OutputFileTunesAsItsCacheLayoutTwin) {
   const fs::path t4 = dir_ / "hand_T4.json";
   std::ofstream(t4) << kHandT4;
-  for (const char* how : {"--threads 1", "--no-pipeline", "--search random --seed 3"}) {
-    CliRun a = kiln("tune --recorded " + t4.string() + " " + how + " --json");
-    CliRun b = kiln("tune --recorded " + hand().string() + " " + how + " --json");
-    ASSERT_EQ(a.exit_code, 0) << a.err;
-    ASSERT_EQ(b.exit_code, 0) << b.err;
-    nlohmann::json ja = a.json(), jb = b.json();
-    // The reasons differ in the kernel's name only: T4 files name none.
-    for (nlohmann::json* j : {&ja, &jb})
-      for (nlohmann::json& row : j->at("configs"))
-        if (row.contains("reason"))
-          row["reason"] =
-              row["reason"].get<std::string>().find("recorded as ") != std::string::npos;
-    EXPECT_EQ(ja.at("configs"), jb.at("configs")) << how;
-    EXPECT_EQ(ja.at("winner"), jb.at("winner")) << how;
-    EXPECT_EQ(ja.at("simulated_wall_s"), jb.at("simulated_wall_s")) << how;
-    EXPECT_EQ(ja.at("fraction_of_optimum"), jb.at("fraction_of_optimum")) << how;
-  }
+  // The reasons differ in the kernel's name only: T4 files name none.
+  expect_replays_as_hand(t4, /*kernel_named=*/false);
   CliRun wall = kiln("tune --recorded " + t4.string() + " --threads 1 --json");
   EXPECT_DOUBLE_EQ(wall.json().at("simulated_wall_s").get<double>(), 7.75);
 
@@ -159,6 +167,47 @@ TEST_F(TuneRecordedCli, AT4OutputFileTunesAsItsCacheLayoutTwin) {
   const fs::path trace = dir_ / "t4.jsonl";
   CliRun traced =
       kiln("bench search --recorded " + t4.string() +
+           " --strategy exhaustive --seeds 1 --max-configs 5 --json --trace " + trace.string());
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  const CommandRun summary = summarise(trace);
+  ASSERT_EQ(summary.exit_code, 0) << summary.out;
+  EXPECT_NE(summary.out.find("configs to reach 1.00: median 3 [3, 3]"), std::string::npos)
+      << summary.out;
+}
+
+// The hand file's measurements as KTT writes them (in ms here): a compile
+// cost is the overhead less data movement, validation and the searcher; a
+// benchmark cost the run with its data movement and validation.
+const char* kHandKtt = R"({"Metadata": {"Device": "Hand GPU", "TimeUnit": "Milliseconds"},
+  "Results": [
+  {"KernelName": "hand", "Status": "Ok", "TotalDuration": 4.0, "DataMovementOverhead": 496,
+   "TotalOverhead": 1496,
+   "Configuration": [{"Name": "x", "Value": 1}, {"Name": "y", "Value": 1}]},
+  {"KernelName": "hand", "Status": "Ok", "TotalDuration": 2.0, "DataMovementOverhead": 498,
+   "TotalOverhead": 2498,
+   "Configuration": [{"Name": "x", "Value": 1}, {"Name": "y", "Value": 2}]},
+  {"KernelName": "hand", "Status": "Ok", "TotalDuration": 1.0, "DataMovementOverhead": 999,
+   "SearcherOverhead": 5, "TotalOverhead": 2004,
+   "Configuration": [{"Name": "x", "Value": 2}, {"Name": "y", "Value": 1}]},
+  {"KernelName": "hand", "Status": "CompilationFailed", "TotalDuration": 0, "TotalOverhead": 3000,
+   "Configuration": [{"Name": "x", "Value": 2}, {"Name": "y", "Value": 2}]},
+  {"KernelName": "hand", "Status": "ComputationFailed", "TotalDuration": 0,
+   "DataMovementOverhead": 250, "TotalOverhead": 750,
+   "Configuration": [{"Name": "x", "Value": 2}, {"Name": "y", "Value": 3}]}]})";
+
+TEST_F(TuneRecordedCli, AKttOutputFileTunesAsItsCacheLayoutTwin) {
+  const fs::path ktt = dir_ / "KTHandOutput.json";
+  std::ofstream(ktt) << kHandKtt;
+  expect_replays_as_hand(ktt, /*kernel_named=*/true);
+  CliRun text = kiln("tune --recorded " + ktt.string() + " --threads 1");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("hand (hand) on Hand GPU [recorded]\n", 0), 0u) << text.out;
+  EXPECT_NE(text.out.find("simulated wall time: 7.75 s"), std::string::npos) << text.out;
+
+  // The bench scripts read KTT files too (bench/recorded_file.py).
+  const fs::path trace = dir_ / "ktt.jsonl";
+  CliRun traced =
+      kiln("bench search --recorded " + ktt.string() +
            " --strategy exhaustive --seeds 1 --max-configs 5 --json --trace " + trace.string());
   ASSERT_EQ(traced.exit_code, 0) << traced.err;
   const CommandRun summary = summarise(trace);
