@@ -1,6 +1,7 @@
 // A recorded search space: a Kernel Tuner cache file, its T4 output file or
-// a KTT (Kernel Tuning Toolkit) output file (JSON, optionally gzip'd), holding every config of a real kernel's space measured on a real
-// device, with each config's run time, compile time and benchmark time
+// a KTT (Kernel Tuning Toolkit) output file (JSON, optionally gzip'd),
+// holding every config of a real kernel's space measured on a real device,
+// with each config's run time, compile time and benchmark time
 // (../shared/recorded-spaces/README.md describes the layout). Replaying one
 // shows how a search strategy does on that device without the device.
 #pragma once
@@ -74,13 +75,13 @@ struct RecordedSpace {
 // its benchmark cost the sum of the recorded runs when it has no
 // "benchmark" timing, its invalid results failures by kind), or KTT output
 // file (recorded_ktt.hpp: its TotalDuration the run time, its statuses
-// failures by kind). Errors name
-// the file and what is wrong with it (not JSON, no "cache", a record
-// without a parameter or with a value its parameter's list lacks, two
-// records of one config, a value type Kiln cannot hold, an objective of no
-// known direction, a working config without its objective's figure). A time
-// or figure that is no measurement (a failure's name, Kernel Tuner's error
-// value 1e20, zero or less) makes its config a failed one.
+// failures by kind). Errors name the file and what is wrong with it (not
+// JSON, no "cache", a record without a parameter or with a value its
+// parameter's list lacks, two records of one config, a value type Kiln
+// cannot hold, an objective of no known direction, a working config without
+// its objective's figure). A time or figure that is no measurement (a
+// failure's name, Kernel Tuner's error value 1e20, zero or less) makes its
+// config a failed one.
 Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path);
 
 // The same from the file's (uncompressed) text; `path` names it in errors.
