@@ -148,7 +148,7 @@ Result<nlohmann::json> ktt_as_cache_layout(std::string_view text, const std::str
     }
     const Ordered t4 = {{"metadata", {{"timeunit", metadata["TimeUnit"]}}},
                         {"results", std::move(t4_results)}};
-    Result<nlohmann::json> layout = t4_as_cache_layout(t4.dump(), where);
+    Result<nlohmann::json> layout = t4_as_cache_layout(t4, where);
     if (!layout) return layout.error();
     if (metadata.contains("Device") && metadata["Device"].is_string())
       (*layout)["device_name"] = metadata["Device"].get<std::string>();

@@ -175,9 +175,16 @@ bool is_t4_output(const nlohmann::json& j) {
 }
 
 Result<nlohmann::json> t4_as_cache_layout(std::string_view text, const std::string& where) {
+  const Ordered j = Ordered::parse(text, nullptr, false);
+  if (j.is_discarded())
+    return make_error(ErrorCode::kInvalidArgument, where + " is not a T4 output file");
+  return t4_as_cache_layout(j, where);
+}
+
+Result<nlohmann::json> t4_as_cache_layout(const nlohmann::ordered_json& j,
+                                          const std::string& where) {
   try {
-    const Ordered j = Ordered::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("results") || !j["results"].is_array())
+    if (!j.is_object() || !j.contains("results") || !j["results"].is_array())
       return make_error(ErrorCode::kInvalidArgument, where + " is not a T4 output file");
     double scale = 1.0;
     if (j.contains("metadata") && j["metadata"].is_object() && j["metadata"].contains("timeunit")) {

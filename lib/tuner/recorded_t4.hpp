@@ -30,5 +30,9 @@ bool is_t4_output(const nlohmann::json& j);
 // cache layout's "tune_params_keys" gives. `where` names the file in errors,
 // each of which says which result is wrong and how.
 Result<nlohmann::json> t4_as_cache_layout(std::string_view text, const std::string& where);
+// The same from a T4 file already parsed with its key order (KTT's reader
+// builds one: recorded_ktt.cpp).
+Result<nlohmann::json> t4_as_cache_layout(const nlohmann::ordered_json& j,
+                                          const std::string& where);
 
 }  // namespace kiln::detail

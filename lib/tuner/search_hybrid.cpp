@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <set>
 #include <string>
 #include <unordered_set>
 
@@ -115,8 +114,8 @@ class HybridSearch final : public SearchStrategy {
   }
 
   std::unique_ptr<SearchStrategy> opening_, rest_;
-  std::set<std::string> own_;  // proposed by either part, and the default
-  std::size_t budget_;         // 0: no limit
+  std::unordered_set<std::string> own_;  // proposed by either part, and the default
+  std::size_t budget_;                   // 0: no limit
   std::size_t opening_size_ = 0;
   std::size_t proposed_ = 0;
   std::unordered_set<std::string> proposed_configs_;
