@@ -5,14 +5,22 @@ scripts read it: what
 only."""
 import gzip
 import json
+import zipfile
 
 
 def recorded_times(path):
     """The file's tuned parameter names, and every config (a tuple of values
     in that order) with its recorded time, None where it failed."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        text = f.read()
+    if zipfile.is_zipfile(path):  # one file inside, as Kiln reads it
+        with zipfile.ZipFile(path) as z:
+            names = [n for n in z.namelist() if not n.endswith("/") and not n.startswith("__MACOSX/")]
+            if len(names) != 1:
+                raise ValueError(f"{path}: a zip of {len(names)} files; extract the one to read")
+            text = z.read(names[0]).decode()
+    else:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt") as f:
+            text = f.read()
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:

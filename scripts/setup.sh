@@ -16,7 +16,7 @@ packages=(
   clang-format
   libhiredis-dev libssl-dev redis-server
   openmpi-bin libopenmpi-dev
-  zlib1g-dev
+  zlib1g-dev libzip-dev
   libopenblas-dev libomp-dev
   python3 python3-dev python3-venv
   time  # GNU time: peak memory in bench/search_cost.sh

@@ -21,6 +21,7 @@
 #include "recorded_objective.hpp"
 #include "recorded_open_cache.hpp"
 #include "recorded_t4.hpp"
+#include "recorded_zip.hpp"
 
 namespace kiln {
 namespace {
@@ -171,6 +172,11 @@ std::vector<Config> RecordedSpace::listed() const {
 Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path) {
   Result<std::string> text = read_maybe_gzipped(path);
   if (!text) return text.error();
+  if (detail::looks_like_zip(*text)) {
+    Result<std::string> member = detail::zip_single_member(*text, path);
+    if (!member) return member.error();
+    return parse_recorded_space(*member, path);
+  }
   return parse_recorded_space(*text, path);
 }
 

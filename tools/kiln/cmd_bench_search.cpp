@@ -424,8 +424,9 @@ void add_bench_search_command(CLI::App& bench, int& exit_code) {
       "search",
       "Search strategies replayed on recorded GPU spaces: best-so-far vs configs measured "
       "and vs simulated time");
-  cmd->add_option("--recorded", a->files,
-                  "Kernel Tuner cache, T4 output or KTT output files (.json, .json.gz)")
+  cmd->add_option(
+         "--recorded", a->files,
+         "Kernel Tuner cache, T4 output or KTT output files (.json, .json.gz, or a .zip of one)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--strategy", a->strategies, "Strategies to compare (default: every one)");

@@ -362,8 +362,8 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--distributed", a->distributed,
                   "Under mpirun: tune with every rank (independent, broadcast, parallel, merge)");
   cmd->add_option("--recorded", a->recorded,
-                  "Replay a recorded space (a Kernel Tuner cache, T4 or KTT output file, .json or "
-                  ".json.gz, or "
+                  "Replay a recorded space (a Kernel Tuner cache, T4 or KTT output file, .json, "
+                  ".json.gz or a .zip of one, or "
                   "`kiln cache export --format kernel-tuner` output) on a virtual clock: "
                   "--budget-s and --threads (default 1) are then simulated")
       ->check(CLI::ExistingFile)  // "" or a directory: named here, not as "--shape is required"
