@@ -367,6 +367,10 @@ Result<RecordedSpace> parse_recorded_space(std::string_view text,
   return out;
 }
 
+bool recorded_zip_supported() {
+  return detail::zip_supported();
+}
+
 Result<std::string> gzip_text(std::string_view text) {
   if (text.size() > std::numeric_limits<uInt>::max())  // one deflate call's input
     return make_error(ErrorCode::kInvalidArgument,

@@ -228,6 +228,16 @@ TEST_F(TuneRecordedCli, AZippedOutputFileTunesAsTheFileItHolds) {
             0);
   fs::remove(dir_ / "KTHandOutput.json");  // only the archive is left to read
   const fs::path zip = dir_ / "KTHandOutput.zip";
+  // `kiln info` says whether this build reads archives; one that does not
+  // refuses it with the fix.
+  CliRun info = kiln("info --json");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  if (!info.json().at("recorded_zip").get<bool>()) {
+    CliRun refused = kiln("tune --recorded " + zip.string());
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_NE(refused.err.find("libzip-dev"), std::string::npos) << refused.err;
+    return;
+  }
   expect_replays_as_hand(zip, /*kernel_named=*/true);
   const fs::path trace = dir_ / "zip.jsonl";
   CliRun traced =

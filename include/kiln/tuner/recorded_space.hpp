@@ -84,6 +84,10 @@ struct RecordedSpace {
 // config a failed one.
 Result<RecordedSpace> read_recorded_space(const std::filesystem::path& path);
 
+// Whether read_recorded_space takes a .zip archive of one such file (this
+// Kiln was built with libzip; `kiln info` says so).
+bool recorded_zip_supported();
+
 // The same from the file's (uncompressed) text; `path` names it in errors.
 // Any text gives a space or an error, never an exception.
 Result<RecordedSpace> parse_recorded_space(std::string_view text,
