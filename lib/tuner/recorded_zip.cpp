@@ -4,6 +4,7 @@
 #include "recorded_zip.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #if KILN_HAVE_LIBZIP
@@ -32,6 +33,14 @@ bool is_payload(std::string_view name) {
   return !name.empty() && !name.ends_with('/') && !name.starts_with("__MACOSX/");
 }
 
+// One cleanup for every way out: the archive (with its source) and the member.
+struct Discard {
+  void operator()(zip_t* z) const { zip_discard(z); }
+};
+struct Close {
+  void operator()(zip_file_t* f) const { zip_fclose(f); }
+};
+
 std::string zip_error_text(zip_error_t* e) {
   const std::string s = zip_error_strerror(e);
   zip_error_fini(e);
@@ -53,7 +62,7 @@ Result<std::string> zip_single_member(std::string_view archive, const std::files
   // Without ZIP_CHECKCONS: the hub's KTT zips fail that stricter check of
   // local headers against the directory, though `unzip -t` passes them and
   // their members read whole; each member's CRC is still checked below.
-  zip_t* zip = zip_open_from_source(source, ZIP_RDONLY, &error);
+  const std::unique_ptr<zip_t, Discard> zip(zip_open_from_source(source, ZIP_RDONLY, &error));
   if (!zip) {
     zip_source_free(source);
     return make_error(ErrorCode::kCorrupt,
@@ -62,11 +71,11 @@ Result<std::string> zip_single_member(std::string_view archive, const std::files
                           "): download it again, or check it with `unzip -t`");
   }
   zip_error_fini(&error);
-  // The archive owns the source from here; zip_discard frees both.
+  // The archive owns the source from here; discarding it frees both.
   std::vector<std::pair<zip_uint64_t, std::string>> members;
-  const zip_int64_t entries = zip_get_num_entries(zip, 0);
+  const zip_int64_t entries = zip_get_num_entries(zip.get(), 0);
   for (zip_int64_t i = 0; i < entries; ++i) {
-    const char* name = zip_get_name(zip, static_cast<zip_uint64_t>(i), 0);
+    const char* name = zip_get_name(zip.get(), static_cast<zip_uint64_t>(i), 0);
     if (name && is_payload(name)) members.emplace_back(static_cast<zip_uint64_t>(i), name);
   }
   if (members.size() != 1) {
@@ -74,7 +83,6 @@ Result<std::string> zip_single_member(std::string_view archive, const std::files
     for (std::size_t k = 0; k < members.size() && k < 4; ++k)
       names += (k ? ", " : "") + members[k].second;
     if (members.size() > 4) names += ", ...";
-    zip_discard(zip);
     return make_error(ErrorCode::kInvalidArgument,
                       members.empty()
                           ? where +
@@ -89,29 +97,22 @@ Result<std::string> zip_single_member(std::string_view archive, const std::files
   const auto& [index, name] = members.front();
   zip_stat_t st;
   zip_stat_init(&st);
-  if (zip_stat_index(zip, index, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE)) {
-    const std::string why = zip_strerror(zip);
-    zip_discard(zip);
+  if (zip_stat_index(zip.get(), index, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
     return make_error(ErrorCode::kCorrupt, where + ": its member " + name +
-                                               " has no size the archive can give (libzip: " + why +
-                                               "): download it again");
-  }
-  if (st.size > kLargest) {
-    zip_discard(zip);
+                                               " has no size the archive can give (libzip: " +
+                                               zip_strerror(zip.get()) + "): download it again");
+  if (st.size > kLargest)
     return make_error(ErrorCode::kInvalidArgument,
                       where + ": its member " + name + " is over 2 GiB uncompressed");
-  }
-  zip_file_t* file = zip_fopen_index(zip, index, 0);
+  const std::unique_ptr<zip_file_t, Close> file(zip_fopen_index(zip.get(), index, 0));
   std::string out(static_cast<std::size_t>(st.size), '\0');
-  zip_int64_t got = file ? zip_fread(file, out.data(), out.size()) : -1;
+  const zip_int64_t got = file ? zip_fread(file.get(), out.data(), out.size()) : -1;
   // One byte more must read as the end: a member longer than its header
   // said, or cut short, is not the file that was recorded. libzip checks
   // the CRC as the end is read.
   char past = 0;
-  const zip_int64_t extra = got >= 0 && file ? zip_fread(file, &past, 1) : -1;
-  const std::string why = file ? zip_file_strerror(file) : zip_strerror(zip);
-  if (file) zip_fclose(file);
-  zip_discard(zip);
+  const zip_int64_t extra = got >= 0 && file ? zip_fread(file.get(), &past, 1) : -1;
+  const std::string why = file ? zip_file_strerror(file.get()) : zip_strerror(zip.get());
   if (got < 0 || static_cast<zip_uint64_t>(got) != st.size || extra != 0)
     return make_error(ErrorCode::kCorrupt,
                       where + ": its member " + name + " does not read whole (libzip: " + why +
