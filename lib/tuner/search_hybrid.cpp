@@ -114,8 +114,12 @@ class HybridSearch final : public SearchStrategy {
     // A100 convolution, where those seeds hold 0.67 of the optimum, it
     // reached 0.95 by 2% in none of 25 seeds (0.28 with the opening cold,
     // 0.56 with no warm start; docs/benchmarks.md).
-    if (own_.count(config.key())) opening_->report(config, seconds);
-    rest_->report(config, seconds);
+    // The narrowed parts hear only configs of their space: their models
+    // place a value by its position in the cut lists, and a block off the
+    // rule (the default, a seed, wide_'s picks) has none there.
+    const bool narrow_hears = !preferred_space_ || preferred_space_->contains(config);
+    if (narrow_hears && own_.count(config.key())) opening_->report(config, seconds);
+    if (narrow_hears) rest_->report(config, seconds);
     if (wide_) wide_->report(config, seconds);
   }
 
