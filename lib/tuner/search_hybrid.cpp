@@ -72,12 +72,11 @@ double valid_configs(const ConfigSpace& space) {
 class HybridSearch final : public SearchStrategy {
  public:
   HybridSearch(const SearchSetup& setup, std::size_t budget) : budget_(budget) {
-    const double valid = valid_configs(*setup.space);
-    const SearchSetup narrow = preferred_part(setup, valid);
+    double opened = valid_configs(*setup.space);
+    const SearchSetup narrow = preferred_part(setup, opened);
     opening_ = internal::bayes_strategy().make(narrow);
     rest_ = internal::make_gp_search(narrow, 0);
     if (preferred_space_) wide_ = internal::make_gp_search(setup, 0);
-    const double opened = preferred_space_ ? valid_configs(*preferred_space_) : valid;
     const auto share = static_cast<std::size_t>(std::lround(kOpeningShare * opened));
     opening_size_ = std::clamp(share, kOpeningAtLeast, kOpeningAtMost);
     if (budget) opening_size_ = std::min(budget, opening_size_);
@@ -96,7 +95,7 @@ class HybridSearch final : public SearchStrategy {
     if (budget_) max_batch = std::min(max_batch, budget_ - proposed_);
     if (proposed_ < opening_size_)
       take(*opening_, std::min(max_batch, opening_size_ - proposed_), out);
-    if (wide_ && proposed_ < preferred_until_) {
+    if (proposed_ < preferred_until_) {
       const std::size_t narrow_cap = std::min(max_batch, preferred_until_ - proposed_);
       if (out.size() < narrow_cap) take(*rest_, narrow_cap - out.size(), out);
     }
@@ -125,8 +124,10 @@ class HybridSearch final : public SearchStrategy {
 
  private:
   // `setup` narrowed to blocks of whole warps where the prior applies
-  // (kPreferredAtLeast), else `setup` itself; sets preferred_until_.
-  SearchSetup preferred_part(const SearchSetup& setup, double valid) {
+  // (kPreferredAtLeast), else `setup` itself. `valid`, the space's valid
+  // configs, becomes the narrowed part's where it does (the opening's
+  // share is of the part the opening searches); sets preferred_until_.
+  SearchSetup preferred_part(const SearchSetup& setup, double& valid) {
     std::optional<Constraint> rule = internal::whole_warps_rule(*setup.space);
     if (!rule) return setup;
     ConfigSpace narrowed = internal::whole_warps_space(*setup.space, *rule);
@@ -141,6 +142,7 @@ class HybridSearch final : public SearchStrategy {
       narrow.listed = &preferred_listed_;
     }
     preferred_until_ = static_cast<std::size_t>(std::lround(kPreferredShare * valid));
+    valid = part;
     return narrow;
   }
 
@@ -164,7 +166,7 @@ class HybridSearch final : public SearchStrategy {
   // The narrowed space and its listed configs, which the parts borrow.
   std::optional<ConfigSpace> preferred_space_;
   std::vector<Config> preferred_listed_;
-  std::size_t preferred_until_ = 0;  // proposals of whole-warp blocks only, where wide_
+  std::size_t preferred_until_ = 0;  // proposals of whole-warp blocks only (0: no prior)
   // rest_: gp over the preferred part where the prior applies, else the space;
   // wide_: gp over the whole space after the preferred part's share.
   std::unique_ptr<SearchStrategy> opening_, rest_, wide_;
