@@ -24,6 +24,8 @@
 // is a power of two and the power of two dividing it (GPU kernels care about
 // alignment: 96 threads is not 64 or 128), and an integer parameter of more
 // than two values is also a coordinate, its position along its list.
+// hybrid's search of whole-warp blocks leaves the two out
+// (search_hybrid.cpp).
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -55,7 +57,7 @@ constexpr std::size_t kKeptLimit = 1 << 25;  // doubles kept per config and meas
 
 class RowEncoder {
  public:
-  explicit RowEncoder(const ConfigSpace& space) {
+  explicit RowEncoder(const ConfigSpace& space, bool alignment_codes = true) {
     for (const Parameter& p : space.parameters()) {
       const std::size_t slot = sizes_.size();
       sizes_.push_back(p.values.size());
@@ -63,7 +65,8 @@ class RowEncoder {
       Axis a{&p, slot};
       if (p.type == ValueType::kInt && p.values.size() > 2) {
         a.coord = true;
-        a.alignment = std::all_of(p.values.begin(), p.values.end(),
+        a.alignment = alignment_codes &&
+                      std::all_of(p.values.begin(), p.values.end(),
                                   [](const Value& v) { return std::get<std::int64_t>(v) > 0; });
       }
       axes_.push_back(a);
@@ -123,8 +126,10 @@ class GpSearch final : public internal::BudgetedSearch {
   // `random_start`: configs drawn at random before the first fit (kGpStart
   // alone; none where another strategy measured the first ones, hybrid's).
   explicit GpSearch(const SearchSetup& setup, std::size_t random_start = kGpStart,
-                    internal::GpBounds bounds = {})
-      : BudgetedSearch(setup, random_start), bounds_(bounds), encoder_(*setup.space) {
+                    internal::GpBounds bounds = {}, bool alignment_codes = true)
+      : BudgetedSearch(setup, random_start),
+        bounds_(bounds),
+        encoder_(*setup.space, alignment_codes) {
     if (setup.space->cartesian_size() <= bounds_.pool)
       for (Config& c : setup.space->enumerate()) pool_.push_back(std::move(c));
     for (const Config& c : pool_) {
@@ -632,12 +637,12 @@ SearchStrategyInfo gp_strategy() {
 }
 
 std::unique_ptr<SearchStrategy> make_gp_search(const SearchSetup& setup, std::size_t random_start,
-                                               GpBounds bounds) {
+                                               GpBounds bounds, bool alignment_codes) {
   const std::optional<std::size_t> budget = proposal_budget(setup);
   if (!budget) return std::make_unique<SpentSearch>("gp");
   SearchSetup s = setup;
   s.max_configs = *budget;
-  return std::make_unique<GpSearch>(s, random_start, bounds);
+  return std::make_unique<GpSearch>(s, random_start, bounds, alignment_codes);
 }
 
 std::size_t gp_model_rows(const SearchStrategy& gp) {

@@ -49,6 +49,14 @@ constexpr std::size_t kOpeningAtLeast = 16, kOpeningAtMost = 64;
 // optimum by 1% of the space / 0.95 by 2%, 3% budget, seeds 1-100: A100's
 // convolution 0.28 / 0.55 without it, 0.48 / 0.80 with it; MI250X's 0.34 /
 // 0.85 and 0.55 / 0.85 (docs/benchmarks.md, "Blocks of whole warps first").
+// Inside that part, gp's model reads each integer by its value and its
+// place alone, without the power-of-two codes (search_gp.cpp): those were
+// to tell an aligned block from a ragged one, which the rule has done, and
+// kept they made each block or tile change count two or three times over
+// in a kernel that counts the codes two configs differ in. Seeds 1-200,
+// 2% budget, reaching 0.90 by 1% / 0.95 by 2%: A100 0.475 / 0.78 with the
+// codes, 0.55 / 0.885 without; MI250X 0.555 / 0.87 and 0.56 / 0.895
+// (docs/benchmarks.md, "Whole-warp blocks without alignment codes").
 constexpr double kPreferredShare = 0.03;
 constexpr double kPreferredAtLeast = 0.1;
 constexpr int kAsks = 4;  // times a part is asked again when its picks were taken
@@ -84,7 +92,7 @@ class HybridSearch final : public SearchStrategy {
     paced.max_configs =
         effort_budget(static_cast<std::uint64_t>(std::llround(whole)), SearchEffort::kDefault);
     opening_ = internal::bayes_strategy().make(paced);
-    rest_ = internal::make_gp_search(narrow, 0);
+    rest_ = internal::make_gp_search(narrow, 0, {}, !preferred_space_);
     if (preferred_space_) wide_ = internal::make_gp_search(setup, 0);
     const auto share = static_cast<std::size_t>(std::lround(kOpeningShare * opened));
     opening_size_ = std::clamp(share, kOpeningAtLeast, kOpeningAtMost);

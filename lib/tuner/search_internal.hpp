@@ -197,9 +197,12 @@ struct GpBounds {
 
 // gp (search_gp.cpp) of `random_start` random configs before its first fit,
 // for a strategy that hands it measurements of its own (hybrid). `setup`
-// as a registry entry's make() takes it.
+// as a registry entry's make() takes it. `alignment_codes` false: integer
+// parameters without the power-of-two codes (search_gp.cpp's RowEncoder),
+// for a space whose blocks a prior has aligned already (hybrid's whole
+// warps).
 std::unique_ptr<SearchStrategy> make_gp_search(const SearchSetup& setup, std::size_t random_start,
-                                               GpBounds bounds = {});
+                                               GpBounds bounds = {}, bool alignment_codes = true);
 // The measured rows gp's model conditions on now; 0 for another strategy.
 std::size_t gp_model_rows(const SearchStrategy& gp);
 

@@ -12,6 +12,7 @@
 
 #include "kiln/tuner/search.hpp"
 #include "search_drive.hpp"
+#include "search_internal.hpp"
 #include "search_whole_warps.hpp"
 
 namespace kiln {
@@ -117,6 +118,41 @@ TEST(WholeWarps, HybridSearchesWholeWarpBlocksFirstThenTheWholeSpace) {
   for (const Config& c : got) best = std::min(best, *gpu_time(c));
   EXPECT_GT(off, 0u) << "the whole space never opened";
   EXPECT_EQ(best, 1.0) << "the fastest block, off the rule, was never found";
+}
+
+// Inside the rule, hybrid's gp reads integers by value and place alone: the
+// power-of-two codes were to tell aligned blocks from ragged ones, which
+// the rule has done (search_hybrid.cpp). After the opening (16 configs,
+// the least), its proposals are those of a gp over the narrowed space
+// without the codes, told the same configs; a gp with them proposes others.
+TEST(WholeWarps, InsideTheRuleGpReadsIntegersWithoutAlignmentCodes) {
+  const ConfigSpace space = gpu_space();
+  const auto rule = internal::whole_warps_rule(space);
+  ASSERT_TRUE(rule);
+  const ConfigSpace narrowed = internal::whole_warps_space(space, *rule);
+  const std::size_t budget = 64, opening = 16;  // all before 3% of the space (77)
+  auto hybrid = find_search_strategy("hybrid")->make(test::search_setup(space, budget, 11));
+  const std::vector<Config> got = test::drive_rounds(*hybrid, gpu_time);
+  ASSERT_EQ(got.size(), budget);
+  std::vector<std::vector<Config>> runs;
+  for (const bool codes : {false, true}) {
+    auto gp = internal::make_gp_search(test::search_setup(narrowed, budget, 11), 0, {}, codes);
+    for (std::size_t i = 0; i < opening; ++i) gp->report(got[i], gpu_time(got[i]));
+    std::vector<Config> rest;
+    while (rest.size() < budget - opening) {
+      const std::vector<Config> round = gp->next(4);
+      if (round.empty()) break;
+      for (const Config& c : round) {
+        gp->report(c, gpu_time(c));
+        rest.push_back(c);
+      }
+    }
+    runs.push_back(rest);
+  }
+  ASSERT_EQ(runs[0].size(), budget - opening);
+  EXPECT_TRUE(std::equal(runs[0].begin(), runs[0].end(), got.begin() + opening));
+  EXPECT_FALSE(std::equal(runs[1].begin(), runs[1].end(), got.begin() + opening))
+      << "with the codes gp picks as without them here: the test tells nothing";
 }
 
 // Blocks of whole warps are under a tenth of this space (x runs 1 to 32,
