@@ -81,8 +81,8 @@ double valid_configs(const ConfigSpace& space) {
 class HybridSearch final : public SearchStrategy {
  public:
   HybridSearch(const SearchSetup& setup, std::size_t budget) : budget_(budget) {
-    double opened = valid_configs(*setup.space);
-    const double whole = opened;
+    const double whole = valid_configs(*setup.space);
+    double opened = whole;  // becomes the narrowed part's, where the prior applies
     const SearchSetup narrow = preferred_part(setup, opened);
     // bayes paces its exploration by its budget (kappa, rounds kept apart):
     // told the run's, a 10% run opened otherwise than a 3% one and reached

@@ -138,16 +138,7 @@ TEST(WholeWarps, InsideTheRuleGpReadsIntegersWithoutAlignmentCodes) {
   for (const bool codes : {false, true}) {
     auto gp = internal::make_gp_search(test::search_setup(narrowed, budget, 11), 0, {}, codes);
     for (std::size_t i = 0; i < opening; ++i) gp->report(got[i], gpu_time(got[i]));
-    std::vector<Config> rest;
-    while (rest.size() < budget - opening) {
-      const std::vector<Config> round = gp->next(4);
-      if (round.empty()) break;
-      for (const Config& c : round) {
-        gp->report(c, gpu_time(c));
-        rest.push_back(c);
-      }
-    }
-    runs.push_back(rest);
+    runs.push_back(test::drive_rounds(*gp, gpu_time, (budget - opening) / 4));
   }
   ASSERT_EQ(runs[0].size(), budget - opening);
   EXPECT_TRUE(std::equal(runs[0].begin(), runs[0].end(), got.begin() + opening));
