@@ -13,6 +13,17 @@
 #      snippets, examples/python).
 # GPU-labelled tests are left out of the sanitizer runs: the driver is not
 # instrumented (run them from a release build on a GPU: docs/gpu.md).
+# Skips: each ctest and pytest stage writes JUnit XML to build-test-results/,
+# and scripts/skip_report.py reads the class every skip names
+# (tests/common/skip.hpp). A skip for a component setup installs (hiredis,
+# redis-server, Open MPI, libzip, OpenBLAS, LLVM), or one with no known
+# class, fails the run right after its stage, naming the tests and the fix.
+# Only a missing GPU (and what needs one), the CUDA toolkit (setup cannot
+# install it), data outside the repository (../shared) and conditions of the
+# harness (sanitizer, not root, KILN_TUNING=0, the host) may skip; the run
+# ends with the count of skips by reason. KILN_TEST_REQUIRE=CLASS,... makes
+# allowed classes fail too (.ci/run: cuda-toolkit). --quick allows every
+# skip, and still counts them and says which would fail the full run.
 # Each sanitizer build replaces a release build in CI rather than adding to
 # it: two instrumented builds at -O1 cost less than one -O3 build plus two.
 #   bash scripts/test.sh                # what CI runs
@@ -83,6 +94,24 @@ prune_build() {
 stage "setup"
 bash scripts/setup.sh
 
+# Every ctest and pytest stage leaves its results here, for the skip report
+# (a stage's output is kept whole up to 64 KiB, so the skip's reason is in it).
+results=$PWD/build-test-results
+rm -rf "$results"
+mkdir -p "$results"
+# ctest's arguments for the results of stage $1.
+junit() { junit_args=(--output-junit "$results/$1.xml" --test-output-size-passed 65536); }
+skip_args=(--require "${KILN_TEST_REQUIRE:-}")
+((quick)) && skip_args=(--allow-skips)
+python3 scripts/skip_report.py "${skip_args[@]}"  # a misspelt KILN_TEST_REQUIRE stops here
+# Fails the run when stage $1 skipped what it may not (silent otherwise).
+check_skips() { python3 scripts/skip_report.py --quiet "${skip_args[@]}" "$results/$1.xml"; }
+# The count of skips by reason, over every stage; fails as check_skips does.
+skip_report() {
+  stage "skips"
+  python3 scripts/skip_report.py "${skip_args[@]}" "$results"/*.xml
+}
+
 # Stage 5: the Python package, built by pip (release) into .venv, then
 # pytest. Exit code 5 (no tests collected: a filter that selects none) is
 # not a failure. A unity build, as the sanitizer builds are: 3 min 41 s
@@ -96,15 +125,18 @@ python_stage() {
     --config-settings=cmake.define.CMAKE_UNITY_BUILD=ON \
     --config-settings=cmake.define.CMAKE_UNITY_BUILD_BATCH_SIZE=8 .
   local rc=0
-  .venv/bin/python -m pytest -q -p no:cacheprovider python/tests || rc=$?
+  .venv/bin/python -m pytest -q -rs -p no:cacheprovider --junitxml="$results/pytest.xml" \
+    python/tests || rc=$?
   if ((rc == 5)); then
     echo "test.sh: pytest collected no tests"
   elif ((rc != 0)); then
     exit "$rc"
   fi
+  check_skips pytest
 }
 if ((python_only)); then
   python_stage
+  skip_report
   stage "done"
   exit 0
 fi
@@ -113,18 +145,24 @@ if ((quick)); then
   cmake --preset ci >/dev/null
   cmake --build build
   stage "ctest"
-  ctest --preset ci -j "$(nproc)" ${args[@]+"${args[@]}"}
+  junit release
+  ctest --preset ci -j "$(nproc)" "${junit_args[@]}" ${args[@]+"${args[@]}"}
   if ((python)); then python_stage; fi
+  skip_report
   stage "done"
   exit 0
 fi
 
 stage "ASan + UBSan: build and every test"
-bash scripts/sanitize.sh asan ${args[@]+"${args[@]}"}
+junit asan
+bash scripts/sanitize.sh asan "${junit_args[@]}" ${args[@]+"${args[@]}"}
+check_skips asan
 prune_build build-asan
 if ((tsan)); then
   stage "TSan: build and the unit and integration tests"
-  bash scripts/sanitize.sh tsan ${args[@]+"${args[@]}"}
+  junit tsan
+  bash scripts/sanitize.sh tsan "${junit_args[@]}" ${args[@]+"${args[@]}"}
+  check_skips tsan
   prune_build build-tsan
 fi
 if ((fuzz)); then
@@ -133,4 +171,5 @@ if ((fuzz)); then
   prune_build build-fuzz
 fi
 if ((python)); then python_stage; fi
+skip_report
 stage "done"

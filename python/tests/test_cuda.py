@@ -1,5 +1,6 @@
 """CUDA paths: run on a machine with a CUDA device, skipped elsewhere; what
-a machine without one gets is a clear error, never a crash."""
+a machine without one gets is a clear error, never a crash. Skip reasons
+start with their class ([skip:gpu]: scripts/skip_report.py)."""
 
 import numpy as np
 import pytest
@@ -16,16 +17,16 @@ extern "C" __global__ void fill(float* y, float v, int n) {
 """
 
 
-@pytest.mark.skipif(HAS_CUDA, reason="this machine has a CUDA device")
+@pytest.mark.skipif(HAS_CUDA, reason="[skip:gpu-present] this machine has a CUDA device")
 def test_cuda_without_a_device_is_a_clear_error():
     with pytest.raises(kiln.UnavailableError, match="CUDA|cuda"):
         kiln.compile(CUDA_SRC, "fill", backend="cuda")
     assert native._backend_available("cuda") != ""
 
 
-@pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device")
+@pytest.mark.skipif(not HAS_CUDA, reason="[skip:gpu] no CUDA device")
 def test_cuda_compile_launch_and_stream():
-    cupy = pytest.importorskip("cupy")
+    cupy = pytest.importorskip("cupy", reason="[skip:cupy] CuPy is not installed")
     k = kiln.compile(CUDA_SRC, "fill", backend="cuda")
     y = cupy.zeros(1000, dtype=cupy.float32)
     s = cupy.cuda.Stream()

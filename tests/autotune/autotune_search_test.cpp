@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "skip.hpp"
 #include "tune_session.hpp"
 
 namespace kiln {
@@ -296,7 +297,7 @@ TEST(AutotuneSearch, AHookThrowingDuringARefillReachesTheCaller) {
 // An unknown strategy is misuse: it throws before anything runs, naming
 // the registered ones.
 TEST(AutotuneSearch, AnUnknownStrategyNamesTheValidOnes) {
-  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  if (!Options::global().tuning) KILN_SKIP(Skip::kTuningOff) << "KILN_TUNING=0";
   TunableKernel k = sleep_kernel(8, 4, 5);
   SleepCall call(20);
   Session s("unknown_strategy");

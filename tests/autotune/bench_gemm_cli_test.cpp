@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "run_command.hpp"
+#include "skip.hpp"
 
 namespace {
 
@@ -27,7 +28,7 @@ TEST(BenchGemmCli, ComparesTheTunedGemmWithOpenBlasOnTheSameCall) {
     kiln::testing::CommandRun why = kiln::testing::run_command(command + " 2>&1");
     EXPECT_NE(why.out.find("apt-get install libopenblas-dev"), std::string::npos) << why.out;
     std::filesystem::remove_all(cache);
-    GTEST_SKIP() << "OpenBLAS is not installed: " << why.out;
+    KILN_SKIP(Skip::kOpenblas) << "OpenBLAS is not installed: " << why.out;
   }
   std::filesystem::remove_all(cache);
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -54,7 +55,8 @@ TEST(BenchGemmCli, ComparesTheTunedGemmWithOpenBlasOnTheSameCall) {
 // counts them as cores.
 TEST(BenchGemmCli, MoreThreadsThanTheMachineHasAreNamedAsOversubscribed) {
   const unsigned hardware = std::thread::hardware_concurrency();
-  if (hardware == 0 || hardware >= 1024) GTEST_SKIP() << "hardware threads unknown or too many";
+  if (hardware == 0 || hardware >= 1024)
+    KILN_SKIP(Skip::kHost) << "hardware threads unknown or too many";
   const auto cache = std::filesystem::temp_directory_path() /
                      ("kiln_bench_gemm_over_" + std::to_string(::getpid()));
   const auto err = cache.string() + ".err";
@@ -66,7 +68,7 @@ TEST(BenchGemmCli, MoreThreadsThanTheMachineHasAreNamedAsOversubscribed) {
   std::filesystem::remove_all(cache);
   const std::string text = kiln::testing::run_command("cat " + err).out;
   std::filesystem::remove(err);
-  if (r.exit_code == 3) GTEST_SKIP() << "OpenBLAS is not installed";
+  if (r.exit_code == 3) KILN_SKIP(Skip::kOpenblas) << "OpenBLAS is not installed";
   ASSERT_EQ(r.exit_code, 0) << text;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["threads"], hardware + 1);

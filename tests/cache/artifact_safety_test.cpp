@@ -8,6 +8,7 @@
 #include "cache_test_util.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -47,7 +48,7 @@ TEST(CacheSafety, GroupWritableShardDirectoryIsRefused) {
 }
 
 TEST(CacheSafety, EntryOwnedByAnotherUserIsRefusedNotRemoved) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to chown an entry to another user";
+  if (::geteuid() != 0) KILN_SKIP(Skip::kNotRoot) << "needs root to chown an entry to another user";
   TempDir dir;
   ArtifactCache writer(options_for(dir.path()));
   ASSERT_TRUE(writer.store(test_key(1), test_artifact(1, 100)).ok());
@@ -63,7 +64,8 @@ TEST(CacheSafety, EntryOwnedByAnotherUserIsRefusedNotRemoved) {
 }
 
 TEST(CacheSafety, CacheDirectoryOwnedByAnotherUserIsRefused) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to chown a directory to another user";
+  if (::geteuid() != 0)
+    KILN_SKIP(Skip::kNotRoot) << "needs root to chown a directory to another user";
   TempDir dir;
   ASSERT_EQ(::chown(dir.path().c_str(), kOtherUid, kOtherUid), 0);
   ArtifactCache cache(options_for(dir.path()));

@@ -11,6 +11,7 @@
 #include "cli_fixture.hpp"
 #include "odd_files.hpp"
 #include "read_only_dir.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -95,7 +96,7 @@ TEST_F(CacheCliOddFiles, ExportNeverReplacesAFifo) {
 
 TEST_F(CacheCliOddFiles, ClearAndPruneOnAReadOnlyDirectoryReportWhatTheyCouldNotRemove) {
   testing::ReadOnlyDir read_only(dir_.path());
-  if (!read_only.ok()) GTEST_SKIP() << read_only.why_not();
+  if (!read_only.ok()) KILN_SKIP(Skip::kHost) << read_only.why_not();
   DeadlineRun clear = kiln_within_deadline("clear", "", read_only.in_child());
   EXPECT_FINISHED(clear);
   EXPECT_EQ(clear.exit_code, 1) << "(" << read_only.how() << ") " << clear.out << clear.err;
@@ -159,7 +160,8 @@ TEST_F(CacheCliOddFiles, VerifyLsAndStatsReportADirectoryOthersCanWrite) {
 }
 
 TEST_F(CacheCliOddFiles, VerifyLsAndStatsReportADirectoryAnotherUserOwns) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to chown the directory to another user";
+  if (::geteuid() != 0)
+    KILN_SKIP(Skip::kNotRoot) << "needs root to chown the directory to another user";
   ASSERT_EQ(::chown(dir_.path().c_str(), 54321, 54321), 0);
   expect_refusal_reported(*this, "it is owned by uid 54321");
 }

@@ -65,7 +65,7 @@ class ReadOnlyDir {
 
   bool ok() const { return !how_.empty(); }
   const std::string& how() const { return how_; }
-  // Why no way held (for GTEST_SKIP).
+  // Why no way held (for KILN_SKIP).
   std::string why_not() const { return "no read-only directory could be made: " + why_not_; }
   // Runs in the child before exec (see run_with_deadline); empty unless the
   // way is a mount the child must make in its own namespace.

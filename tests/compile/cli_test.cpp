@@ -6,6 +6,7 @@
 #include <string>
 
 #include "run_command.hpp"
+#include "skip.hpp"
 
 namespace {
 
@@ -29,7 +30,7 @@ TEST(KilnCompileCli, KernelIsRequired) {
 #if KILN_BACKEND_CUDA
 TEST(KilnBenchCli, OneConfigSmokeRunReportsEveryVariantAndRatios) {
   auto r = run("bench compile --kernel gemm_f16 --max-configs 1 --arch sm_80 --json 2>/dev/null");
-  if (r.out.find("NVRTC not found") != std::string::npos) GTEST_SKIP() << r.out;
+  if (r.out.find("NVRTC not found") != std::string::npos) KILN_SKIP(Skip::kCudaToolkit) << r.out;
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto report = nlohmann::json::parse(r.out.substr(r.out.find('{')));
   const auto& k = report.at("kernels").at("gemm_f16");

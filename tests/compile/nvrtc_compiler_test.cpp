@@ -10,6 +10,7 @@
 #include "cuda/nvrtc_api.hpp"
 #include "cuda/nvrtc_compiler.hpp"
 #include "kiln/compile/compile_engine.hpp"
+#include "skip.hpp"
 #include "test_kernels.hpp"
 
 namespace kiln {
@@ -18,7 +19,7 @@ namespace {
 class Nvrtc : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().describe();
+    if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().describe();
   }
   CompileUnit unit(const std::vector<std::int64_t>& ns, const std::string& arch,
                    BinaryFormat format = BinaryFormat::kCubin) {
@@ -109,7 +110,8 @@ TEST_F(Nvrtc, CancelledBeforeStartCompilesNothing) {
 }
 
 TEST_F(Nvrtc, FlowCallbackCancelsARunningCompile) {
-  if (!(*cuda::nvrtc())->SetFlowCallback) GTEST_SKIP() << "this NVRTC has no flow callback";
+  if (!(*cuda::nvrtc())->SetFlowCallback)
+    KILN_SKIP(Skip::kCudaToolkit) << "this NVRTC has no flow callback";
   // Measured with NVRTC 13.0: the flow callback is first asked after the
   // front end, so the cancel lands at the start of NVVM. <cuda/std/limits>
   // keeps the front end (~0.3 s) longer than the 30 ms before the cancel.

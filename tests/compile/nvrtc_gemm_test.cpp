@@ -9,6 +9,7 @@
 #include "kiln/runtime/nvrtc.hpp"
 #include "kiln/runtime/toolchain.hpp"
 
+#include "skip.hpp"
 #include "test_kernels.hpp"
 
 namespace kiln {
@@ -41,7 +42,7 @@ TEST(ShippedTemplates, UnknownNameListsTheShippedOnes) {
 }
 
 TEST(ShippedTemplates, DefaultConfigsCompileForSm80AndSm90a) {
-  if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().describe();
+  if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().describe();
   auto compiler = cuda::make_compiler();
   CompileContext context{current_toolchain(DeviceKind::kCuda),
                          CacheEnvRegistry::global().snapshot()};

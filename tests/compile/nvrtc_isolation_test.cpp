@@ -8,6 +8,7 @@
 #include "cuda/nvrtc_compiler.hpp"
 #include "kiln/compile/compile_engine.hpp"
 #include "kiln/runtime/toolchain.hpp"
+#include "skip.hpp"
 #include "test_kernels.hpp"
 
 namespace kiln {
@@ -16,7 +17,7 @@ namespace {
 class Isolation : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().describe();
+    if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().describe();
     context_.toolchain = current_toolchain(DeviceKind::kCuda);
     context_.env = CacheEnvRegistry::global().snapshot();
   }

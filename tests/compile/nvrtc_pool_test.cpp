@@ -9,6 +9,7 @@
 #include "cuda/nvrtc_compiler.hpp"
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/runtime/toolchain.hpp"
+#include "skip.hpp"
 #include "test_kernels.hpp"
 
 namespace kiln {
@@ -17,7 +18,7 @@ namespace {
 class Pool : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().describe();
+    if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().describe();
     options_.context.toolchain = current_toolchain(DeviceKind::kCuda);
     options_.context.env = CacheEnvRegistry::global().snapshot();
   }
@@ -134,7 +135,7 @@ TEST_F(Pool, PchIsCreatedOnceAndReusedWithIdenticalCode) {
   auto plain = without.compile(make(2), CancelToken());
   ASSERT_TRUE(plain.ok()) << plain.error().describe();
   const auto& api = **cuda::nvrtc();
-  if (!api.GetPCHCreateStatus) GTEST_SKIP() << "this NVRTC has no PCH";
+  if (!api.GetPCHCreateStatus) KILN_SKIP(Skip::kCudaToolkit) << "this NVRTC has no PCH";
   EXPECT_NE(std::string(first->options.back()).find("-pch-dir="), std::string::npos);
   EXPECT_NE(first->log.find("creating precompiled header"), std::string::npos) << first->log;
   EXPECT_NE(second->log.find("using precompiled header"), std::string::npos) << second->log;
@@ -156,9 +157,10 @@ namespace kiln {
 namespace {
 
 TEST(PchHeap, GrowsToWhatNvrtcAsksFor) {
-  if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().describe();
+  if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().describe();
   const auto& api = **cuda::nvrtc();
-  if (!api.SetPCHHeapSize || !api.GetPCHHeapSize) GTEST_SKIP() << "this NVRTC has no PCH heap";
+  if (!api.SetPCHHeapSize || !api.GetPCHHeapSize)
+    KILN_SKIP(Skip::kCudaToolkit) << "this NVRTC has no PCH heap";
   std::size_t before = 0;
   api.GetPCHHeapSize(&before);
   ASSERT_EQ(api.SetPCHHeapSize(1 << 20), NVRTC_SUCCESS);  // far too small for CCCL

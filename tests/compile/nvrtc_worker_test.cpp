@@ -12,6 +12,7 @@
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/runtime/nvrtc.hpp"
 #include "kiln/runtime/toolchain.hpp"
+#include "skip.hpp"
 #include "test_kernels.hpp"
 
 namespace kiln {
@@ -20,7 +21,7 @@ namespace {
 class Worker : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().describe();
+    if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().describe();
     context_ = {current_toolchain(DeviceKind::kCuda), CacheEnvRegistry::global().snapshot()};
   }
   static std::shared_ptr<WorkerProcessCompiler> spawn() {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "kiln/compile/compile_pool.hpp"
+#include "skip.hpp"
 #include "thread_limit.hpp"
 
 namespace kiln {
@@ -35,7 +36,8 @@ CompileUnit unit(int n) {
 constexpr int kAsked = 64;
 
 TEST(PoolThreads, ThreadsThatCannotStartLeaveAWorkingPool) {
-  if (testing::kSanitized) GTEST_SKIP() << "address-space limits break sanitizer runtimes";
+  if (testing::kSanitized)
+    KILN_SKIP(Skip::kSanitizer) << "address-space limits break sanitizer runtimes";
   // Room for a couple of 8 MiB stacks, not 64.
   const int rc = testing::in_thread_limited_child(3 * testing::kChildStackBytes, [] {
     PoolOptions options;
@@ -53,7 +55,8 @@ TEST(PoolThreads, ThreadsThatCannotStartLeaveAWorkingPool) {
 }
 
 TEST(PoolThreads, NoThreadAtAllFailsEachUnitWithTheReason) {
-  if (testing::kSanitized) GTEST_SKIP() << "address-space limits break sanitizer runtimes";
+  if (testing::kSanitized)
+    KILN_SKIP(Skip::kSanitizer) << "address-space limits break sanitizer runtimes";
   const int rc = testing::in_thread_limited_child(1 << 20, [] {
     PoolOptions options;
     options.workers = 4;

@@ -15,6 +15,7 @@
 #include "deadline_run.hpp"
 #include "kiln/distributed/collective.hpp"
 #include "run_command.hpp"
+#include "skip.hpp"
 
 namespace kiln::testing {
 
@@ -22,11 +23,11 @@ inline bool have_mpirun() {
   return run_command("command -v mpirun >/dev/null 2>&1 && echo yes").out == "yes\n";
 }
 
-#define KILN_REQUIRE_MPI()                                                            \
-  do {                                                                                \
-    if (!::kiln::mpi_built()) GTEST_SKIP() << "Kiln was built without MPI";           \
-    if (!::kiln::testing::have_mpirun())                                              \
-      GTEST_SKIP() << "mpirun is not installed (scripts/setup.sh installs Open MPI)"; \
+#define KILN_REQUIRE_MPI()                                                                     \
+  do {                                                                                         \
+    if (!::kiln::mpi_built()) KILN_SKIP(Skip::kMpi) << "Kiln was built without MPI";           \
+    if (!::kiln::testing::have_mpirun())                                                       \
+      KILN_SKIP(Skip::kMpi) << "mpirun is not installed (scripts/setup.sh installs Open MPI)"; \
   } while (0)
 
 // The environment of every MPI job. Under ASan, leak checking is off for the

@@ -6,6 +6,7 @@
 #include "framework_test_util.hpp"
 #include "kiln/framework/backend_select.hpp"
 #include "kiln/framework/tuning_scope.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -109,7 +110,7 @@ TEST(AutoBackend, NoneSuitableListsEveryReason) {
 }
 
 TEST(AutoBackend, TunesAcrossEverySuitableBackend) {
-  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  if (!Options::global().tuning) KILN_SKIP(Skip::kTuningOff) << "KILN_TUNING=0";
   ThreeBackends t;
   auto opts = testing::quick_options();
   opts.identity = device_cc(8, 6);

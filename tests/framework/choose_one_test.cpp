@@ -9,6 +9,7 @@
 #include "framework_test_util.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/framework/tuning_scope.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -19,7 +20,7 @@ using testing::ScaleRunner;
 class ChooseOne : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+    if (!Options::global().tuning) KILN_SKIP(Skip::kTuningOff) << "KILN_TUNING=0";
   }
 };
 

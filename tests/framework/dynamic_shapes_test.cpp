@@ -9,6 +9,7 @@
 #include "framework_test_util.hpp"
 #include "kiln/framework/dynamic_shapes.hpp"
 #include "kiln/framework/tuning_scope.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -113,7 +114,7 @@ class ShapeRecorder : public ScaleRunner {
 };
 
 TEST(DynamicTuning, TuningCoversEveryProfileAndCallsMapToTheNearest) {
-  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  if (!Options::global().tuning) KILN_SKIP(Skip::kTuningOff) << "KILN_TUNING=0";
   TacticTuner tuner(testing::quick_options());
   ShapeRecorder r("rows", {0, 1});
   TunableRunner* runners[] = {&r};

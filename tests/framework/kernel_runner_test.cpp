@@ -13,6 +13,7 @@
 #include "kiln/framework/tuning_scope.hpp"
 #include "kiln/kernels/tuning_target.hpp"
 #include "kiln/runtime/cpu.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -122,7 +123,7 @@ TEST(KernelRunner, TacticsComeFromTheConfigSpace) {
 }
 
 TEST(KernelRunner, ChooseOneTunesAKilnKernelAgainstAReference) {
-  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  if (!Options::global().tuning) KILN_SKIP(Skip::kTuningOff) << "KILN_TUNING=0";
   auto dir = testing::fresh_dir("kernel_runner");
   Options opts = Options::global();
   opts.cache_dir = dir;

@@ -7,6 +7,7 @@
 
 #include "../cache/process_util.hpp"
 #include "framework_test_util.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -23,7 +24,7 @@ std::string read_line(const std::filesystem::path& p) {
 }
 
 TEST(Persistence, ADecisionSurvivesIntoTheNextProcess) {
-  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  if (!Options::global().tuning) KILN_SKIP(Skip::kTuningOff) << "KILN_TUNING=0";
   auto dir = testing::fresh_dir("persist");
   std::string cache = (dir / "tactics.json").string();
   ASSERT_EQ(run_worker({KILN_FRAMEWORK_WORKER, cache, "tune", (dir / "first").string()}), 0);

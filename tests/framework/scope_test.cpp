@@ -11,6 +11,7 @@
 #include "framework_test_util.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/framework/tuning_scope.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -106,7 +107,7 @@ std::string read_text(const std::filesystem::path& p) {
 }
 
 TEST(TuningScope, SkippedOpsCompileProfileAndCacheNothing) {
-  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  if (!Options::global().tuning) KILN_SKIP(Skip::kTuningOff) << "KILN_TUNING=0";
   auto dir = testing::fresh_dir("skip_cache");
   TacticTuner tuner(testing::quick_options());
   ScaleRunner a0("op_a_runner", {0, 1}), b0("op_b_runner", {0, 1});
@@ -143,7 +144,7 @@ TEST(TuningScope, SkippedOpsCompileProfileAndCacheNothing) {
 }
 
 TEST(TuningScope, CacheFileLoadsAtEntryAndSavesAtExit) {
-  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  if (!Options::global().tuning) KILN_SKIP(Skip::kTuningOff) << "KILN_TUNING=0";
   auto dir = testing::fresh_dir("scope_file");
   ScaleRunner r("scale", {0, 1, 2});
   TunableRunner* runners[] = {&r};
@@ -173,7 +174,7 @@ TEST(TuningScope, CacheFileLoadsAtEntryAndSavesAtExit) {
 // each tunes: each thread's decision lands in its own file (it went to the
 // file opened last, whichever thread opened it).
 TEST(TuningScope, EachThreadRecordsIntoItsOwnScopesFile) {
-  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  if (!Options::global().tuning) KILN_SKIP(Skip::kTuningOff) << "KILN_TUNING=0";
   auto dir = testing::fresh_dir("two_scopes");
   TacticTuner tuner(testing::quick_options());
   ScaleRunner ra("runner_a", {0, 1}), rb("runner_b", {0, 1});
@@ -207,7 +208,7 @@ TEST(TuningScope, EachThreadRecordsIntoItsOwnScopesFile) {
 }
 
 TEST(TuningScope, AMalformedCacheFileIsNotFatal) {
-  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  if (!Options::global().tuning) KILN_SKIP(Skip::kTuningOff) << "KILN_TUNING=0";
   auto dir = testing::fresh_dir("bad_file");
   {
     std::ofstream out(dir / "t.json");

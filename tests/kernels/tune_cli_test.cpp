@@ -5,6 +5,7 @@
 #include "cli_runner.hpp"
 #include "kiln/kernels/tuning_target.hpp"
 #include "kiln/runtime/cpu.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -250,7 +251,7 @@ TEST_F(TuneCli, BadInputExitsTwoNamingTheProblem) {
 }
 
 TEST_F(TuneCli, CudaKernelsWithoutADeviceFailCleanly) {
-  if (cuda_device_count().ok()) GTEST_SKIP() << "a CUDA device is present";
+  if (cuda_device_count().ok()) KILN_SKIP(Skip::kGpuPresent) << "a CUDA device is present";
   for (const char* args : {"tune --kernel gemm_f16 --shape M=64,N=64,K=64",
                            "tune --kernel gemm --backend cuda --shape M=64,N=64,K=64 --json"}) {
     CliRun run = kiln(args);

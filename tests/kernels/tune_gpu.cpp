@@ -3,6 +3,7 @@
 // served warm from disk in a second process. Skipped without a device.
 #include "cli_runner.hpp"
 #include "kiln/kernels/tuning_target.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -12,7 +13,7 @@ using testing::count_status;
 using TuneGpu = testing::CliTest;
 
 TEST_F(TuneGpu, ShippedGemmsTuneAndStartWarm) {
-  if (!cuda_device_count().ok()) GTEST_SKIP() << cuda_device_count().error().message;
+  if (!cuda_device_count().ok()) KILN_SKIP(Skip::kGpu) << cuda_device_count().error().message;
   for (const char* kernel : {"gemm_f16", "gemm_bf16"}) {
     const std::string args = std::string("tune --kernel ") + kernel +
                              " --shape M=256,N=384,K=512 --max-configs 6 --json";

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli_runner.hpp"
+#include "skip.hpp"
 
 namespace kiln::testing {
 namespace {
@@ -304,7 +305,8 @@ TEST_F(TuneRecordedCli, BudgetIsInSimulatedSeconds) {
 
 TEST_F(TuneRecordedCli, ReplaysASharedKernelTunerFileDeterministically) {
   const fs::path file = kShared / "convolution_A100.json.gz";
-  if (!fs::exists(file)) GTEST_SKIP() << "no shared recorded spaces at " << kShared;
+  if (!fs::exists(file))
+    KILN_SKIP(Skip::kRecordedSpaces) << "no shared recorded spaces at " << kShared;
   const std::string args = "tune --recorded " + file.string() +
                            " --search random --max-configs 44 --seed 3 --threads 2 --json";
   CliRun a = kiln(args);
@@ -339,7 +341,8 @@ TEST_F(TuneRecordedCli, ReplaysASharedKernelTunerFileDeterministically) {
 // instead. The two flags exclude each other; both say so in the settings.
 TEST_F(TuneRecordedCli, InFlightOrRoundsPaceASteeredSearch) {
   const fs::path file = kShared / "convolution_A100.json.gz";
-  if (!fs::exists(file)) GTEST_SKIP() << "no shared recorded spaces at " << kShared;
+  if (!fs::exists(file))
+    KILN_SKIP(Skip::kRecordedSpaces) << "no shared recorded spaces at " << kShared;
   const std::string base =
       "tune --recorded " + file.string() + " --search hybrid --max-configs 40 --seed 5 --threads 2";
   CliRun a = kiln(base + " --in-flight 3 --json");
@@ -391,7 +394,8 @@ TEST_F(TuneRecordedCli, InFlightOrRoundsPaceASteeredSearch) {
 // for default; --max-configs overrides either.
 TEST_F(TuneRecordedCli, EffortSizesTheAutoSearchOfAReplay) {
   const fs::path file = kShared / "convolution_A100.json.gz";
-  if (!fs::exists(file)) GTEST_SKIP() << "no shared recorded spaces at " << kShared;
+  if (!fs::exists(file))
+    KILN_SKIP(Skip::kRecordedSpaces) << "no shared recorded spaces at " << kShared;
   const std::string base = "tune --recorded " + file.string() + " --json";
   for (const auto& [flags, configs] : std::vector<std::pair<std::string, std::size_t>>{
            {" --effort quick", 44}, {"", 131}, {" --effort quick --max-configs 20", 20}}) {
@@ -862,7 +866,7 @@ TEST_F(TuneRecordedCli, ASecondSearchIsRefusedNamingBoth) {
 // A report stdout cannot take (a full disk) is a failed run: kiln exited 0
 // with the report or JSON lost.
 TEST_F(TuneRecordedCli, AnOutputStdoutCannotTakeExitsOne) {
-  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  if (!fs::exists("/dev/full")) KILN_SKIP(Skip::kHost) << "no /dev/full";
   for (const std::string& args :
        {"tune --recorded " + hand().string() + " --json", "tune --recorded " + hand().string(),
         "bench search --recorded " + hand().string() + " --strategy random --seeds 1",

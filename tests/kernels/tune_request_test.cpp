@@ -10,6 +10,7 @@
 
 #include "kiln/core/error.hpp"
 #include "kiln/kernels/tune_request.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -54,7 +55,7 @@ TEST(TuneRequest, BadInputFailsAtTheRequestStepAndWritesNothing) {
 }
 
 TEST(TuneRequest, ResultsCarryTheirRecord) {
-  if (!Options::global().tuning) GTEST_SKIP() << "KILN_TUNING=0";
+  if (!Options::global().tuning) KILN_SKIP(Skip::kTuningOff) << "KILN_TUNING=0";
   RequestDir d;
   TuneOptions options;
   options.search.max_configs = 2;

@@ -9,6 +9,7 @@
 #include "kiln/runtime/toolchain.hpp"
 #if KILN_BACKEND_CUDA
 #include "kiln/runtime/nvrtc.hpp"
+#include "skip.hpp"
 #endif
 
 namespace kiln {
@@ -18,7 +19,7 @@ using UserCuda = testing::CliTest;
 
 TEST_F(UserCuda, EveryConfigOfTheSpecCompilesWithNvrtc) {
 #if !KILN_BACKEND_CUDA
-  GTEST_SKIP() << "the CUDA backend is not built";
+  KILN_SKIP(Skip::kCudaToolkit) << "the CUDA backend is not built";
 #else
   (void)testing::write_cuda_user_kernel(dir_);
   UserKernel k =

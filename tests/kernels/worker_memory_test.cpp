@@ -7,6 +7,7 @@
 
 #include "cli_runner.hpp"
 #include "sanitized.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -80,7 +81,7 @@ class WorkerMemory : public testing::CliTest {
 
 TEST_F(WorkerMemory, AConfigThatAllocatesWithoutEndFailsInItsWorkerAndTheRunGoesOn) {
 #ifdef KILN_TEST_SANITIZED
-  GTEST_SKIP() << "a data limit breaks the sanitizer runtimes in the worker";
+  KILN_SKIP(Skip::kSanitizer) << "a data limit breaks the sanitizer runtimes in the worker";
 #endif
   const CliRun run = tune(1, "KILN_WORKER_MEMORY=1G");
   ASSERT_EQ(run.exit_code, 0) << "stdout:\n" << run.out << "\nstderr:\n" << run.err;
@@ -108,7 +109,7 @@ TEST_F(WorkerMemory, WorkersOfferThemselvesToTheOomKillerAheadOfTheirTuner) {
   // score, and MODE 2 is caught writing a wrong result. (Unless whatever
   // started this test offered it already.)
   if (testing::read_file("/proc/self/oom_score_adj").rfind("1000", 0) == 0)
-    GTEST_SKIP() << "this test process's oom_score_adj is 1000 already";
+    KILN_SKIP(Skip::kHost) << "this test process's oom_score_adj is 1000 already";
   const CliRun threads = tune(2, "", "--isolation thread --retune");
   ASSERT_EQ(threads.exit_code, 0) << threads.err;
   EXPECT_EQ(row(threads.json(), 2)["status"], "wrong_result") << threads.out;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "remote_test_util.hpp"
+#include "skip.hpp"
 
 namespace kiln::testing {
 namespace {
@@ -22,7 +23,7 @@ DeadlineRun info_with_secret(const Machine& m, const std::string& variable,
 }
 
 TEST(RemoteSecretFile, FifoAndDevZeroAreRefusedUnreadByName) {
-  if (!remote_cache_built()) GTEST_SKIP() << "built without hiredis/OpenSSL";
+  if (!remote_cache_built()) KILN_SKIP(Skip::kHiredis) << "built without hiredis/OpenSSL";
   Machine m;
   const std::string fifo = (m.dir() / "fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
@@ -46,7 +47,7 @@ TEST(RemoteSecretFile, FifoAndDevZeroAreRefusedUnreadByName) {
 }
 
 TEST(RemoteSecretFile, TuneGoesOnWithTheTierOffAndOneWarning) {
-  if (!remote_cache_built()) GTEST_SKIP() << "built without hiredis/OpenSSL";
+  if (!remote_cache_built()) KILN_SKIP(Skip::kHiredis) << "built without hiredis/OpenSSL";
   Machine a;
   const std::string fifo = (a.dir() / "secret-fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);

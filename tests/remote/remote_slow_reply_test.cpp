@@ -15,6 +15,7 @@
 
 #include "remote/envelope.hpp"
 #include "remote_test_util.hpp"
+#include "skip.hpp"
 
 namespace kiln::testing {
 namespace {
@@ -70,7 +71,7 @@ class TricklingServer {
 };
 
 TEST(RemoteSlowReply, PingAgainstATricklingServerEndsAtTheOpDeadline) {
-  if (!remote_cache_built()) GTEST_SKIP() << "built without hiredis/OpenSSL";
+  if (!remote_cache_built()) KILN_SKIP(Skip::kHiredis) << "built without hiredis/OpenSSL";
   TricklingServer server;
   Machine a;
   // Bounded at 60 s for a 1 s limit: a hang is killed there and fails.
@@ -85,7 +86,7 @@ TEST(RemoteSlowReply, PingAgainstATricklingServerEndsAtTheOpDeadline) {
 }
 
 TEST(RemoteSlowReply, TuneAgainstATricklingServerFinishesWithTheLocalTiers) {
-  if (!remote_cache_built()) GTEST_SKIP() << "built without hiredis/OpenSSL";
+  if (!remote_cache_built()) KILN_SKIP(Skip::kHiredis) << "built without hiredis/OpenSSL";
   TricklingServer server;
   Machine a;
   TuneRun t = tune_on(a, "KILN_REMOTE_CACHE=" + server.url() +

@@ -14,6 +14,7 @@
 #include "deadline_run.hpp"
 #include "kiln/cache/remote_cache.hpp"
 #include "redis_server.hpp"
+#include "skip.hpp"
 
 namespace kiln::testing {
 
@@ -81,11 +82,13 @@ inline TuneRun tune_on(const Machine& machine, const std::string& env,
 }
 
 // Skips the test unless a redis-server and a Kiln with the tier are here.
-#define KILN_REQUIRE_REDIS()                                                            \
-  do {                                                                                  \
-    if (!::kiln::remote_cache_built()) GTEST_SKIP() << "built without hiredis/OpenSSL"; \
-    if (!::kiln::testing::have_redis_server())                                          \
-      GTEST_SKIP() << "redis-server is not installed (scripts/setup.sh installs it)";   \
+#define KILN_REQUIRE_REDIS()                                                 \
+  do {                                                                       \
+    if (!::kiln::remote_cache_built())                                       \
+      KILN_SKIP(Skip::kHiredis) << "built without hiredis/OpenSSL";          \
+    if (!::kiln::testing::have_redis_server())                               \
+      KILN_SKIP(Skip::kRedisServer)                                          \
+          << "redis-server is not installed (scripts/setup.sh installs it)"; \
   } while (0)
 
 }  // namespace kiln::testing

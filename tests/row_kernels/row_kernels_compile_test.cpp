@@ -9,6 +9,7 @@
 #include "kiln/runtime/nvrtc.hpp"
 #include "kiln/runtime/toolchain.hpp"
 #include "sanitized.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -63,7 +64,7 @@ class RowKernelCompile : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(RowKernelCompile, EveryConfigCompilesForSm90a) {
   // 12-16 s each under TSan, all of it in NVRTC, on one thread of Kiln's.
   KILN_SKIP_UNDER_TSAN("NVRTC compiling a whole space");
-  if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().describe();
+  if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().describe();
   auto compiler = cuda::make_compiler();
   CompileContext context{current_toolchain(DeviceKind::kCuda),
                          CacheEnvRegistry::global().snapshot()};

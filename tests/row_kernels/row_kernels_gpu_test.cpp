@@ -6,6 +6,7 @@
 
 #include "cuda_row_kernels.hpp"
 #include "kiln/runtime/toolchain.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -14,7 +15,7 @@ class RowKernelsGpu : public ::testing::TestWithParam<int> {};
 
 TEST_P(RowKernelsGpu, EveryMeasuredConfigMatchesTheReference) {
   auto target = open_tuning_target(BackendKind::kCuda);
-  if (!target.ok()) GTEST_SKIP() << target.error().message;
+  if (!target.ok()) KILN_SKIP(Skip::kGpu) << target.error().message;
   const ShippedKernel k = internal::cuda_row_kernels().at(static_cast<std::size_t>(GetParam()));
   // An odd row count leaves the last block partly idle; the width takes every VEC.
   const ShapeDims shape{{"rows", 37}, {k.dims[1], 1024}};

@@ -14,13 +14,15 @@
 #include <chrono>
 #include <thread>
 
+#include "skip.hpp"
 #include "thread_limit.hpp"
 
 namespace kiln {
 namespace {
 
 TEST(BlockPool, ThreadsThatCannotStartLeaveFewerRunners) {
-  if (testing::kSanitized) GTEST_SKIP() << "address-space limits break sanitizer runtimes";
+  if (testing::kSanitized)
+    KILN_SKIP(Skip::kSanitizer) << "address-space limits break sanitizer runtimes";
   const int rc = testing::in_thread_limited_child(3 * testing::kChildStackBytes, [] {
     cpu::BlockPool pool(64);
     if (pool.threads() < 1 || pool.threads() >= 64) return 10;

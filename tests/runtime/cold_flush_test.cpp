@@ -18,6 +18,7 @@
 
 #include "cpu/cache_flush.hpp"
 #include "kiln/runtime/cpu.hpp"
+#include "skip.hpp"
 
 namespace {
 
@@ -128,7 +129,7 @@ TEST_F(ColdFlush, UsesTheCacheLineFlushThisCpuHas) {
   }
   EXPECT_TRUE(used == "clflushopt" || used == "clflush") << used;
 #else
-  GTEST_SKIP() << "no cache-line flush instruction on this architecture";
+  KILN_SKIP(Skip::kHost) << "no cache-line flush instruction on this architecture";
 #endif
 }
 

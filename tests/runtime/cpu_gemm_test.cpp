@@ -16,6 +16,7 @@
 #include "kiln/compile/compile_engine.hpp"
 #include "kiln/runtime/cpu.hpp"
 #include "sanitized.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {

@@ -8,6 +8,7 @@
 
 #include "cuda/delay_kernel.hpp"
 #include "kiln/runtime/cuda.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -38,7 +39,7 @@ class CudaDeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto device = cuda::open_device(0);
-    if (!device) GTEST_SKIP() << "no CUDA device: " << device.error().message;
+    if (!device) KILN_SKIP(Skip::kGpu) << "no CUDA device: " << device.error().message;
     device_ = std::move(*device);
     auto cubin =
         cuda::compile_builtin_cubin(kKernels, "kiln_gpu_test.cu", device_->properties().arch);
@@ -107,7 +108,8 @@ TEST_F(CudaDeviceTest, SaxpyOnAStreamMatchesTheHost) {
 
 TEST_F(CudaDeviceTest, MoreThan48KiBOfSharedMemoryIsOptedIn) {
   const std::size_t want = 64 * 1024;
-  if (device_->properties().shared_per_block_optin < want) GTEST_SKIP() << "device lacks 64 KiB";
+  if (device_->properties().shared_per_block_optin < want)
+    KILN_SKIP(Skip::kGpu) << "device lacks 64 KiB of shared memory per block";
   auto kernel = load("reverse_via_shared");
   const int n = static_cast<int>(want / sizeof(float));
   std::vector<float> in(n);
@@ -125,7 +127,8 @@ TEST_F(CudaDeviceTest, MoreThan48KiBOfSharedMemoryIsOptedIn) {
 
 TEST_F(CudaDeviceTest, StaticAndDynamicSharedMemoryTogetherAreOptedIn) {
   const std::size_t dynamic = 40 * 1024;  // + 16 KiB static = 56 KiB, past the 48 KiB default
-  if (device_->properties().shared_per_block_optin < dynamic + 16 * 1024) GTEST_SKIP();
+  if (device_->properties().shared_per_block_optin < dynamic + 16 * 1024)
+    KILN_SKIP(Skip::kGpu) << "device lacks 56 KiB of shared memory per block";
   auto kernel = load("static_plus_dynamic");
   auto out = device_->allocate(sizeof(float)).value();
   LaunchConfig c;
@@ -215,7 +218,7 @@ TEST_F(CudaDeviceTest, CacheFlushAndFillRun) {
 
 TEST(CudaDevices, EveryDeviceIsEnumeratedAndAddressable) {
   auto count = cuda::device_count();
-  if (!count.ok() || *count == 0) GTEST_SKIP() << "no CUDA device";
+  if (!count.ok() || *count == 0) KILN_SKIP(Skip::kGpu) << "no CUDA device";
   auto devices = cuda::open_devices();
   ASSERT_TRUE(devices.ok()) << devices.error().describe();
   ASSERT_EQ(static_cast<int>(devices->size()), *count);

@@ -7,12 +7,14 @@
 #include "cuda/driver_api.hpp"
 #include "cuda/nvrtc_api.hpp"
 #include "kiln/runtime/cuda.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
 
 TEST(CudaNoDevice, MissingDriverIsAnErrorValueNotACrash) {
-  if (cuda::driver().ok()) GTEST_SKIP() << "a CUDA driver is installed; the gpu suite covers it";
+  if (cuda::driver().ok())
+    KILN_SKIP(Skip::kGpuPresent) << "a CUDA driver is installed; the gpu suite covers it";
   auto count = cuda::device_count();
   ASSERT_FALSE(count.ok());
   EXPECT_EQ(count.error().code, ErrorCode::kUnavailable);
@@ -32,14 +34,14 @@ TEST(CudaNoDevice, MissingDriverIsAnErrorValueNotACrash) {
 
 TEST(CudaNoDevice, OutOfRangeIndexIsAnErrorValue) {
   auto count = cuda::device_count();
-  if (!count.ok()) GTEST_SKIP() << count.error().message;
+  if (!count.ok()) KILN_SKIP(Skip::kGpu) << count.error().message;
   auto device = cuda::open_device(*count + 3);
   ASSERT_FALSE(device.ok());
   EXPECT_NE(device.error().message.find("out of range"), std::string::npos);
 }
 
 TEST(CudaNoDevice, DelayKernelCompilesToACubinWithNvrtc) {
-  if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().message;
+  if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().message;
   auto cubin = cuda::compile_delay_kernel("sm_80");
   ASSERT_TRUE(cubin.ok()) << cubin.error().describe();
   ASSERT_GT(cubin->size(), 4u);
@@ -50,7 +52,7 @@ TEST(CudaNoDevice, DelayKernelCompilesToACubinWithNvrtc) {
 }
 
 TEST(CudaNoDevice, DelayKernelForABadArchCarriesTheLog) {
-  if (!cuda::nvrtc().ok()) GTEST_SKIP() << cuda::nvrtc().error().message;
+  if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().message;
   auto cubin = cuda::compile_delay_kernel("sm_1");
   ASSERT_FALSE(cubin.ok());
   EXPECT_EQ(cubin.error().code, ErrorCode::kCompileFailed);

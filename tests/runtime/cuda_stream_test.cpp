@@ -12,6 +12,7 @@
 #include "cuda/driver_api.hpp"
 #include "kiln/runtime/cuda.hpp"
 #include "kiln/tuner/tuner.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -27,7 +28,7 @@ class CallerStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto device = cuda::open_device(0);
-    if (!device) GTEST_SKIP() << "no CUDA device: " << device.error().message;
+    if (!device) KILN_SKIP(Skip::kGpu) << "no CUDA device: " << device.error().message;
     device_ = std::move(*device);
     api_ = *cuda::driver();
     auto cubin =
@@ -109,7 +110,7 @@ TEST_F(CallerStreamTest, AStreamInTheCallersOwnContextRunsThere) {
   auto create = reinterpret_cast<CtxCreate>(::dlsym(lib, "cuCtxCreate_v2"));
   auto destroy = reinterpret_cast<CtxDestroy>(::dlsym(lib, "cuCtxDestroy_v2"));
   auto alloc = reinterpret_cast<MemAlloc>(::dlsym(lib, "cuMemAlloc_v2"));
-  if (!create || !destroy || !alloc) GTEST_SKIP() << "this driver lacks cuCtxCreate_v2";
+  if (!create || !destroy || !alloc) KILN_SKIP(Skip::kGpu) << "this driver lacks cuCtxCreate_v2";
   CUdevice dev = 0;
   ASSERT_EQ(api_->DeviceGet(&dev, 0), CUDA_SUCCESS);
   CUcontext own = nullptr;
@@ -138,7 +139,7 @@ TEST_F(CallerStreamTest, AStreamInTheCallersOwnContextRunsThere) {
 
 TEST_F(CallerStreamTest, AStreamOfAnotherDeviceIsRefusedByName) {
   auto count = cuda::device_count();
-  if (!count.ok() || *count < 2) GTEST_SKIP() << "needs two CUDA devices";
+  if (!count.ok() || *count < 2) KILN_SKIP(Skip::kGpu) << "needs two CUDA devices";
   CUdevice dev1 = 0;
   CUcontext ctx1 = nullptr;
   ASSERT_EQ(api_->DeviceGet(&dev1, 1), CUDA_SUCCESS);

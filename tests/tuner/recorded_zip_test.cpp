@@ -12,6 +12,7 @@
 
 #include "kiln/tuner/recorded_space.hpp"
 #include "recorded_zip.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -71,14 +72,16 @@ TEST_F(RecordedZipTest, AFolderEntryDoesNotCountAsAMember) {
   std::filesystem::create_directory(dir_ / "run");
   std::filesystem::copy(dir_ / "space.json", dir_ / "run" / "space.json");
   const std::filesystem::path archive = zip("folder.zip", "run");  // run/ and run/space.json
-  if (!detail::zip_supported()) GTEST_SKIP() << "built without libzip (the refusal: above)";
+  if (!detail::zip_supported())
+    KILN_SKIP(Skip::kLibzip) << "built without libzip (the refusal: above)";
   Result<RecordedSpace> r = read_recorded_space(archive);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->configs.size(), 3u);
 }
 
 TEST_F(RecordedZipTest, AZipOfSeveralFilesIsRefusedNamingThem) {
-  if (!detail::zip_supported()) GTEST_SKIP() << "built without libzip (the refusal: above)";
+  if (!detail::zip_supported())
+    KILN_SKIP(Skip::kLibzip) << "built without libzip (the refusal: above)";
   const std::filesystem::path archive = zip("two.zip", "space.json notes.txt");
   Result<RecordedSpace> r = read_recorded_space(archive);
   ASSERT_FALSE(r.ok());
@@ -88,7 +91,8 @@ TEST_F(RecordedZipTest, AZipOfSeveralFilesIsRefusedNamingThem) {
 }
 
 TEST_F(RecordedZipTest, AnEmptyZipIsRefused) {
-  if (!detail::zip_supported()) GTEST_SKIP() << "built without libzip (the refusal: above)";
+  if (!detail::zip_supported())
+    KILN_SKIP(Skip::kLibzip) << "built without libzip (the refusal: above)";
   const std::filesystem::path archive = zip("empty.zip", "");
   Result<RecordedSpace> r = read_recorded_space(archive);
   ASSERT_FALSE(r.ok());
@@ -97,7 +101,8 @@ TEST_F(RecordedZipTest, AnEmptyZipIsRefused) {
 }
 
 TEST_F(RecordedZipTest, ACutOrDamagedZipIsCorruptNotASmallerSpace) {
-  if (!detail::zip_supported()) GTEST_SKIP() << "built without libzip (the refusal: above)";
+  if (!detail::zip_supported())
+    KILN_SKIP(Skip::kLibzip) << "built without libzip (the refusal: above)";
   const std::filesystem::path archive = zip("space.zip", "space.json");
   std::ifstream in(archive, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -14,6 +14,7 @@
 #include "sanitized.hpp"
 #include "search_drive.hpp"
 #include "search_internal.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {

@@ -18,6 +18,7 @@
 #include "kiln/tuner/search.hpp"
 #include "sanitized.hpp"
 #include "search_drive.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {

@@ -10,6 +10,7 @@
 #include "kiln/core/error.hpp"
 #include "kiln/core/options.hpp"
 #include "kiln/runtime/backend.hpp"
+#include "skip.hpp"
 
 namespace kiln {
 namespace {
@@ -67,7 +68,7 @@ TEST(Toolchain, NvrtcFromTheToolkitIsFound) {
     return;
   }
   if (!toolkit_nvrtc_present())
-    GTEST_SKIP() << "no CUDA 13 toolkit at " << Options::global().cuda_home;
+    KILN_SKIP(Skip::kCudaToolkit) << "no CUDA 13 toolkit at " << Options::global().cuda_home;
   ASSERT_TRUE(r.nvrtc.available) << r.nvrtc.reason;
   EXPECT_EQ(r.nvrtc.version, "13.0");
   EXPECT_NE(r.nvrtc.location.find("libnvrtc"), std::string::npos);
@@ -75,7 +76,7 @@ TEST(Toolchain, NvrtcFromTheToolkitIsFound) {
 
 TEST(Toolchain, MissingDriverOrDeviceHasAReason) {
   const ToolchainReport& r = toolchain_report();
-  if (!r.cuda.devices.empty()) GTEST_SKIP() << "a CUDA device is present";
+  if (!r.cuda.devices.empty()) KILN_SKIP(Skip::kGpuPresent) << "a CUDA device is present";
   EXPECT_FALSE(r.cuda.devices_reason.empty());
   if (!r.cuda.driver.available) {
     EXPECT_FALSE(r.cuda.driver.reason.empty());
