@@ -163,6 +163,7 @@ Options Options::from_env(const Environment& env, std::vector<std::string>* prob
       "an arch such as sm_80 or sm_90a, or 'host' for the CPU", problems);
   read(env, "KILN_PCH", &o.pch, parse_bool, "0 or 1", problems);
   read(env, "KILN_TUNING", &o.tuning, parse_bool, "0 or 1", problems);
+  read(env, "KILN_RETUNE", &o.retune, parse_bool, "0 or 1", problems);
   if (auto h = env.get("CUDA_HOME"); h && !h->empty())
     o.cuda_home = *h;
   else if (auto p = env.get("CUDA_PATH"); p && !p->empty())
@@ -230,6 +231,7 @@ nlohmann::json Options::to_json() const {
           {"arch", arch},
           {"pch", pch},
           {"tuning", tuning},
+          {"retune", retune},
           {"cuda_home", cuda_home.string()},
           {"nvrtc_flags", nvrtc_flags},
           {"cpu_flags", cpu_flags},

@@ -35,6 +35,10 @@ struct TuneCall {
   DeviceIdentity identity;
   Hash128 definition;
   Hash128 key;  // the tuning key: problem, device, toolchain, environment, definition
+  // Tune again, whatever was decided or remembered before: TuneOptions'
+  // cache.retune, or KILN_RETUNE=1 for this process's first decision of
+  // the key.
+  bool retune = false;
 };
 
 }  // namespace internal
@@ -150,12 +154,16 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
   // without memory.
   const bool sharded = opt.search.shard_count > 1;
   FailedConfigs failures = tunings && !sharded ? FailedConfigs::beside(*tunings) : FailedConfigs();
+  internal::SearchMemory memory = internal::recall_memory(
+      sharded ? nullptr : tunings, failures, failure_key, call.kernel.tmpl.space,
+      opt.search.warm_start, opt.search.warm_start_devices, call.retune);
+  for (const auto& f : memory.forgotten) {
+    KILN_LOG(kInfo) << call.kernel.tmpl.name << ": {" << f.failure.config.to_string()
+                    << "} failed before (" << f.failure.outcome
+                    << ") and is measured again: " << f.why;
+  }
   SearchRun run;
-  run.out = internal::run_search(
-      call.problem, std::move(in), &progress,
-      internal::recall_memory(sharded ? nullptr : tunings, failures, failure_key,
-                              call.kernel.tmpl.space, opt.search.warm_start,
-                              opt.search.warm_start_devices));
+  run.out = internal::run_search(call.problem, std::move(in), &progress, memory);
   progress.finish();
   if (!opt.pipeline.trace_path.empty()) {
     auto written = trace->write(opt.pipeline.trace_path);
@@ -177,8 +185,14 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
   // An interrupted run remembers no failures: what the interruption cut
   // short is not the config's fault.
   if (opt.cache.save && !run.out.interrupted) {
-    Status kept =
-        failures.remember(failure_key, internal::failures_to_remember(run.out.measurements));
+    std::error_code ec;
+    Status kept = failures.update(
+        failure_key,
+        internal::failure_update(
+            run.out.measurements,
+            internal::failures_to_remember(run.out.measurements, call.kernel.tmpl.include_dirs,
+                                           std::filesystem::current_path(ec)),
+            memory, run.out.skipped, call.retune));
     if (!kept.ok())
       KILN_LOG(kWarn) << call.kernel.tmpl.name
                       << ": failed configs not remembered: " << kept.error().describe();
@@ -207,12 +221,15 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
                         call.definition);
 
   // A retune measures again what was decided before, in memory or on disk,
-  // and its winner replaces that decision; without tuning it means nothing.
+  // and every config remembered as failed, and its winner replaces that
+  // decision; without tuning it means nothing. KILN_RETUNE=1 retunes each
+  // key once per process: this process's own decisions still answer.
   const bool tuning = opt.tune && Options::global().tuning;
   if (tuning) internal::strategy_for(opt);  // an unknown strategy is misuse: say so first
+  const bool env_retune = tuning && Options::global().retune;
   TuneResult result;
   if (!(opt.cache.retune && tuning)) {
-    if (auto decided = decided_before(call)) {
+    if (auto decided = decided_before(call, /*disk=*/!env_retune)) {
       result.stats.cache_hits = 1;
       Config best = decided->first.best;
       result.record = std::move(decided->first);
@@ -220,6 +237,7 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
     }
   }
   result.stats.cache_misses = 1;
+  call.retune = tuning && (opt.cache.retune || env_retune);
   if (!tuning) {
     return served(serve(call, result, internal::heuristic_config(kernel, call.problem),
                         ResultSource::kUntuned),
@@ -228,8 +246,8 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   return tune_now(call, std::move(result));
 }
 
-std::optional<std::pair<TuningRecord, ResultSource>> Autotuner::decided_before(
-    const TuneCall& call) {
+std::optional<std::pair<TuningRecord, ResultSource>> Autotuner::decided_before(const TuneCall& call,
+                                                                               bool disk) {
   // (1) This process has decided before.
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -239,7 +257,7 @@ std::optional<std::pair<TuningRecord, ResultSource>> Autotuner::decided_before(
   }
   // (2) The tuning cache on disk (records of another device, toolchain or
   // environment are misses there and never served).
-  if (!tunings_) return std::nullopt;
+  if (!tunings_ || !disk) return std::nullopt;
   auto record = tunings_->lookup(
       call.problem,
       TuningIdentity{call.definition, call.identity, backend_.toolchain, call.context.env});
@@ -271,6 +289,8 @@ Result<TuneResult> Autotuner::tune_now(const TuneCall& call, TuneResult result) 
   }
   result.reference = ran->reference;
   result.measurements = out.measurements;
+  result.skipped = out.skipped;
+  result.forgotten = out.forgotten;
   result.stats.merge(out.stats);
   Config def = call.kernel.tmpl.space.default_config();
   for (const auto& m : out.measurements) {
@@ -293,7 +313,7 @@ Result<TuneResult> Autotuner::tune_now(const TuneCall& call, TuneResult result) 
     KILN_LOG(kWarn) << call.kernel.tmpl.name << ": the winner {" << best.to_string()
                     << "} is saved unchecked: " << result.reference.detail;
   }
-  save(call.kernel.tmpl.name, opt, result);
+  save(call.kernel.tmpl.name, opt, call.retune, result);
   // The winner's artifact is in the pipeline's output (compiled or cached).
   auto made = out.artifacts.find(best.key());
   return served(serve(call, result, best, ResultSource::kTuned,
@@ -326,7 +346,8 @@ Result<TuneResult> Autotuner::serve_fallback(const TuneCall& call, TuneResult re
 }
 
 // Writes result.record to the tuning cache, or says in the result why not.
-void Autotuner::save(const std::string& name, const TuneOptions& opt, TuneResult& result) {
+void Autotuner::save(const std::string& name, const TuneOptions& opt, bool retune,
+                     TuneResult& result) {
   if (!tunings_) {
     result.not_saved_reason = "this tuner has no tuning cache";
     return;
@@ -335,8 +356,8 @@ void Autotuner::save(const std::string& name, const TuneOptions& opt, TuneResult
     result.not_saved_reason = "saving is off (TuneOptions::cache.save is false)";
     return;
   }
-  tunings_->put(*result.record, opt.cache.retune ? TuningCache::PutMode::kReplace
-                                                 : TuningCache::PutMode::kKeepFaster);
+  tunings_->put(*result.record,
+                retune ? TuningCache::PutMode::kReplace : TuningCache::PutMode::kKeepFaster);
   auto saved = tunings_->save();
   if (!saved.ok()) {
     result.not_saved_reason = saved.error().describe();

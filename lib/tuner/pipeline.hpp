@@ -81,6 +81,10 @@ struct PipelineOutput {
   // TuneOptions::pipeline.interrupted said so: the run stopped early, and
   // what it measured is not to be saved.
   bool interrupted = false;
+  // Configs not measured because they failed before (search_memory.hpp),
+  // and remembered failures that no longer stood and were measured again.
+  std::vector<FailedConfig> skipped;
+  std::vector<ForgottenFailure> forgotten;
 };
 
 PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs inputs);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 
+#include "failure_evidence.hpp"
 #include "search_run.hpp"
 
 namespace kiln::internal {
@@ -99,15 +101,71 @@ bool remembered_outcome(Outcome outcome) {
   }
 }
 
-std::vector<FailedConfig> failures_to_remember(const std::vector<Measurement>& measurements) {
+std::vector<FailedConfig> failures_to_remember(const std::vector<Measurement>& measurements,
+                                               const std::vector<std::string>& include_dirs,
+                                               const std::filesystem::path& cwd) {
   std::vector<FailedConfig> out;
+  const std::int64_t now = unix_now();
   for (const auto& m : measurements) {
     // NOTES: a config the budget cut short is kCancelled, not kTimeout:
     // only a compile or benchmark past its own deadline is the config's.
     if (!remembered_outcome(m.outcome)) continue;
-    out.push_back({m.config, outcome_name(m.outcome), m.reason().substr(0, 500)});
+    const std::string why = m.reason();
+    // The message and the compiler's log first: the other details (the
+    // options, the search list) would fill the 500 characters kept.
+    const auto log = m.error.details.find("log");
+    const std::string gist =
+        log == m.error.details.end() ? why : m.error.message + "\n" + log->second;
+    FailedConfig f{m.config, outcome_name(m.outcome), gist.substr(0, 500)};
+    f.failed_at = now;
+    if (m.outcome == Outcome::kCompileFailed) {
+      // The compiler's own list of where it looked, when it gives one
+      // (Clang's header search, NVRTC's); else the unit's -I directories
+      // and the working directory.
+      auto search = m.error.details.find("include_search");
+      if (search != m.error.details.end()) {
+        std::vector<std::string> dirs;
+        std::istringstream lines(search->second);
+        for (std::string line; std::getline(lines, line);)
+          if (!line.empty()) dirs.push_back(line);
+        add_compile_evidence(f, why, dirs, {});
+      } else {
+        add_compile_evidence(f, why, include_dirs, cwd);
+      }
+    }
+    out.push_back(std::move(f));
   }
   return out;
+}
+
+FailureUpdate failure_update(const std::vector<Measurement>& measurements,
+                             std::vector<FailedConfig> failed, const SearchMemory& memory,
+                             const std::vector<FailedConfig>& skipped, bool retune) {
+  FailureUpdate u;
+  u.failed = std::move(failed);
+  u.replace = retune;
+  for (const auto& m : measurements) {
+    // Pruned and cancelled configs never ran: they say nothing of a
+    // remembered failure.
+    if (m.outcome != Outcome::kPruned && m.outcome != Outcome::kCancelled)
+      u.measured.push_back(m.config);
+  }
+  for (const auto& f : skipped) u.skipped.push_back(f.config);
+  for (const auto& f : memory.forgotten) u.forgotten.push_back(f.failure.config);
+  return u;
+}
+
+void recall_failures(SearchMemory& memory, const FailedConfigs& failures, const FailureKey& key,
+                     bool retune, std::int64_t now) {
+  if (retune) return;
+  for (auto& f : failures.recall(key)) {
+    if (auto why = failure_gone(f, now)) {
+      memory.forgotten.push_back({std::move(f), std::move(*why)});
+    } else {
+      std::string text = f.config.key();
+      memory.failed_before.emplace(std::move(text), std::move(f));
+    }
+  }
 }
 
 SearchMemory recall_seeds(const std::vector<TuningRecord>& records, const ProblemKey& problem,
@@ -121,12 +179,12 @@ SearchMemory recall_seeds(const std::vector<TuningRecord>& records, const Proble
 
 SearchMemory recall_memory(const TuningCache* tunings, const FailedConfigs& failures,
                            const FailureKey& key, const ConfigSpace& space, std::size_t warm_start,
-                           WarmStartDevices devices) {
+                           WarmStartDevices devices, bool retune) {
   SearchMemory memory;
   if (tunings && warm_start > 0)
     memory =
         recall_seeds(tunings->records(), key.problem, key.identity, space, warm_start, devices);
-  for (auto& f : failures.recall(key)) memory.failed_before.insert(f.config.key());
+  recall_failures(memory, failures, key, retune, unix_now());
   return memory;
 }
 
@@ -155,9 +213,10 @@ std::vector<Config> MemoryRules::take_seeds() {
 
 bool MemoryRules::drop(const Config& proposal, SearchStrategy& strategy) {
   const std::string text = proposal.key();
-  if (memory_.failed_before.count(text)) {
+  if (auto failed = memory_.failed_before.find(text); failed != memory_.failed_before.end()) {
     strategy.report(proposal, std::nullopt);
     ++skipped_;
+    if (skipped_texts_.insert(text).second) skipped_configs_.push_back(failed->second);
     return true;
   }
   if (!seeds_taken_ || !seed_texts_.count(text)) return false;

@@ -6,13 +6,16 @@
 //   measured first, right after the default. A good config measured early also
 //   sharpens early stop for everything after it;
 // - remembered failures: configs that failed in an earlier tuning of this
-//   very problem here (FailedConfigs) are never compiled again; the
-//   strategy hears of them as failed, so it steers away as if it had
-//   measured them.
+//   very problem here (FailedConfigs) are not compiled again while the
+//   failure stands (failure_evidence.hpp); the strategy hears of them as
+//   failed, so it steers away as if it had measured them. A retune
+//   measures them again.
 // The search driver (search_run.cpp) applies both through MemoryRules.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -35,8 +38,10 @@ struct SearchMemory {
   // driver's rules keep (a seed that is the default, failed before or is
   // pruned makes room for the next), so `seeds` may hold spares.
   std::size_t max_seeds = static_cast<std::size_t>(-1);
-  // Configs that failed before, by Config::key().
-  std::set<std::string> failed_before;
+  // Configs that failed before and still stand, by Config::key().
+  std::map<std::string, FailedConfig> failed_before;
+  // Remembered failures that no longer stand, and why (measured again).
+  std::vector<ForgottenFailure> forgotten;
 };
 
 // How far apart two problems of one kernel are: over the tensors both
@@ -61,16 +66,34 @@ std::vector<Config> neighbour_winners(const std::vector<TuningRecord>& records,
 // Cancelled and pruned configs never ran, so they are not remembered.
 bool remembered_outcome(Outcome outcome);
 // The failures among `measurements` worth remembering (remembered_outcome),
-// each with the first 500 characters of why.
-std::vector<FailedConfig> failures_to_remember(const std::vector<Measurement>& measurements);
+// each with the first 500 characters of why, the time now, and for a
+// compile failure what its log says it depended on (add_compile_evidence,
+// over `include_dirs` and `cwd`).
+std::vector<FailedConfig> failures_to_remember(const std::vector<Measurement>& measurements,
+                                               const std::vector<std::string>& include_dirs = {},
+                                               const std::filesystem::path& cwd = {});
+
+// What one run changes in its key's failures: its failures, the configs it
+// ran, those it skipped and those it forgot; with `retune`, the run's
+// failures replace what was remembered.
+FailureUpdate failure_update(const std::vector<Measurement>& measurements,
+                             std::vector<FailedConfig> failed, const SearchMemory& memory,
+                             const std::vector<FailedConfig>& skipped, bool retune);
+
+// The failures `failures` remembers for `key` that still stand at `now`
+// (failure_gone; the rest in `memory.forgotten`). `retune` recalls none:
+// every config is measured again.
+void recall_failures(SearchMemory& memory, const FailedConfigs& failures, const FailureKey& key,
+                     bool retune, std::int64_t now);
 
 // The memory one tuning starts with: up to `warm_start` seeds from the
 // records of `tunings` (null: none), from `key`'s device and, as `devices`
 // allows, others (warm_start_seeds, with spares: recall_seeds), and the
-// failures `failures` remembers for `key`.
+// failures `failures` remembers for `key` that still stand (recall_failures;
+// none with `retune`).
 SearchMemory recall_memory(const TuningCache* tunings, const FailedConfigs& failures,
                            const FailureKey& key, const ConfigSpace& space, std::size_t warm_start,
-                           WarmStartDevices devices = WarmStartDevices::kAny);
+                           WarmStartDevices devices = WarmStartDevices::kAny, bool retune = false);
 
 // Up to `warm_start` seeds for SearchMemory from `records`, with as many
 // spares again and one more (the default may be among them, and a config
@@ -100,6 +123,10 @@ class MemoryRules {
   void measured(const Config& config, std::optional<double> seconds);
   // Proposals dropped because they failed before.
   std::size_t skipped() const { return skipped_; }
+  // Those configs, each once, with what was remembered of them.
+  const std::vector<FailedConfig>& skipped_configs() const { return skipped_configs_; }
+  // Remembered failures that no longer stood when the run began.
+  const std::vector<ForgottenFailure>& forgotten() const { return memory_.forgotten; }
   // Seeds measured so far (their results fed back).
   std::size_t seeds_measured() const { return seed_results_.size(); }
 
@@ -110,6 +137,8 @@ class MemoryRules {
   std::set<std::string> seed_texts_;
   bool seeds_taken_ = false;
   std::size_t skipped_ = 0;
+  std::vector<FailedConfig> skipped_configs_;
+  std::set<std::string> skipped_texts_;
 };
 
 }  // namespace kiln::internal

@@ -343,6 +343,8 @@ PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, Progress
   PipelineOutput total =
       driver.asynchronous() ? run_in_flight(driver, in) : run_rounds(driver, in, progress);
   total.stats.skipped_failed_before = driver.memory().skipped();
+  total.skipped = driver.memory().skipped_configs();
+  total.forgotten = driver.memory().forgotten();
   total.stats.warm_started = driver.memory().seeds_measured();
   if (!total.interrupted) remeasure_finalists(total, in, in.options.search.finalists);
   // Times of the whole search: the rounds share one trace.

@@ -91,13 +91,30 @@ std::string user_paths(std::string log) {
   return log;
 }
 
+// `search`: the directories the front end looked in for headers, one per
+// line, so that a failure remembered for a header it did not find is
+// forgotten once the header is there (kiln/cache/failed_configs.hpp).
 ErrorInfo compile_error(const CompileUnit& unit, std::string message, const std::string& log,
-                        const std::vector<std::string>& args) {
-  return make_error(ErrorCode::kCompileFailed, std::move(message),
-                    {{"log", user_paths(log)},
-                     {"options", join(args)},
-                     {"kernel", unit.kernel},
-                     {"arch", unit.arch}});
+                        const std::vector<std::string>& args, const std::string& search = "") {
+  ErrorInfo e = make_error(ErrorCode::kCompileFailed, std::move(message),
+                           {{"log", user_paths(log)},
+                            {"options", join(args)},
+                            {"kernel", unit.kernel},
+                            {"arch", unit.arch}});
+  if (!search.empty()) e.details["include_search"] = search;
+  return e;
+}
+
+// The real directories of an invocation's header search (-I, the system
+// and resource directories the driver added), one per line; the in-memory
+// root is left out: nothing a user does puts a file there.
+std::string header_search_dirs(const clang::CompilerInvocation& inv) {
+  std::string out;
+  for (const auto& entry : inv.getHeaderSearchOpts().UserEntries) {
+    if (entry.Path.rfind(kRoot, 0) == 0) continue;
+    out += entry.Path + "\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -369,6 +386,7 @@ Result<CompiledProgram> ClangCompiler::compile(const CompileUnit& unit, const Ca
                          args);
   }
   const auto front_start = std::chrono::steady_clock::now();
+  const std::string search = header_search_dirs(**inv);
 
   // (3) Front end, -O3 pipeline and code generation to an object in memory.
   llvm::SmallString<0> object;
@@ -385,7 +403,7 @@ Result<CompiledProgram> ClangCompiler::compile(const CompileUnit& unit, const Ca
                           .count()
                    << " ms";
   if (!ok || object.empty()) {
-    return compile_error(unit, "Clang failed to compile " + unit.describe(), log, args);
+    return compile_error(unit, "Clang failed to compile " + unit.describe(), log, args, search);
   }
 
   CompiledProgram program;

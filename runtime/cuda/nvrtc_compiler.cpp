@@ -260,10 +260,20 @@ Result<CompiledProgram> NvrtcCompiler::compile(const CompileUnit& unit, const Ca
                       {{"log", log}, {"options", join(options)}});
   }
   if (rc != NVRTC_SUCCESS) {
-    return make_error(
-        ErrorCode::kCompileFailed,
-        "NVRTC failed to compile " + unit.describe() + ": " + first_error_line(log),
-        {{"log", log}, {"options", join(options)}, {"nvrtc_result", api.GetErrorString(rc)}});
+    // Where a header it did not find was looked for: the -I directories,
+    // then the working directory, where NVRTC resolves a quoted name too
+    // (a remembered failure is forgotten once the header is there).
+    std::string search;
+    for (const auto& dir : unit.include_dirs) search += dir + "\n";
+    for (const auto& dir : settings_.system_include_dirs) search += dir + "\n";
+    std::error_code ec;
+    search += std::filesystem::current_path(ec).string() + "\n";
+    return make_error(ErrorCode::kCompileFailed,
+                      "NVRTC failed to compile " + unit.describe() + ": " + first_error_line(log),
+                      {{"log", log},
+                       {"options", join(options)},
+                       {"nvrtc_result", api.GetErrorString(rc)},
+                       {"include_search", search}});
   }
 
   CompiledProgram out;

@@ -81,7 +81,14 @@ TuneOptions exhaustive(std::size_t max_configs) {
   return o;
 }
 
-TEST(TuningMemory, ARerunWithALargerBudgetSkipsWhatFailedBefore) {
+// The tuning records on disk of `s`, removed: the failures beside them
+// stay, as after a record lost to a prune or a partial copy of a cache.
+void remove_records(const Session& s) {
+  for (const auto& e : std::filesystem::directory_iterator(s.dir / "tuning"))
+    if (e.is_regular_file() && e.path().extension() == ".json") std::filesystem::remove(e.path());
+}
+
+TEST(TuningMemory, ARerunSkipsWhatFailedBeforeAndARetuneMeasuresItAgain) {
   Session s("memory_failures");
   ASSERT_TRUE(s.device.ok());
   Call call(256);
@@ -92,12 +99,15 @@ TEST(TuningMemory, ARerunWithALargerBudgetSkipsWhatFailedBefore) {
   ASSERT_NE(broken, nullptr);
   EXPECT_EQ(broken->outcome, Outcome::kCompileFailed);
   EXPECT_EQ(first->stats.skipped_failed_before, 0u);
-  // (2) Again with the whole space (a retune, so the cached winner does not
-  // answer): V = 3 is neither compiled nor measured, and the stats say so.
-  TuneOptions all = exhaustive(0);
-  all.cache.retune = true;
-  auto second = s.tuner.tune(broken_kernel(), call.args, **s.device, all);
+  // (2) Again with the whole space in a new process's worth of Kiln whose
+  // record is gone: V = 3 is neither compiled nor measured, and the result
+  // lists it with what was remembered.
+  remove_records(s);
+  TuningCache tunings(s.opts);
+  Autotuner tuner(testing::cpu_backend(), &s.artifacts, &tunings);
+  auto second = tuner.tune(broken_kernel(), call.args, **s.device, exhaustive(0));
   ASSERT_TRUE(second.ok()) << second.error().describe();
+  EXPECT_EQ(second->source, ResultSource::kTuned);
   EXPECT_EQ(find(*second, "V", 3), nullptr) << "compiled again";
   EXPECT_NE(find(*second, "V", 4), nullptr) << "the larger budget measures what is new";
   EXPECT_EQ(second->stats.skipped_failed_before, 1u);
@@ -105,13 +115,73 @@ TEST(TuningMemory, ARerunWithALargerBudgetSkipsWhatFailedBefore) {
   EXPECT_EQ(second->measurements.size(), 3u);
   EXPECT_EQ(second->stats.compiled + second->stats.artifact_hits, 3u)
       << "V = 1, 2 from the artifact cache, V = 4 compiled, V = 3 neither";
-  // (3) A changed kernel source is a new definition: its V = 3 is tried.
+  ASSERT_EQ(second->skipped.size(), 1u);
+  EXPECT_EQ(second->skipped[0].config.get_int("V"), 3);
+  EXPECT_EQ(second->skipped[0].outcome, "compile_failed");
+  EXPECT_NE(second->skipped[0].reason.find("V = 3 is broken"), std::string::npos);
+  EXPECT_GT(second->skipped[0].failed_at, 0);
+  // (3) A retune measures every config again, the remembered failure too.
+  TuneOptions all = exhaustive(0);
+  all.cache.retune = true;
+  auto third = tuner.tune(broken_kernel(), call.args, **s.device, all);
+  ASSERT_TRUE(third.ok()) << third.error().describe();
+  ASSERT_NE(find(*third, "V", 3), nullptr) << "a retune skips nothing";
+  EXPECT_EQ(find(*third, "V", 3)->outcome, Outcome::kCompileFailed);
+  EXPECT_EQ(third->stats.skipped_failed_before, 0u);
+  EXPECT_TRUE(third->skipped.empty());
+  // (4) A changed kernel source is a new definition: its V = 3 is tried.
   TunableKernel edited = broken_kernel();
   edited.tmpl.source += "\n// edited\n";
-  auto third = s.tuner.tune(edited, call.args, **s.device, all);
-  ASSERT_TRUE(third.ok()) << third.error().describe();
-  ASSERT_NE(find(*third, "V", 3), nullptr);
-  EXPECT_EQ(third->stats.skipped_failed_before, 0u);
+  auto fourth = tuner.tune(edited, call.args, **s.device, all);
+  ASSERT_TRUE(fourth.ok()) << fourth.error().describe();
+  ASSERT_NE(find(*fourth, "V", 3), nullptr);
+  EXPECT_EQ(fourth->stats.skipped_failed_before, 0u);
+}
+
+// V = 3 crashes its worker: a failure of the moment (memory pressure, a
+// signal from outside), retried once kRetryAfterRuns runs have skipped it.
+constexpr const char* kCrashSource = R"(
+#include "kiln/cpu_kernel.h"
+namespace t {
+template <int V>
+void scale(const kiln::cpu::BlockContext&, const float* x, float* y, int n) {
+  if (V == 3) __builtin_trap();
+  for (int i = 0; i < n; ++i) y[i] = x[i] * 2.0f;
+}
+}  // namespace t
+)";
+
+TEST(TuningMemory, ACrashIsRetriedAfterABoundedNumberOfRuns) {
+  Session s("memory_crash", Isolation::kProcess);
+  ASSERT_TRUE(s.device.ok());
+  Call call(256);
+  const TunableKernel crashing =
+      one_block("tuning_memory_crash", kCrashSource, "t::scale<{V}>", "V", {1, 2, 3});
+  auto first = s.tuner.tune(crashing, call.args, **s.device, exhaustive(0));
+  ASSERT_TRUE(first.ok()) << first.error().describe();
+  ASSERT_NE(find(*first, "V", 3), nullptr);
+  ASSERT_EQ(find(*first, "V", 3)->outcome, Outcome::kCrashed);
+  // Runs that each find no record: the first three skip V = 3, counting
+  // themselves; the fourth measures it again.
+  for (int run = 1; run <= 4; ++run) {
+    remove_records(s);
+    TuningCache tunings(s.opts);
+    Autotuner tuner(testing::cpu_backend(Isolation::kProcess), &s.artifacts, &tunings);
+    auto again = tuner.tune(crashing, call.args, **s.device, exhaustive(0));
+    ASSERT_TRUE(again.ok()) << again.error().describe();
+    if (run <= 3) {
+      ASSERT_EQ(again->skipped.size(), 1u) << "run " << run;
+      EXPECT_EQ(again->skipped[0].skipped_runs, run - 1) << "runs that skipped it before";
+      EXPECT_EQ(find(*again, "V", 3), nullptr);
+    } else {
+      EXPECT_TRUE(again->skipped.empty());
+      ASSERT_EQ(again->forgotten.size(), 1u);
+      EXPECT_NE(again->forgotten[0].why.find("retried after 3 runs"), std::string::npos)
+          << again->forgotten[0].why;
+      ASSERT_NE(find(*again, "V", 3), nullptr) << "measured again";
+      EXPECT_EQ(find(*again, "V", 3)->outcome, Outcome::kCrashed);
+    }
+  }
 }
 
 // LUCKY = 1 is fast (1.6 units) for its first 14 calls in the whole test,

@@ -64,7 +64,7 @@ class CliTest : public ::testing::Test {
                    const std::string& env = "") const {
     const fs::path err = dir_ / "stderr.txt";
     const std::string cmd = runner + "env KILN_CACHE_DIR=" + (dir_ / "cache").string() +
-                            " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING= " + env +
+                            " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING= KILN_RETUNE= " + env +
                             " " KILN_CLI_PATH " " + args + " 2>" + err.string();
     CommandRun ran = run_command(cmd);
     CliRun run;

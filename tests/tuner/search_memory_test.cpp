@@ -212,7 +212,7 @@ TunableKernel kernel_without(std::int64_t pruned) {
 TEST(MemoryRules, SeedsLeaveOutTheDefaultFailuresAndPrunedConfigs) {
   SearchMemory memory;
   memory.seeds = {bm(16), bm(128), bm(32), bm(64), bm(32)};
-  memory.failed_before = {bm(32).to_string()};
+  memory.failed_before = {{bm(32).key(), {bm(32), "crashed", ""}}};
   MemoryRules rules(memory, kernel_without(128), gemm(8, 8, 8), bm(16));
   EXPECT_EQ(rules.take_seeds(), std::vector<Config>{bm(64)});
   EXPECT_TRUE(rules.take_seeds().empty()) << "seeds go into the first round only";
@@ -220,16 +220,20 @@ TEST(MemoryRules, SeedsLeaveOutTheDefaultFailuresAndPrunedConfigs) {
 
 TEST(MemoryRules, AFailureFromBeforeIsDroppedAndReportedAsFailed) {
   SearchMemory memory;
-  memory.failed_before = {bm(32).to_string(), bm(16).to_string()};
+  memory.failed_before = {{bm(32).key(), {bm(32), "crashed", "SIGSEGV"}},
+                          {bm(16).key(), {bm(16), "timeout", ""}}};
   MemoryRules rules(memory, kernel_without(0), gemm(8, 8, 8), bm(16));
   Listener strategy;
   EXPECT_TRUE(rules.drop(bm(32), strategy));
+  EXPECT_TRUE(rules.drop(bm(32), strategy)) << "proposed twice, listed once";
   EXPECT_FALSE(rules.drop(bm(64), strategy));
   EXPECT_FALSE(rules.drop(bm(16), strategy)) << "the default is measured whatever happened before";
-  ASSERT_EQ(strategy.heard.size(), 1u);
+  ASSERT_EQ(strategy.heard.size(), 2u);
   EXPECT_EQ(strategy.heard[0].first, bm(32));
   EXPECT_FALSE(strategy.heard[0].second.has_value());
-  EXPECT_EQ(rules.skipped(), 1u);
+  EXPECT_EQ(rules.skipped(), 2u);
+  ASSERT_EQ(rules.skipped_configs().size(), 1u) << "the report lists each config once";
+  EXPECT_EQ(rules.skipped_configs()[0].reason, "SIGSEGV") << "with what was remembered";
 }
 
 TEST(MemoryRules, ASeedProposedLaterIsNotMeasuredTwiceAndItsTimeIsReported) {

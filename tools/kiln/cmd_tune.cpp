@@ -15,6 +15,7 @@
 // Exit codes: 0 a winner; 1 nothing ran correctly, or the backend, device or
 // benchmark worker is missing; 2 bad input (docs/user-kernels.md, `kiln kernels`).
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -212,6 +213,11 @@ int run_tune(TuneArgs args) {
   }
   report.settings = settings_json(args, *target);
   report.stats = result->stats;
+  report.skipped = result->skipped;
+  report.forgotten = result->forgotten;
+  report.now = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
   report.flops = job->flops;
   report.bytes = job->bytes;
   const bool served_from_cache =

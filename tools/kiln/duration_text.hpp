@@ -27,4 +27,13 @@ inline std::string duration_text(double seconds) {
   return buf;
 }
 
+// How long ago, for a person: "40 s", "12 min", "5 h", "3 days".
+inline std::string age_text(long long seconds) {
+  if (seconds < 0) seconds = 0;
+  if (seconds < 120) return std::to_string(seconds) + " s";
+  if (seconds < 2 * 3600) return std::to_string(seconds / 60) + " min";
+  if (seconds < 2 * 86400) return std::to_string(seconds / 3600) + " h";
+  return std::to_string(seconds / 86400) + " days";
+}
+
 }  // namespace kiln::tool

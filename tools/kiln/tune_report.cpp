@@ -59,6 +59,20 @@ std::vector<ConfigRow> rows_from(const TuningRecord& record) {
   return rows;
 }
 
+namespace {
+
+nlohmann::json skipped_json(const FailedConfig& f, std::int64_t now) {
+  return {{"config", f.config.to_json()},
+          {"outcome", f.outcome},
+          {"reason", f.reason},
+          {"failed_at", f.failed_at},
+          {"age_s", std::max<std::int64_t>(0, now - f.failed_at)},
+          {"skipped_runs", f.skipped_runs},
+          {"missing_headers", f.missing_headers}};
+}
+
+}  // namespace
+
 void finish_report(TuneReport& report, const Config& winner, const Config& default_config) {
   std::stable_sort(report.rows.begin(), report.rows.end(),
                    [](const ConfigRow& a, const ConfigRow& b) {
@@ -108,6 +122,15 @@ nlohmann::json TuneReport::to_json() const {
     if (bytes > 0) j["winner"]["gbytes_per_s"] = bytes / winner->median * 1e-9;
   }
   if (!trace_path.empty()) j["trace"] = trace_path;
+  if (source == "tuned" || source == "fallback" || source == "failed") {
+    nlohmann::json skip = nlohmann::json::array(), again = nlohmann::json::array();
+    for (const auto& f : skipped) skip.push_back(skipped_json(f, now));
+    for (const auto& f : forgotten)
+      again.push_back(
+          {{"config", f.failure.config.to_json()}, {"outcome", f.failure.outcome}, {"why", f.why}});
+    j["skipped"] = std::move(skip);
+    j["measured_again"] = std::move(again);
+  }
   if (source == "tuned") {
     j["saved"] = saved;
     if (!saved) j["not_saved_reason"] = not_saved_reason;
@@ -217,6 +240,19 @@ void TuneReport::print(std::FILE* out) const {
                  static_cast<unsigned long long>(stats.skipped_failed_before),
                  static_cast<unsigned long long>(stats.warm_started),
                  static_cast<unsigned long long>(stats.finalists), stats.finalist_seconds);
+  for (const auto& f : skipped) {
+    std::fprintf(out, "  skipped %s: %s %s ago (skipped by %d run(s) since): %s\n",
+                 f.config.to_string().c_str(), f.outcome.c_str(),
+                 age_text(now - f.failed_at).c_str(), f.skipped_runs,
+                 failure_gist(f.reason, 100).c_str());
+  }
+  if (!skipped.empty())
+    std::fprintf(out,
+                 "  (--retune measures them again; `kiln cache forget --failures` forgets them)\n");
+  for (const auto& f : forgotten) {
+    std::fprintf(out, "memory: %s failed before (%s), measured again: %s\n",
+                 f.failure.config.to_string().c_str(), f.failure.outcome.c_str(), f.why.c_str());
+  }
   if (!trace_path.empty())
     std::fprintf(out, "trace: %s (open in ui.perfetto.dev)\n", trace_path.c_str());
 }

@@ -50,6 +50,11 @@ struct TuneReport {
   std::optional<ConfigRow> winner;
   std::optional<ConfigRow> default_row;
   KernelStats stats;
+  // Configs skipped because they failed before, and remembered failures
+  // measured again because they no longer stood (TuneResult's).
+  std::vector<FailedConfig> skipped;
+  std::vector<ForgottenFailure> forgotten;
+  std::int64_t now = 0;         // Unix seconds the report was made: skipped failures' ages
   double flops = 0, bytes = 0;  // of one call, when known
   std::string trace_path;
 

@@ -43,6 +43,9 @@ struct Options {
   std::string arch;                            // KILN_ARCH ("sm_90a"); empty = the device's
   bool pch = true;                             // KILN_PCH=0 turns NVRTC precompiled headers off
   bool tuning = true;                          // KILN_TUNING=0: cached or default configs only
+  // KILN_RETUNE=1: each key's first decision in this process is tuned again,
+  // records and remembered failures on disk notwithstanding (as --retune).
+  bool retune = false;
   std::filesystem::path cuda_home = "/usr/local/cuda";  // CUDA_HOME, else CUDA_PATH
   std::string nvrtc_flags;  // KILN_NVRTC_FLAGS: extra NVRTC options (in keys)
   std::string cpu_flags;    // KILN_CPU_FLAGS: extra Clang options (in keys)

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/cache/failed_configs.hpp"
 #include "kiln/cache/tuning_record.hpp"
 #include "kiln/compile/compile.hpp"
 #include "kiln/compile/compile_pool.hpp"
@@ -115,6 +116,12 @@ struct TuneResult {
   // or the one served from memory or disk, so a caller reports it without
   // reading the tuning cache back. Empty for kUntuned, kFallback, kFailed.
   std::optional<TuningRecord> record;
+  // Tuned only: the configs not measured because they failed in an earlier
+  // run and the failure still stands (kiln/cache/failed_configs.hpp), with
+  // what was remembered (outcome, reason, failed_at); and the remembered
+  // failures that no longer stood and were measured again, with why.
+  std::vector<FailedConfig> skipped;
+  std::vector<ForgottenFailure> forgotten;
   double speedup_over_default() const;  // 1 when unknown
 
   // Zeroes reset_to_zero args, then launches (kernel needed for its lists).
@@ -207,11 +214,14 @@ class Autotuner {
 
  private:
   // The steps of tune(), in lib/tuner/autotuner.cpp.
+  // `disk`: the tuning cache on disk may answer too (else this process's
+  // own decisions alone).
   std::optional<std::pair<TuningRecord, ResultSource>> decided_before(
-      const internal::TuneCall& call);
+      const internal::TuneCall& call, bool disk = true);
   Result<TuneResult> tune_now(const internal::TuneCall& call, TuneResult result);
   Result<TuneResult> serve_fallback(const internal::TuneCall& call, TuneResult result);
-  void save(const std::string& name, const TuneOptions& options, TuneResult& result);
+  // `retune`: the record replaces the one saved before, faster or not.
+  void save(const std::string& name, const TuneOptions& options, bool retune, TuneResult& result);
   Status serve(const internal::TuneCall& call, TuneResult& result, Config config,
                ResultSource source, const Artifact* made = nullptr);
 
