@@ -59,8 +59,9 @@ double problem_distance(const ProblemKey& a, const ProblemKey& b) {
 }
 
 std::vector<Config> neighbour_winners(const std::vector<TuningRecord>& records,
-                                      const ProblemKey& problem, const DeviceIdentity& device,
+                                      const ProblemKey& problem, const TuningIdentity& present,
                                       const ConfigSpace& space, std::size_t count) {
+  const DeviceIdentity& device = present.device;
   struct Near {
     double distance;
     std::string problem;
@@ -68,7 +69,7 @@ std::vector<Config> neighbour_winners(const std::vector<TuningRecord>& records,
   };
   std::vector<Near> near;
   for (const auto& r : records) {
-    if (r.kernel() != problem.kernel()) continue;
+    if (r.kernel() != problem.kernel() || r.definition != present.definition) continue;
     // Other devices' winners come after these (other_device_winners): a
     // neighbour measured here is the better evidence.
     if (r.device.arch != device.arch || r.device.name != device.name) continue;

@@ -52,13 +52,15 @@ struct SearchMemory {
 // shapes. Non-negative and symmetric.
 double problem_distance(const ProblemKey& a, const ProblemKey& b);
 
-// The winners of `records` for problems of `problem`'s kernel tuned on
-// `device` (arch and name), nearest first by problem_distance (ties by the
-// problem's text, so the order is stable), each config once, only configs
-// `space` holds, at most `count`. The problem itself counts too (distance
-// 0): a retune starts from the last winner.
+// The winners of `records` for problems of `problem`'s kernel and of
+// `present.definition` (an edited kernel may rank configs otherwise: its
+// old winners stand for another kernel) tuned on `present.device` (arch and
+// name), nearest first by problem_distance (ties by the problem's text, so
+// the order is stable), each config once, only configs `space` holds, at
+// most `count`. The problem itself counts too (distance 0): a retune starts
+// from the last winner.
 std::vector<Config> neighbour_winners(const std::vector<TuningRecord>& records,
-                                      const ProblemKey& problem, const DeviceIdentity& device,
+                                      const ProblemKey& problem, const TuningIdentity& present,
                                       const ConfigSpace& space, std::size_t count);
 
 // Whether a failure of this kind is the config's own and would repeat: a

@@ -128,8 +128,7 @@ std::vector<Config> warm_start_seeds(const std::vector<TuningRecord>& records,
                                      const ProblemKey& problem, const TuningIdentity& present,
                                      const ConfigSpace& space, std::size_t count,
                                      WarmStartDevices devices) {
-  std::vector<Config> seeds =
-      internal::neighbour_winners(records, problem, present.device, space, count);
+  std::vector<Config> seeds = internal::neighbour_winners(records, problem, present, space, count);
   if (devices == WarmStartDevices::kThis || seeds.size() >= count) return seeds;
   // Asked for as many as could be left over, so that a config this
   // device's neighbours already gave still leaves room for the next one.

@@ -37,6 +37,13 @@ DeviceIdentity host() {
   return DeviceIdentity{"host", "host CPU test (2 threads)", 0, 0};
 }
 
+// This kernel's identity on host(): the definition winner() records carry.
+TuningIdentity on_host() {
+  TuningIdentity id;
+  id.device = host();
+  return id;
+}
+
 TuningRecord winner(ProblemKey problem, Config best, DeviceIdentity device = host()) {
   TuningRecord r;
   r.problem = std::move(problem);
@@ -67,7 +74,7 @@ TEST(ProblemDistance, AnotherDtypeOrAnExtraArgumentCostsEight) {
   EXPECT_DOUBLE_EQ(problem_distance(with_scalar, gemm(512, 512, 512)), 8);
 }
 
-TEST(NeighbourWinners, NearestFirstOfThisKernelAndDeviceOnly) {
+TEST(NeighbourWinners, NearestFirstOfThisKernelItsDefinitionAndDeviceOnly) {
   const ConfigSpace space = tiles();
   std::vector<TuningRecord> records = {
       winner(gemm(4096, 4096, 4096), bm(128)),                      // far
@@ -75,14 +82,16 @@ TEST(NeighbourWinners, NearestFirstOfThisKernelAndDeviceOnly) {
       winner(gemm(512, 512, 1024), bm(32)),                         // 2 (K in a and b)
       winner(gemm(600, 600, 600, "softmax"), bm(16)),               // another kernel
       winner(gemm(512, 512, 512), bm(128), {"host", "other CPU"}),  // another device
+      winner(gemm(512, 512, 512), bm(16)),                          // another definition
   };
-  const auto seeds = neighbour_winners(records, gemm(512, 512, 512), host(), space, 3);
+  records.back().definition = hash128("an edited kernel");
+  const auto seeds = neighbour_winners(records, gemm(512, 512, 512), on_host(), space, 3);
   ASSERT_EQ(seeds.size(), 3u);
   EXPECT_EQ(seeds[0], bm(32));
   EXPECT_EQ(seeds[1], bm(64));
   EXPECT_EQ(seeds[2], bm(128));
-  EXPECT_EQ(neighbour_winners(records, gemm(512, 512, 512), host(), space, 1).size(), 1u);
-  EXPECT_TRUE(neighbour_winners(records, gemm(512, 512, 512), host(), space, 0).empty());
+  EXPECT_EQ(neighbour_winners(records, gemm(512, 512, 512), on_host(), space, 1).size(), 1u);
+  EXPECT_TRUE(neighbour_winners(records, gemm(512, 512, 512), on_host(), space, 0).empty());
 }
 
 TEST(NeighbourWinners, EachConfigOnceAndOnlyConfigsTheSpaceHolds) {
@@ -93,7 +102,7 @@ TEST(NeighbourWinners, EachConfigOnceAndOnlyConfigsTheSpaceHolds) {
       winner(gemm(2048, 2048, 2048), bm(256)),  // not in the space any more
       winner(gemm(4096, 4096, 4096), bm(32)),
   };
-  const auto seeds = neighbour_winners(records, gemm(512, 512, 512), host(), space, 5);
+  const auto seeds = neighbour_winners(records, gemm(512, 512, 512), on_host(), space, 5);
   ASSERT_EQ(seeds.size(), 2u);
   EXPECT_EQ(seeds[0], bm(64));
   EXPECT_EQ(seeds[1], bm(32));

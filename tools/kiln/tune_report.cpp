@@ -240,12 +240,18 @@ void TuneReport::print(std::FILE* out) const {
                  static_cast<unsigned long long>(stats.skipped_failed_before),
                  static_cast<unsigned long long>(stats.warm_started),
                  static_cast<unsigned long long>(stats.finalists), stats.finalist_seconds);
-  for (const auto& f : skipped) {
+  // A few lines name the skipped configs; a large space's skips would
+  // bury the report, and --json lists every one.
+  constexpr std::size_t kListed = 10;
+  for (std::size_t i = 0; i < skipped.size() && i < kListed; ++i) {
+    const FailedConfig& f = skipped[i];
     std::fprintf(out, "  skipped %s: %s %s ago (skipped by %d run(s) since): %s\n",
                  f.config.to_string().c_str(), f.outcome.c_str(),
                  age_text(now - f.failed_at).c_str(), f.skipped_runs,
                  failure_gist(f.reason, 100).c_str());
   }
+  if (skipped.size() > kListed)
+    std::fprintf(out, "  ... and %zu more (--json lists every one)\n", skipped.size() - kListed);
   if (!skipped.empty())
     std::fprintf(out,
                  "  (--retune measures them again; `kiln cache forget --failures` forgets them)\n");
