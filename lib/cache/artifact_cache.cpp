@@ -16,8 +16,8 @@ namespace kiln {
 
 struct ArtifactCache::Counters {
   std::atomic<std::uint64_t> memory_hits{0}, disk_hits{0}, remote_hits{0}, misses{0}, stores{0},
-      programs_written{0}, programs_shared{0}, corrupt_discarded{0}, refused_entries{0},
-      evicted_entries{0}, evicted_bytes{0};
+      programs_written{0}, programs_shared{0}, programs_repaired{0}, corrupt_discarded{0},
+      entries_dropped{0}, refused_entries{0}, evicted_entries{0}, evicted_bytes{0};
 };
 
 const char* cache_state_name(CacheState state) {
@@ -42,7 +42,9 @@ nlohmann::json ArtifactCacheStats::to_json() const {
           {"stores", stores},
           {"programs_written", programs_written},
           {"programs_shared", programs_shared},
+          {"programs_repaired", programs_repaired},
           {"corrupt_discarded", corrupt_discarded},
+          {"entries_dropped", entries_dropped},
           {"refused_entries", refused_entries},
           {"evicted_entries", evicted_entries},
           {"evicted_bytes", evicted_bytes}};
@@ -144,14 +146,14 @@ std::shared_ptr<const CachedArtifact> ArtifactCache::read_disk(const Hash128& ke
   cache::EntryContents index;
   cache::EntryCheck check = cache::read_entry(path, cache::EntryKind::kIndex, key, touch,
                                               cache::kMaxArtifactEntryBytes, &index);
-  // (2) The program. Missing (removed by hand, or by a discard after its
-  // bytes failed their checks) leaves the index dangling: a miss, and the
-  // store that follows rewrites both. The program is not touched: eviction
-  // goes by the index entries' clock, a program by its references.
+  // (2) The program. The program is not touched: eviction goes by the index
+  // entries' clock, a program by its references.
   cache::EntryContents program;
+  bool program_read = false;
   if (check.status == cache::EntryStatus::kOk) {
     if (!shard_trusted(path.parent_path(), key.high >> 56)) return nullptr;
     path = program_path(index.program);
+    program_read = true;
     check = cache::read_entry(path, cache::EntryKind::kProgram, index.program, false,
                               cache::kMaxArtifactEntryBytes, &program);
     if (check.status == cache::EntryStatus::kOk) {
@@ -173,12 +175,21 @@ std::shared_ptr<const CachedArtifact> ArtifactCache::read_disk(const Hash128& ke
     case cache::EntryStatus::kCorrupt:
       ++counters_->corrupt_discarded;
       discard(path, check.device, check.inode, check.problem);
+      // A damaged program takes every index entry naming it with it (a
+      // grouped program is named by G of them), or they stay behind, each
+      // a miss that `verify` calls broken.
+      if (program_read) counters_->entries_dropped += drop_dangling_entries();
       break;
     case cache::EntryStatus::kIoError:
       log_once(LogLevel::kWarn, "artifact-entry-io:" + path.string(),
                "artifact cache entry not readable (treated as a miss): " + check.problem);
       break;
-    default:
+    case cache::EntryStatus::kMissing:
+      // The program is gone (removed by hand, or discarded by a process that
+      // died before its entries went): the entries naming it are no use.
+      if (program_read) counters_->entries_dropped += drop_dangling_entries();
+      break;
+    case cache::EntryStatus::kOk:
       break;
   }
   return nullptr;
@@ -186,15 +197,10 @@ std::shared_ptr<const CachedArtifact> ArtifactCache::read_disk(const Hash128& ke
 
 void ArtifactCache::discard(const std::filesystem::path& path, std::uint64_t device,
                             std::uint64_t inode, const std::string& problem) {
-  bool removed = false;
-  if (state_ == CacheState::kReady) {
-    // Remove only the file that was read: a writer may have renamed a good
-    // replacement into place since.
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0 && st.st_dev == device && st.st_ino == inode) {
-      removed = ::unlink(path.c_str()) == 0;
-    }
-  }
+  // Remove only the file that was read: a writer may have renamed a good
+  // replacement into place since.
+  const bool removed =
+      state_ == CacheState::kReady && cache::remove_if_unchanged(path, device, inode);
   KILN_LOG(kWarn) << problem << (removed ? "; removed, it will be rebuilt" : "; not used");
 }
 
@@ -268,14 +274,15 @@ Result<std::uint64_t> ArtifactCache::store_program(const Hash128& program,
                                                    const std::string& binary) {
   const std::filesystem::path path = program_path(program);
   // Already there (a sibling of a grouped program, or the same bytes from
-  // another kernel): touch it instead of writing it again, so a pruner that
-  // listed it as unnamed sees it is in use. Its bytes are checked when read;
-  // a damaged one is discarded then and the next store writes it again.
-  struct stat st {};
-  const std::uint64_t size = cache::kEntryHeaderSize + binary.size();
-  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<std::uint64_t>(st.st_size) == size &&
-      ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW) == 0) {
+  // another kernel): kept and touched, so a pruner that listed it as
+  // unnamed sees it is in use, but only when it passes every check a
+  // lookup makes and holds exactly these bytes. A file is never trusted by
+  // its name: a damaged, truncated or refused one is replaced, or the
+  // entries about to name it would be misses that `verify` calls broken.
+  cache::EntryContents found;
+  cache::EntryCheck check = cache::read_entry(path, cache::EntryKind::kProgram, program, true,
+                                              cache::kMaxArtifactEntryBytes, &found);
+  if (check.status == cache::EntryStatus::kOk && found.payload == binary) {
     ++counters_->programs_shared;
     return std::uint64_t{0};
   }
@@ -284,8 +291,14 @@ Result<std::uint64_t> ArtifactCache::store_program(const Hash128& program,
     error.details["program"] = program.hex();
     return error;
   }
+  if (check.status != cache::EntryStatus::kMissing) {
+    ++counters_->programs_repaired;
+    KILN_LOG(kWarn) << "artifact program " << program.hex() << " on disk was not usable ("
+                    << (check.problem.empty() ? "other bytes under its name" : check.problem)
+                    << "); replaced by the bytes just compiled";
+  }
   ++counters_->programs_written;
-  return size;
+  return cache::kEntryHeaderSize + binary.size();
 }
 
 void ArtifactCache::account_and_evict(std::uint64_t added) {
@@ -319,7 +332,9 @@ ArtifactCacheStats ArtifactCache::stats() const {
   s.stores = c.stores;
   s.programs_written = c.programs_written;
   s.programs_shared = c.programs_shared;
+  s.programs_repaired = c.programs_repaired;
   s.corrupt_discarded = c.corrupt_discarded;
+  s.entries_dropped = c.entries_dropped;
   s.refused_entries = c.refused_entries;
   s.evicted_entries = c.evicted_entries;
   s.evicted_bytes = c.evicted_bytes;

@@ -1,5 +1,6 @@
 // Maintenance of the artifact directory: listing, LRU pruning, verification
-// and clearing. These walk the directory; lookups and stores never do.
+// and clearing. These walk the directory; lookups and stores do only to
+// repair (the entries naming a program found damaged or missing).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,9 +9,11 @@
 #include <map>
 #include <set>
 
+#include "dir_safety.hpp"
 #include "entry_check.hpp"
 #include "file_io.hpp"
 #include "kiln/cache/artifact_cache.hpp"
+#include "kiln/core/log.hpp"
 
 namespace kiln {
 
@@ -164,8 +167,23 @@ SweepReport ArtifactCache::prune(std::uint64_t max_bytes) {
     return a.last_use != b.last_use ? a.last_use < b.last_use : a.path < b.path;
   });
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    names[i] = cache::peek_index(entries[i].path);
+    if (auto header = cache::peek_index(entries[i].path)) names[i] = header->program;
+  }
+  // An entry naming a program that is gone (removed by hand, or a repair
+  // killed before it removed the entries) is a miss for good: stale, swept
+  // like a dead writer's file. Looked for once more, since a store writes
+  // its program before the entry and the listing may predate the program.
+  for (std::size_t i = 0; i < entries.size();) {
+    struct stat st {};
+    if (names[i] && !programs.count(*names[i]) &&
+        ::lstat(program_path(*names[i]).c_str(), &st) != 0 && errno == ENOENT) {
+      stale.push_back(std::move(entries[i]));
+      entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
+      names.erase(names.begin() + static_cast<std::ptrdiff_t>(i));
+      continue;
+    }
     if (names[i]) ++refs[*names[i]];
+    ++i;
   }
   std::uint64_t total = 0;
   for (const auto& f : entries) total += f.size;
@@ -228,6 +246,36 @@ SweepReport ArtifactCache::prune(std::uint64_t max_bytes) {
   }
   if (may_remove) approx_bytes_.store(static_cast<std::int64_t>(total));
   return report;
+}
+
+std::size_t ArtifactCache::drop_dangling_entries() {
+  if (state_ != CacheState::kReady) return 0;
+  std::size_t dropped = 0;
+  std::set<Hash128> present;  // programs found on disk during this walk
+  for (const auto& f : scan(false)) {
+    if (f.temporary || f.is_program) continue;
+    std::optional<cache::IndexHeader> header = cache::peek_index(f.path);
+    if (!header || present.count(header->program)) continue;
+    // One a lookup refuses (another owner, writable by others) is left in
+    // place, like any refused entry.
+    if (!cache::check_entry_stat(header->st, f.path).ok()) continue;
+    // NOTES: looked for after the entry was read. A store writes its
+    // program before the entry naming it, so a program absent now was
+    // removed after that entry was written: the entry names nothing. One
+    // present (written again by a store of the same bytes) keeps it.
+    struct stat st {};
+    if (::lstat(program_path(header->program).c_str(), &st) == 0 || errno != ENOENT) {
+      present.insert(header->program);
+      continue;
+    }
+    if (cache::remove_if_unchanged(f.path, header->st.st_dev, header->st.st_ino)) ++dropped;
+  }
+  if (dropped > 0) {
+    KILN_LOG(kWarn) << dropped << " artifact index entr" << (dropped == 1 ? "y" : "ies")
+                    << " named a program that was damaged or is missing: removed (each is "
+                       "compiled again when next needed)";
+  }
+  return dropped;
 }
 
 SweepReport ArtifactCache::verify(bool remove) {

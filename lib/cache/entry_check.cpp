@@ -63,14 +63,23 @@ EntryCheck read_entry(const std::filesystem::path& path, EntryKind kind, const H
   return check;
 }
 
-std::optional<Hash128> peek_index(const std::filesystem::path& path) {
+std::optional<IndexHeader> peek_index(const std::filesystem::path& path) {
   Result<CheckedFile> file = CheckedFile::open(
       path, ReadRule{"an artifact entry", kMaxArtifactEntryBytes, PathOwner::kCache});
   if (!file) return std::nullopt;
   std::string header(kEntryHeaderSize, '\0');
   ssize_t n = ::pread(file->fd(), header.data(), header.size(), 0);
   if (n != static_cast<ssize_t>(header.size())) return std::nullopt;
-  return peek_program(header);
+  std::optional<Hash128> program = peek_program(header);
+  if (!program) return std::nullopt;
+  return IndexHeader{*program, file->stat()};
+}
+
+bool remove_if_unchanged(const std::filesystem::path& path, std::uint64_t device,
+                         std::uint64_t inode) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && st.st_dev == device && st.st_ino == inode &&
+         ::unlink(path.c_str()) == 0;
 }
 
 }  // namespace kiln::cache

@@ -5,6 +5,8 @@
 // what is healthy.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -41,8 +43,20 @@ EntryCheck read_entry(const std::filesystem::path& path, EntryKind kind, const H
                       bool touch, std::uint64_t max_bytes, EntryContents* out);
 
 // The program an index entry names, from its header alone (no checksum):
-// what prune counts references by. nullopt when unreadable or not a
-// version 2 index entry.
-std::optional<Hash128> peek_index(const std::filesystem::path& path);
+// what prune counts references by, and how a repair finds the entries
+// naming a program it discarded. `st` is the file that was read (fstat), so
+// a removal can make sure it takes that file and no newer replacement.
+// nullopt when unreadable or not a version 2 index entry.
+struct IndexHeader {
+  Hash128 program;
+  struct stat st {};
+};
+std::optional<IndexHeader> peek_index(const std::filesystem::path& path);
+
+// Removes `path` only while it is still the file (`device`, `inode`) that
+// was read: a writer may have renamed a good replacement into place since.
+// Whether it was removed.
+bool remove_if_unchanged(const std::filesystem::path& path, std::uint64_t device,
+                         std::uint64_t inode);
 
 }  // namespace kiln::cache

@@ -2,7 +2,8 @@
 // by their content hash, and each specialization gets a small index entry
 // naming them. Dedupe within a group and across groups, prune's rules (a
 // program goes with the last entry naming it, never before; an unnamed one
-// goes), and an entry whose program is missing is a miss, never a crash.
+// goes), and an entry whose program is missing is a miss, never a crash
+// (artifact_repair_test.cpp: every repair leaves the cache clean).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -165,19 +166,21 @@ TEST(ArtifactPrograms, AnEntryWhoseProgramIsMissingIsAMissNeverACrash) {
   std::filesystem::remove(program);
 
   ArtifactCache reader(options_for(dir.path()));
-  EXPECT_EQ(reader.lookup(test_key(0)), nullptr);
-  EXPECT_EQ(reader.stats().misses, 1u);
+  // What the removal left: three entries naming nothing.
   SweepReport verified = reader.verify(false);
   ASSERT_EQ(verified.broken.size(), 3u);
   EXPECT_NE(verified.broken[0].problem.find("which is missing"), std::string::npos)
       << verified.broken[0].problem;
-  SweepReport pruned = reader.prune(1ull << 30);  // nothing due, nothing breaks
-  EXPECT_TRUE(pruned.skipped.empty()) << pruned.skipped;
+  EXPECT_EQ(reader.lookup(test_key(0)), nullptr);
+  EXPECT_EQ(reader.stats().misses, 1u);
+  // The lookup took every entry naming the missing program with it.
+  EXPECT_EQ(reader.stats().entries_dropped, 3u);
+  EXPECT_TRUE(reader.verify(false).broken.empty());
   // The next store heals it: program first, then the entry.
   ASSERT_TRUE(reader.store(test_key(0), group_member(4, 0, 7000)).ok());
   reader.clear_memory();
   EXPECT_NE(reader.lookup(test_key(0)), nullptr);
-  EXPECT_NE(reader.lookup(test_key(1)), nullptr) << "a sibling's entry names the same program";
+  EXPECT_EQ(reader.lookup(test_key(1)), nullptr) << "a sibling dropped with the program is a miss";
   SweepReport removed = reader.verify(/*remove=*/true);
   EXPECT_TRUE(removed.broken.empty());
 }
@@ -195,11 +198,15 @@ TEST(ArtifactPrograms, ADamagedProgramIsDiscardedAndRewritten) {
   EXPECT_EQ(reader.lookup(test_key(0)), nullptr);
   EXPECT_EQ(reader.stats().corrupt_discarded, 1u);
   EXPECT_FALSE(std::filesystem::exists(program)) << "a damaged program was left";
+  // Its sibling's entry went with it, so the cache verifies clean.
+  EXPECT_FALSE(std::filesystem::exists(reader.entry_path(test_key(1))));
+  EXPECT_TRUE(reader.verify(false).broken.empty());
   EXPECT_EQ(reader.lookup(test_key(1)), nullptr);
   ASSERT_TRUE(reader.store(test_key(0), group_member(5, 0, 7000)).ok());
   EXPECT_EQ(reader.stats().programs_written, 1u);
   reader.clear_memory();
-  EXPECT_NE(reader.lookup(test_key(1)), nullptr);
+  EXPECT_NE(reader.lookup(test_key(0)), nullptr);
+  EXPECT_TRUE(reader.verify(false).broken.empty());
 }
 
 }  // namespace

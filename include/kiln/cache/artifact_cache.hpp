@@ -7,7 +7,11 @@
 // written once however many specializations a grouped program serves; each
 // key gets a small index entry (the metadata and the program's hash). A
 // program is written before any index entry names it, and eviction drops a
-// program only with the last index entry naming it.
+// program only with the last index entry naming it. A file found under a
+// program's name is kept only when it checks out and holds the very bytes
+// a store would write (else it is replaced), and a program a lookup finds
+// damaged or missing takes every index entry naming it with it: whatever a
+// store or a repair leaves behind verifies clean.
 //
 // Guarantees (docs/caching.md): writes are atomic (temporary file, fsync,
 // rename); readers take no lock; a truncated, bit-flipped or wrong-version
@@ -67,7 +71,9 @@ struct ArtifactCacheStats {
   std::uint64_t stores = 0;
   std::uint64_t programs_written = 0;   // stores that wrote their program's bytes
   std::uint64_t programs_shared = 0;    // stores whose program was already on disk
+  std::uint64_t programs_repaired = 0;  // stores that replaced a damaged file of their program
   std::uint64_t corrupt_discarded = 0;  // entries that failed their checks
+  std::uint64_t entries_dropped = 0;    // index entries removed with the program they named
   std::uint64_t refused_entries = 0;    // entries owned by someone else
   std::uint64_t evicted_entries = 0;
   std::uint64_t evicted_bytes = 0;
@@ -135,8 +141,9 @@ class ArtifactCache {
                                      std::vector<std::string>* problems = nullptr) const;
   // Removes least recently used index entries, each program with the last
   // entry naming it, until the directory holds at most `max_bytes`; also
-  // removes temporary files left by writers that died and programs no
-  // entry names (older than a writer needs to name them). Skips (returns the current totals, with
+  // removes temporary files left by writers that died, programs no entry
+  // names (older than a writer needs to name them) and entries naming a
+  // program that is gone (a repair killed half way). Skips (returns the current totals, with
   // `skipped` saying why) when another process is pruning or the lock cannot be had.
   SweepReport prune(std::uint64_t max_bytes);
   // Verifies every index entry and program; removes the broken ones when
@@ -171,8 +178,13 @@ class ArtifactCache {
                                    std::shared_ptr<const CachedArtifact> shared);
   // Whether a file read from `dir` may be trusted (checked once per shard).
   bool shard_trusted(const std::filesystem::path& dir, std::size_t shard);
-  // Writes the program unless on disk already (shard checked by the caller); bytes added.
+  // Writes the program unless a healthy copy of these bytes is on disk
+  // already (shard checked by the caller); bytes added.
   Result<std::uint64_t> store_program(const Hash128& program, const std::string& binary);
+  // Removes every index entry naming a program that is not on disk (one
+  // just discarded as damaged, or found missing): one walk of the entries'
+  // headers (artifact_sweep.cpp). How many it removed.
+  std::size_t drop_dangling_entries();
   void discard(const std::filesystem::path& path, std::uint64_t device, std::uint64_t inode,
                const std::string& problem);
   void account_and_evict(std::uint64_t added);
