@@ -288,6 +288,9 @@ class Autotuned {
     nb::dict by;
     for (const auto& [k, v] : s.failed_by_reason) by[k.c_str()] = v;
     d["failed_by_reason"] = by;
+    // Configs not measured because they failed in an earlier run and the
+    // failure still stands (retune() measures them again).
+    d["skipped_failed_before"] = s.skipped_failed_before;
     d["compile_seconds"] = s.compile_seconds;
     d["benchmark_seconds"] = s.benchmark_seconds;
     d["overlap_seconds"] = s.overlap_seconds;
@@ -686,10 +689,20 @@ class Autotuned {
       if (reason.size() > 200) reason = reason.substr(0, 200) + "...";
       lines += "\n  " + m.config.to_string() + ": " + outcome_name(m.outcome) + ": " + reason;
     }
+    // Configs skipped as failed before are named too: without them, "2
+    // tried" of a space of 8 reads as a search that gave up.
+    for (const FailedConfig& f : r.skipped) {
+      std::string reason = f.reason.size() > 200 ? f.reason.substr(0, 200) + "..." : f.reason;
+      lines += "\n  " + f.config.to_string() + ": " + f.outcome + " in an earlier run: " + reason;
+    }
+    const std::string skipped =
+        r.skipped.empty() ? ""
+                          : ", " + std::to_string(r.skipped.size()) +
+                                " skipped as failed before (retune() measures them again)";
     ErrorInfo info{ErrorCode::kInvalidArgument,
                    name_ + ": no config ran correctly for the key " +
                        nb::cast<std::string>(nb::repr(key)) + " (" +
-                       std::to_string(r.measurements.size()) + " tried):" + lines +
+                       std::to_string(r.measurements.size()) + " tried" + skipped + "):" + lines +
                        "\nfix the kernel or widen the space; check=False skips the output check",
                    {}};
     info.details["kind"] = "no_valid_config";
