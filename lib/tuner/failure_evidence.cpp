@@ -58,6 +58,21 @@ std::string file_digest(const std::filesystem::path& path) {
   return bytes ? hash128(*bytes).hex() : "";
 }
 
+std::vector<std::string> missing_headers(const std::string& log) {
+  // The three spellings Kiln's compilers (and a host compiler behind a
+  // user's options) use.
+  static const std::regex missing(
+      R"re('([^'\n]+)' file not found|cannot open source file "([^"\n]+)"|fatal error: ([^:\s]+): No such file or directory)re");
+  const std::string text = log.substr(0, kMaxLogBytes);
+  std::vector<std::string> out;
+  for (std::sregex_iterator it(text.begin(), text.end(), missing), end; it != end; ++it) {
+    for (int g = 1; g <= 3; ++g) {
+      if ((*it)[g].matched) add_unique(out, (*it)[g].str());
+    }
+  }
+  return out;
+}
+
 void add_compile_evidence(FailedConfig& failure, const std::string& log,
                           const std::vector<std::string>& include_dirs,
                           const std::filesystem::path& cwd) {
@@ -68,23 +83,15 @@ void add_compile_evidence(FailedConfig& failure, const std::string& log,
     if (std::find(failure.files.begin(), failure.files.end(), w) == failure.files.end())
       failure.files.push_back(std::move(w));
   };
-  // The names a compiler reports missing, in the three spellings Kiln's
-  // compilers (and a host compiler behind a user's options) use.
-  static const std::regex missing(
-      R"re('([^'\n]+)' file not found|cannot open source file "([^"\n]+)"|fatal error: ([^:\s]+): No such file or directory)re");
-  for (std::sregex_iterator it(text.begin(), text.end(), missing), end; it != end; ++it) {
-    for (int g = 1; g <= 3; ++g) {
-      if (!(*it)[g].matched) continue;
-      const std::string name = (*it)[g].str();
-      add_unique(failure.missing_headers, name);
-      // NOTES: a place that holds the header now is not one the compiler
-      // searched (it would have found it there): only the absent places
-      // witness. Else a header created where the compiler never looks
-      // (beside a template compiled from memory) would make the failure be
-      // forgotten, fail again and be forgotten again on every run.
-      for (const auto& p : places(name, failure.search_dirs)) {
-        if (!is_regular(p)) witness({p.string(), ""});
-      }
+  for (const std::string& name : missing_headers(text)) {
+    add_unique(failure.missing_headers, name);
+    // NOTES: a place that holds the header now is not one the compiler
+    // searched (it would have found it there): only the absent places
+    // witness. Else a header created where the compiler never looks
+    // (beside a template compiled from memory) would make the failure be
+    // forgotten, fail again and be forgotten again on every run.
+    for (const auto& p : places(name, failure.search_dirs)) {
+      if (!is_regular(p)) witness({p.string(), ""});
     }
   }
   // Files a diagnostic names at a line ("x.h:3:5: error", "x.h(3): error",

@@ -32,6 +32,10 @@ inline constexpr std::int64_t kRetryAfterSeconds = 7 * 24 * 3600;
 // moment: the retry bounds above apply to it.
 bool momentary_outcome(const std::string& outcome);
 
+// The #include names a compile log reports missing, in the order it names
+// them, each once.
+std::vector<std::string> missing_headers(const std::string& log);
+
 // Adds to `failure` what its compile log says it depended on: the #include
 // names reported missing (Clang's "'x.h' file not found", NVRTC's "cannot
 // open source file \"x.h\"", GCC's "x.h: No such file or directory") and

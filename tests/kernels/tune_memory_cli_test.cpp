@@ -122,6 +122,28 @@ TEST_F(TuneMemoryCli, AHeaderCreatedWhereTheCompilerLookedEndsTheRememberedFailu
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
 }
 
+TEST_F(TuneMemoryCli, AHeaderBesideTheTemplateIsNotSearchedTheReportSaysHowAndNothingLoops) {
+  // The header sits beside the template, which is compiled from memory: the
+  // compiler does not look there (only the spec's include_dirs).
+  std::ofstream(dir_ / "extra.h") << "// beside the template\n";
+  const std::filesystem::path file = dir_ / "transpose.cpp";
+  std::ofstream(file) << "#include \"extra.h\"\n"
+                      << testing::read_file(kMemoryTestKernelDir + "transpose.cpp");
+  const std::string tune = tune_command(file.string()) + " --json";
+  const nlohmann::json first = kiln(tune).json();
+  EXPECT_EQ(first["source"], "failed");
+  ASSERT_TRUE(first.contains("hints")) << first.dump(2);
+  const std::string hint = first["hints"][0];
+  EXPECT_NE(hint.find("include_dirs"), std::string::npos) << hint;
+  EXPECT_NE(hint.find((dir_ / "extra.h").string()), std::string::npos) << hint;
+  // The header was there all along: it witnesses nothing, so the failure is
+  // remembered, not forgotten and failed again on every run.
+  const nlohmann::json second = kiln(tune).json();
+  EXPECT_GT(second["skipped"].size(), 0u) << second.dump(2);
+  EXPECT_TRUE(second["measured_again"].empty()) << second.dump(2);
+  EXPECT_TRUE(second.contains("hints")) << "the skipped configs' missing headers give it too";
+}
+
 TEST_F(TuneMemoryCli, TheCacheListsRememberedFailuresAndForgetsThemWithoutTheRecords) {
   const std::string source = broken_transpose(dir_);
   ASSERT_FALSE(source.empty());

@@ -15,6 +15,7 @@
 // Exit codes: 0 a winner; 1 nothing ran correctly, or the backend, device or
 // benchmark worker is missing; 2 bad input (docs/user-kernels.md, `kiln kernels`).
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -33,6 +34,7 @@
 #include "tune_distributed.hpp"
 #include "tune_recorded.hpp"
 #include "tune_report.hpp"
+#include "tuner/failure_evidence.hpp"
 
 namespace kiln::tool {
 
@@ -128,6 +130,35 @@ TuneOptions tune_options(const TuneArgs& a) {
   o.measure.delay_us = a.delay_us;
   o.measure.early_stop = a.early_stop;
   return o;
+}
+
+// Headers a compile did not find that lie beside the template, in a
+// directory the compiler does not search: the template is compiled from
+// memory, so only the spec's include_dirs are looked in. One hint each.
+std::vector<std::string> unsearched_headers(const TuneResult& result, const std::string& tmpl,
+                                            const std::vector<std::string>& include_dirs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::absolute(tmpl, ec).parent_path().lexically_normal();
+  for (const auto& d : include_dirs)
+    if (fs::path(d).lexically_normal() == dir) return {};
+  std::vector<std::string> names;
+  for (const auto& m : result.measurements)
+    if (m.outcome == Outcome::kCompileFailed)
+      for (auto& n : internal::missing_headers(m.reason())) names.push_back(std::move(n));
+  for (const auto& f : result.skipped)
+    names.insert(names.end(), f.missing_headers.begin(), f.missing_headers.end());
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::vector<std::string> hints;
+  for (const auto& n : names) {
+    if (fs::path(n).is_absolute() || !fs::is_regular_file(dir / n, ec)) continue;
+    hints.push_back("'" + n + "' was not found, yet " + (dir / n).string() +
+                    " exists: the template is compiled from memory and its own directory is "
+                    "not searched; add \"include_dirs\": [\"" +
+                    dir.string() + "\"] (or a path relative to the spec) to the spec");
+  }
+  return hints;
 }
 
 // The options the run used, for the JSON report.
@@ -234,6 +265,9 @@ int run_tune(TuneArgs args) {
     report.reference = result->record->reference;
     if (!result->record->reference.empty()) report.reference_detail = "when it was tuned";
   }
+  if (!args.request.template_file.empty())
+    report.hints =
+        unsearched_headers(*result, args.request.template_file, job->kernel.tmpl.include_dirs);
   const Config def = job->kernel.tmpl.space.default_config();
   // Tuning ran and nothing ran correctly: no winner. With tuning off the
   // default is the answer.

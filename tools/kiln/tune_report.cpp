@@ -122,6 +122,7 @@ nlohmann::json TuneReport::to_json() const {
     if (bytes > 0) j["winner"]["gbytes_per_s"] = bytes / winner->median * 1e-9;
   }
   if (!trace_path.empty()) j["trace"] = trace_path;
+  if (!hints.empty()) j["hints"] = hints;
   if (source == "tuned" || source == "fallback" || source == "failed") {
     nlohmann::json skip = nlohmann::json::array(), again = nlohmann::json::array();
     for (const auto& f : skipped) skip.push_back(skipped_json(f, now));
@@ -261,6 +262,7 @@ void TuneReport::print(std::FILE* out) const {
   }
   if (!trace_path.empty())
     std::fprintf(out, "trace: %s (open in ui.perfetto.dev)\n", trace_path.c_str());
+  for (const auto& h : hints) std::fprintf(out, "hint: %s\n", h.c_str());
 }
 
 }  // namespace kiln::tool

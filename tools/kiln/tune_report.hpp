@@ -54,7 +54,10 @@ struct TuneReport {
   // measured again because they no longer stood (TuneResult's).
   std::vector<FailedConfig> skipped;
   std::vector<ForgottenFailure> forgotten;
-  std::int64_t now = 0;         // Unix seconds the report was made: skipped failures' ages
+  std::int64_t now = 0;  // Unix seconds the report was made: skipped failures' ages
+  // What the user can do about what went wrong ("hint: ..." lines; JSON
+  // "hints"), such as a header beside the template that is not searched.
+  std::vector<std::string> hints;
   double flops = 0, bytes = 0;  // of one call, when known
   std::string trace_path;
 
