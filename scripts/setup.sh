@@ -18,6 +18,7 @@ packages=(
   openmpi-bin libopenmpi-dev
   zlib1g-dev libzip-dev
   libopenblas-dev libomp-dev
+  libblis4-pthread  # a second BLAS that kiln bench gemm compares with (OpenBLAS stays libblas.so.3)
   python3 python3-dev python3-venv
   time  # GNU time: peak memory in bench/search_cost.sh
 )

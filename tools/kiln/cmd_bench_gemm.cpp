@@ -1,14 +1,19 @@
-// kiln bench gemm [--sizes 512,1024,2048] [--threads 2] [--search S]
-//   [--max-configs N] [--rounds R] [--retune] [--json]
-// Kiln's tuned CPU gemm_f32 against OpenBLAS's cblas_sgemm, in one run: for
-// each size, tune (or take the tuning cache's winner), then time both on the
-// same 64-byte aligned A, B and C, on the same number of threads, rounds
-// interleaved (the order alternating), medians compared. docs/benchmarks.md
-// records its numbers.
+// kiln bench gemm [--sizes 512,1024,2048] [--threads 2] [--blas PATH]
+//   [--search S] [--max-configs N] [--rounds R] [--retune] [--json]
+// Kiln's tuned CPU gemm_f32 against the fastest correct BLAS on the
+// machine, in one run: each BLAS library found (blas_baselines.hpp) runs
+// in a worker process of its own at its native kernel; for each size, tune
+// (or take the tuning cache's winner), check every side's C against a
+// double-precision reference, then time Kiln and every library on the same
+// number of threads, rounds interleaved (the order alternating), medians
+// compared, each also as a fraction of the fp32 FMA peak measured at the
+// start (fma_peak.hpp). docs/benchmarks.md records its numbers.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -18,11 +23,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_gemm_text.hpp"
+#include "blas_baselines.hpp"
 #include "commands.hpp"
+#include "fma_peak.hpp"
+#include "gemm_measure.hpp"
 #include "kiln/kernels/tune_request.hpp"
 #include "kiln/tuner/search.hpp"
 #include "kiln/tuner/search_plan.hpp"
-#include "openblas.hpp"
 #include "option_checks.hpp"
 #include "sample_stats.hpp"
 
@@ -39,6 +47,7 @@ struct GemmBenchArgs {
   int rounds = 11;
   bool retune = false;
   bool json = false;
+  std::string blas;  // --blas: the one library to compare with ("" finds them all)
 };
 
 // Every comma-separated item a size, digits only: getline dropped an empty
@@ -70,28 +79,62 @@ Result<std::vector<int>> parse_sizes(const std::string& text) {
   return out;
 }
 
-// The median seconds of one run of `body` over a round of >= 0.2 s (the
-// median, as the tuner reports: a run the machine's other work preempted
-// does not count against either side).
-// NOTES: OpenBLAS's threads spin for a while after a call (about 0.1 s,
-// OPENBLAS_THREAD_TIMEOUT) and would take a core from whatever runs next;
-// so each round starts after a pause that lets both sides' threads go idle,
-// with one untimed call that wakes its own.
-template <class Body>
-double time_round(Body&& body) {
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  body();
-  std::vector<double> runs;
-  const auto start = Clock::now();
-  do {
-    const auto t0 = Clock::now();
-    body();
-    runs.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-  } while (std::chrono::duration<double>(Clock::now() - start).count() < 0.2);
-  return median(std::move(runs));
+// One side of a size's comparison: a BLAS run's check and round times.
+struct BlasSide {
+  BlasBaseline* run = nullptr;
+  GemmCheck check;
+  std::vector<double> seconds;
+  std::string failed;  // why it has no figure at this size ("" when it has one)
+};
+
+nlohmann::json peak_fraction(double gflops, const FmaPeak& peak) {
+  return peak.gflops > 0 ? nlohmann::json(gflops / peak.gflops) : nlohmann::json();
 }
 
-Result<nlohmann::json> bench_size(int size, const GemmBenchArgs& args, const OpenBlas& blas) {
+// Checks each run at `size` (a wrong or dead one takes no further part).
+std::vector<BlasSide> check_sides(int size, BlasBaselines& blas) {
+  std::vector<BlasSide> sides;
+  for (BlasBaseline& run : blas.runs) {
+    BlasSide side{&run, {}, {}, ""};
+    auto check = run.worker.check(size);
+    if (!check.ok()) {
+      side.failed = check.error().message;
+    } else {
+      side.check = *check;
+      if (!check->correct) {
+        side.failed = "wrong result: C differs from the reference by up to " +
+                      std::to_string(check->max_abs_err) + " (" +
+                      std::to_string(check->max_rel_err) + " of the products' magnitude)";
+      }
+    }
+    sides.push_back(std::move(side));
+  }
+  return sides;
+}
+
+nlohmann::json side_json(const BlasSide& side, double flops, double kiln_gflops,
+                         const FmaPeak& peak) {
+  nlohmann::json out = {{"id", side.run->id},
+                        {"name", side.run->name()},
+                        {"kernel", side.run->kernel()},
+                        {"eligible", side.run->eligible},
+                        {"max_abs_err", side.check.max_abs_err},
+                        {"max_rel_err", side.check.max_rel_err},
+                        {"correct", side.failed.empty()}};
+  if (!side.failed.empty()) {
+    out["failed"] = side.failed;
+    return out;
+  }
+  const double gflops = flops / median(side.seconds) * 1e-9;
+  out["gflops"] = gflops;
+  out["peak_fraction"] = peak_fraction(gflops, peak);
+  out["ratio"] = kiln_gflops / gflops;
+  out["median_ms"] = median(side.seconds) * 1e3;
+  return out;
+}
+
+Result<nlohmann::json> bench_size(int size, const GemmBenchArgs& args, BlasBaselines& blas,
+                                  const FmaPeak& peak) {
   TuneRequest request;
   request.kernel = "gemm_f32";
   request.backend = "cpu";
@@ -116,57 +159,77 @@ Result<nlohmann::json> bench_size(int size, const GemmBenchArgs& args, const Ope
   const ArgList& call = run->call.args;
   const auto* a = static_cast<const float*>(find_arg(call, "A").data);
   const auto* b = static_cast<const float*>(find_arg(call, "B").data);
-  auto* c = static_cast<float*>(find_arg(call, "C").data);
-  const std::size_t elems = static_cast<std::size_t>(size) * static_cast<std::size_t>(size);
-
+  const auto* c = static_cast<const float*>(find_arg(call, "C").data);
   auto kiln_run = [&] {
     Status st = run->result.launch(device, run->job.kernel, call);
     if (st.ok()) st = device.synchronize();
     return st;
   };
-  auto blas_run = [&] { blas.gemm(a, b, c, size, size, size); };
 
-  // Both write C: each result checked against the other before timing.
-  blas_run();
-  std::vector<float> want(c, c + elems);
+  // Every side checked against the reference before any is timed.
   if (Status st = kiln_run(); !st.ok()) return st.error();
-  double worst = 0;
-  for (std::size_t i = 0; i < elems; ++i)
-    worst = std::max(worst, static_cast<double>(std::fabs(c[i] - want[i])));
+  const GemmCheck kiln_check = check_gemm(a, b, c, size, size, size);
+  std::vector<BlasSide> sides = check_sides(size, blas);
 
-  std::vector<double> kiln_s, blas_s;
+  std::vector<double> kiln_s;
   Status failed = ok_status();
   for (int r = 0; r < args.rounds; ++r) {
-    auto kiln_round = [&] {
+    std::vector<std::function<void()>> order;
+    order.push_back([&] {
       kiln_s.push_back(time_round([&] {
         if (Status st = kiln_run(); !st.ok() && failed.ok()) failed = st;
       }));
-    };
-    auto blas_round = [&] { blas_s.push_back(time_round(blas_run)); };
-    if (r % 2 == 0) {
-      kiln_round();
-      blas_round();
-    } else {
-      blas_round();
-      kiln_round();
+    });
+    for (BlasSide& side : sides) {
+      order.push_back([&side, size] {
+        if (!side.failed.empty()) return;
+        auto seconds = side.run->worker.round(size);
+        if (seconds.ok())
+          side.seconds.push_back(*seconds);
+        else
+          side.failed = seconds.error().message;
+      });
     }
+    if (r % 2 == 1) std::reverse(order.begin(), order.end());
+    for (auto& step : order) step();
   }
   if (!failed.ok()) return failed.error();
+
   const double flops = 2.0 * size * static_cast<double>(size) * size;
   const double kiln_gflops = flops / median(kiln_s) * 1e-9;
-  const double blas_gflops = flops / median(blas_s) * 1e-9;
   nlohmann::json out = {{"size", size},
                         {"kiln_gflops", kiln_gflops},
-                        {"openblas_gflops", blas_gflops},
-                        {"ratio", kiln_gflops / blas_gflops},
+                        {"kiln_peak_fraction", peak_fraction(kiln_gflops, peak)},
                         {"kiln_median_ms", median(kiln_s) * 1e3},
-                        {"openblas_median_ms", median(blas_s) * 1e3},
-                        {"max_abs_diff", worst},
+                        {"kiln_max_abs_err", kiln_check.max_abs_err},
+                        {"kiln_max_rel_err", kiln_check.max_rel_err},
+                        {"kiln_correct", kiln_check.correct},
+                        {"baseline", nullptr},
+                        {"blas", nlohmann::json::array()},
                         {"config", run->result.config.to_json()},
                         {"source", source_name(run->result.source)},
                         {"configs_measured", run->result.measurements.size()},
                         {"space_size", run->job.kernel.tmpl.space.size()},
                         {"tune_seconds", tune_seconds}};
+  // The headline: the fastest correct run that is not a forced lesser kernel.
+  std::size_t best = sides.size();
+  for (std::size_t i = 0; i < sides.size(); ++i) {
+    out["blas"].push_back(side_json(sides[i], flops, kiln_gflops, peak));
+    const nlohmann::json& row = out["blas"][i];
+    if (row.contains("gflops") && sides[i].run->eligible &&
+        (best == sides.size() ||
+         row["gflops"].get<double>() > out["blas"][best]["gflops"].get<double>()))
+      best = i;
+  }
+  if (best < sides.size()) {
+    const nlohmann::json chosen = out["blas"][best];
+    out["baseline"] = chosen["id"];
+    out["baseline_name"] = chosen["name"];
+    out["baseline_kernel"] = chosen["kernel"];
+    out["baseline_gflops"] = chosen["gflops"];
+    out["baseline_peak_fraction"] = chosen["peak_fraction"];
+    out["ratio"] = chosen["ratio"];
+  }
   return out;
 }
 
@@ -176,12 +239,33 @@ int run_bench_gemm(const GemmBenchArgs& args) {
     std::fprintf(stderr, "kiln bench gemm: %s\n", sizes.error().message.c_str());
     return 2;
   }
-  auto blas = open_openblas();
-  if (!blas.ok()) {
-    std::fprintf(stderr, "kiln bench gemm: %s\n", blas.error().message.c_str());
+  std::vector<BlasCandidate> candidates;
+  if (args.blas.empty()) {
+    candidates = find_blas_candidates();
+  } else if (args.blas.find('/') != std::string::npos && !std::filesystem::exists(args.blas)) {
+    std::fprintf(stderr,
+                 "kiln bench gemm: --blas %s: no such file: name a BLAS library (a path, or a "
+                 "name the loader finds: libopenblas.so.0, libblis.so.4, libmkl_rt.so.2)\n",
+                 args.blas.c_str());
+    return 2;
+  } else {
+    candidates.push_back({"", {args.blas}, ""});
+  }
+  BlasBaselines blas = start_blas_baselines(candidates, args.threads);
+  const bool any_eligible = std::any_of(blas.runs.begin(), blas.runs.end(),
+                                        [](const BlasBaseline& run) { return run.eligible; });
+  if (!any_eligible) {
+    std::string why;
+    for (const auto& missing : blas.unavailable)
+      why +=
+          "\n  " + missing["label"].get<std::string>() + ": " + missing["why"].get<std::string>();
+    std::fprintf(stderr, "kiln bench gemm: no BLAS library to compare with:%s\n%s\n", why.c_str(),
+                 args.blas.empty()
+                     ? "install one (Debian: apt-get install libopenblas-dev) or name one with "
+                       "--blas PATH"
+                     : "--blas names a BLAS library: OpenBLAS, BLIS or MKL");
     return 3;
   }
-  blas->use_threads(args.threads);
   const DeviceTraits host = host_cpu_traits(args.threads);
   // More threads than the machine runs at once is allowed (it measures
   // oversubscription) but said, since the summary counts them as cores.
@@ -191,41 +275,30 @@ int run_bench_gemm(const GemmBenchArgs& args) {
                  "kiln bench gemm: --threads %d is more than the %u hardware threads this machine "
                  "has: both sides are oversubscribed, and the numbers measure that\n",
                  args.threads, hardware);
-  nlohmann::json report = {{"threads", args.threads},
-                           {"hardware_threads", hardware},
-                           {"search", args.search},
-                           {"max_configs", args.max_configs},
-                           {"rounds", args.rounds},
-                           {"device", host.summary()},
-                           {"openblas",
-                            {{"library", blas->library},
-                             {"core", blas->core},
-                             {"coretype_env", blas->coretype},
-                             {"config", blas->config}}},
-                           {"sizes", nlohmann::json::array()}};
-  if (!args.json) {
-    std::printf("kiln gemm_f32 vs OpenBLAS cblas_sgemm (%s), %d threads, %s\n", blas->core.c_str(),
-                args.threads, host.summary().c_str());
-    std::printf("%6s %12s %12s %7s %9s %8s  %s\n", "size", "kiln GF/s", "openblas", "ratio",
-                "measured", "tune s", "config");
-  }
+  const FmaPeak peak = measure_fma_peak(args.threads);
+  nlohmann::json report = {
+      {"threads", args.threads},
+      {"hardware_threads", hardware},
+      {"search", args.search},
+      {"max_configs", args.max_configs},
+      {"rounds", args.rounds},
+      {"device", host.summary()},
+      {"fma_peak", {{"gflops", peak.gflops}, {"isa", peak.isa}, {"threads", peak.threads}}},
+      {"blas", nlohmann::json::array()},
+      {"blas_unavailable", blas.unavailable},
+      {"sizes", nlohmann::json::array()}};
+  for (const BlasBaseline& run : blas.runs) report["blas"].push_back(run.to_json());
+  if (!args.json) print_gemm_bench_header(host.summary(), peak, blas);
   int status = 0;
   for (int size : *sizes) {
-    auto row = bench_size(size, args, *blas);
+    auto row = bench_size(size, args, blas, peak);
     if (!row.ok()) {
       std::fprintf(stderr, "kiln bench gemm: size %d: %s\n", size, row.error().describe().c_str());
       status = 1;
       continue;
     }
-    if (!args.json) {
-      const nlohmann::json& r = *row;
-      std::printf("%6d %12.1f %12.1f %7.2f %4zu/%-4zu %8.1f  %s\n", size,
-                  r["kiln_gflops"].get<double>(), r["openblas_gflops"].get<double>(),
-                  r["ratio"].get<double>(), r["configs_measured"].get<std::size_t>(),
-                  r["space_size"].get<std::size_t>(), r["tune_seconds"].get<double>(),
-                  Config::from_json(r["config"]).to_string().c_str());
-      std::fflush(stdout);
-    }
+    if ((*row)["baseline"].is_null() || !(*row)["kiln_correct"].get<bool>()) status = 1;
+    if (!args.json) print_gemm_bench_size(*row);
     report["sizes"].push_back(std::move(*row));
   }
   if (args.json) std::cout << report.dump(2) << "\n";
@@ -237,10 +310,13 @@ int run_bench_gemm(const GemmBenchArgs& args) {
 void add_bench_gemm_command(CLI::App& bench, int& exit_code) {
   auto a = std::make_shared<GemmBenchArgs>();
   CLI::App* cmd = bench.add_subcommand(
-      "gemm", "Kiln's tuned CPU gemm_f32 against OpenBLAS's cblas_sgemm, interleaved");
+      "gemm", "Kiln's tuned CPU gemm_f32 against the fastest BLAS here, interleaved");
   cmd->add_option("--sizes", a->sizes, "M=N=K sizes, comma separated (default 512,1024,2048)");
-  cmd->add_option("--threads", a->threads, "Threads of both (default 2)")
+  cmd->add_option("--threads", a->threads, "Threads of every side (default 2)")
       ->transform(integer_in(1, kMaxThreads));
+  cmd->add_option("--blas", a->blas,
+                  "The one BLAS library to compare with, a path or a library name (default: "
+                  "every OpenBLAS, BLIS and MKL found, numpy's included)");
   cmd->add_option("--search", a->search,
                   "Search strategy of the tuning (default auto: kiln tune's default plan)")
       ->check(search_name(/*with_list=*/false));
@@ -252,6 +328,7 @@ void add_bench_gemm_command(CLI::App& bench, int& exit_code) {
   cmd->add_flag("--retune", a->retune, "Tune even when the tuning cache has a winner");
   cmd->add_flag("--json", a->json, "Print one JSON document");
   cmd->callback([a, &exit_code] { exit_code = run_bench_gemm(*a); });
+  add_blas_worker_command(bench, exit_code);
 }
 
 }  // namespace kiln::tool
