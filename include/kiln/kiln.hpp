@@ -10,8 +10,8 @@
 //   tuner/     the autotuner, search strategies, measurements, selection
 //   framework/ runners, choose_one, scopes, capture, dynamic shapes
 //
-// Backend-specific headers (runtime/cpu.hpp, runtime/cuda.hpp,
-// runtime/nvrtc.hpp) stay out: they exist only where that backend is built.
+// Backend-specific headers (kiln/runtime/cpu.hpp, kiln/runtime/cuda.hpp,
+// kiln/runtime/nvrtc.hpp) stay out: they exist only where that backend is built.
 #pragma once
 
 #include "kiln/core/checked_math.hpp"

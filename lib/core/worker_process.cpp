@@ -1,4 +1,4 @@
-// A child process over a socketpair; see kiln/worker_process.hpp.
+// A child process over a socketpair; see lib/core/worker_process.hpp.
 #include "core/worker_process.hpp"
 
 #include <fcntl.h>

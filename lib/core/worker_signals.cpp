@@ -1,5 +1,5 @@
 // install_worker_signal_handlers: a program that starts workers ends them
-// when a signal ends it (kiln/worker_process.hpp).
+// when a signal ends it (lib/core/worker_process.hpp).
 #include <signal.h>
 
 #include <cerrno>

@@ -1,5 +1,5 @@
 // The messages between the tuner and a benchmark worker process
-// (kiln/bench_worker.hpp). Once per worker, the call: its arguments copied
+// (lib/tuner/bench_worker.hpp). Once per worker, the call: its arguments copied
 // to the host, the expected outputs, the in-place lists, the timing and
 // checking options and the device to open. Then per config: the artifact
 // and its launch geometry (computed by the tuner: a LaunchRule is a

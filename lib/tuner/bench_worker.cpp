@@ -1,4 +1,4 @@
-// The benchmark worker's side of kiln/bench_worker.hpp (where the tuner
+// The benchmark worker's side of lib/tuner/bench_worker.hpp (where the tuner
 // finds the worker: worker_find.cpp).
 #include "tuner/bench_worker.hpp"
 

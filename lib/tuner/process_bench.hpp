@@ -1,4 +1,4 @@
-// The tuner's side of one benchmark worker process (kiln/bench_worker.hpp):
+// The tuner's side of one benchmark worker process (lib/tuner/bench_worker.hpp):
 // starts it, sends it the call, measures configs through it, and turns a
 // worker that dies or passes its deadline into that config's failure. The
 // next measure() starts a fresh worker.

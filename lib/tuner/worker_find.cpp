@@ -1,5 +1,5 @@
 // Where the tuner finds its worker executables, and the check that a worker
-// the user named is one (worker_find.hpp, kiln/bench_worker.hpp).
+// the user named is one (worker_find.hpp, lib/tuner/bench_worker.hpp).
 #include "worker_find.hpp"
 
 #include <dlfcn.h>

@@ -2,7 +2,7 @@
 // starts: a worker the user named (BenchPlacement::worker_path, KILN_WORKER) that is
 // missing or is not a Kiln worker is an error naming the setting and the
 // fix, never a silent loss of crash isolation. The public half,
-// find_bench_worker and process_compilers, is in kiln/bench_worker.hpp.
+// find_bench_worker and process_compilers, is in kiln/tuner/tuner.hpp.
 #pragma once
 
 #include <string>

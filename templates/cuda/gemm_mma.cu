@@ -7,7 +7,7 @@
 // overlap the math on the current one. Rows of the shared tiles are padded
 // by 8 elements (16 bytes) so ldmatrix reads hit distinct banks.
 //
-// Launch (kiln/templates.hpp, gemm_launch): block = (BM/WM)*(BN/WN)*32
+// Launch (runtime/kernels/shipped_kernels.cpp, gemm_threads): block = (BM/WM)*(BN/WN)*32
 // threads, grid = (ceil(N/BN), ceil(M/BM)), dynamic shared memory =
 // STAGES*(BM*(BK+8) + BK*(BN+8))*sizeof(T) bytes. Edges are handled for any
 // M and N; K and N must be multiples of 8 (16-byte cp.async chunks).

@@ -7,7 +7,7 @@
 // a CI job can fill a cache ahead of use. Exit 1 when any config failed.
 //
 // kiln compile-worker [--backend B] [--no-pch]: (hidden) a worker process of
-// the compile pool, serving programs on stdin/stdout (kiln/compile_worker.hpp).
+// the compile pool, serving programs on stdin/stdout (lib/compile/compile_worker.hpp).
 #include <unistd.h>
 
 #include <cstdio>
