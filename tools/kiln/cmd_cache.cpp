@@ -555,7 +555,11 @@ void add_cache_command(CLI::App& app, int& exit_code) {
             return name.empty() ? "the kernel name is empty: give one, or leave --kernel out" : "";
           },
           "NAME"));
-  forget->callback([ctx, forget_kernel] { run_forget(*ctx, *forget_kernel); });
+  // The flag's variable lives as long as the command: CLI11 writes it when
+  // parsing, after this function has returned (ASan caught it freed).
+  forget->callback([ctx, forget_failures, forget_kernel] {
+    if (*forget_failures) run_forget(*ctx, *forget_kernel);
+  });
   auto* imp = sub("import", "Merge the tuning records of FILE into the cache");
   imp->add_option("FILE", *file, "Tuning JSON file (from kiln cache export)")->required();
   imp->callback([ctx, file] { run_import(*ctx, *file); });
