@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cache/file_io.hpp"
+#include "cache_failures.hpp"
 #include "cache_output.hpp"
 #include "commands.hpp"
 #include "duration_text.hpp"
@@ -106,46 +107,6 @@ bool no_cache_at(const Context& c, nlohmann::json j) {
   return true;
 }
 
-// The failures remembered beside the tuning records (failed_configs.hpp):
-// a JSON list, and lines for the listing, ages from `now` (Unix seconds).
-nlohmann::json failures_listing(const FailedConfigs& failures, std::string* text) {
-  nlohmann::json out = nlohmann::json::array();
-  const std::int64_t now = std::time(nullptr);
-  for (const auto& f : failures.list()) {
-    nlohmann::json configs = nlohmann::json::array();
-    if (!f.problem_text.empty()) {
-      *text += "  BROKEN: " + f.problem_text + "\n";
-      out.push_back({{"path", f.path.string()}, {"problem", f.problem_text}});
-      continue;
-    }
-    *text += "  " + f.problem + "  on " + f.device + "\n";
-    for (const auto& c : f.failed) {
-      configs.push_back({{"config", c.config.to_json()},
-                         {"outcome", c.outcome},
-                         {"reason", c.reason},
-                         {"failed_at", c.failed_at},
-                         {"age_s", std::max<std::int64_t>(0, now - c.failed_at)},
-                         {"skipped_runs", c.skipped_runs},
-                         {"missing_headers", c.missing_headers}});
-      *text += "    " + c.config.to_string() + "  " + c.outcome + "  " +
-               age_text(now - c.failed_at) + " ago, skipped by " + std::to_string(c.skipped_runs) +
-               " run(s)\n";
-    }
-    out.push_back({{"path", f.path.string()},
-                   {"kernel", f.kernel},
-                   {"problem", f.problem},
-                   {"device", f.device},
-                   {"failed", std::move(configs)}});
-  }
-  return out;
-}
-
-std::size_t failed_config_count(const std::vector<FailureFile>& files) {
-  std::size_t n = 0;
-  for (const auto& f : files) n += f.failed.size();
-  return n;
-}
-
 void run_path(const Context& c) {
   const Options& o = Options::global();
   ArtifactCache artifacts(o);
@@ -212,7 +173,7 @@ void run_ls(const Context& c) {
   const FailedConfigs failures = FailedConfigs::beside(tuning);
   text += "Remembered failures (" + failures.dir().string() +
           "; `kiln cache forget --failures` forgets them)\n";
-  nlohmann::json failed = failures_listing(failures, &text);
+  nlohmann::json failed = failures_listing(failures, std::time(nullptr), &text);
   std::string why;
   if (artifacts.state() == CacheState::kDisabled && !tuning.writable(&why)) {
     text += "(" + why + ": nothing is read)\n";
@@ -365,34 +326,6 @@ void run_clear(const Context& c) {
                        problems);
 }
 
-// `kiln cache forget --failures [--kernel NAME]`: the remembered failures
-// go, the tuning records and artifacts stay.
-void run_forget(const Context& c, const std::string& kernel) {
-  TuningCache tuning(Options::global());
-  FailedConfigs failures = FailedConfigs::beside(tuning);
-  if (!failures.enabled())
-    return c.fail("no remembered failures to forget: the tuning cache is " +
-                  std::string(cache_state_name(tuning.state())) +
-                  (tuning.state_reason().empty() ? "" : " (" + tuning.state_reason() + ")"));
-  const std::vector<FailureFile> before = failures.list();
-  if (!kernel.empty() && std::none_of(before.begin(), before.end(),
-                                      [&](const FailureFile& f) { return f.kernel == kernel; })) {
-    std::set<std::string> names;
-    for (const auto& f : before)
-      if (!f.kernel.empty()) names.insert(f.kernel);
-    std::string known;
-    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-    return c.fail("no failures remembered for kernel '" + kernel + "'" +
-                  (known.empty() ? " (none are remembered)" : " (remembered: " + known + ")"));
-  }
-  auto forgotten = failures.forget(kernel);
-  if (!forgotten) return c.fail(forgotten.error().describe());
-  c.emit({{"forgotten_configs", *forgotten}, {"kernel", kernel}},
-         "forgot " + std::to_string(*forgotten) + " failed config(s)" +
-             (kernel.empty() ? "" : " of " + kernel) +
-             ": the next tuning measures them again; tuning records and artifacts are kept\n");
-}
-
 // `--format kernel-tuner`: the newest record's measurements (of `kernel`
 // when given) as a Kernel Tuner cache file, for Kernel Tuner's tools and
 // for `kiln bench search --recorded`.
@@ -541,25 +474,8 @@ void add_cache_command(CLI::App& app, int& exit_code) {
           },
           "NAME"));
   exp->callback([ctx, file, format, kernel] { run_export(*ctx, *file, *format, *kernel); });
-  auto forget_failures = std::make_shared<bool>(false);
-  auto forget_kernel = std::make_shared<std::string>();
-  auto* forget = sub("forget", "Forget remembered failures (--failures), keeping good records");
-  // What to forget is named, so that `forget` alone never reads as "all".
-  forget
-      ->add_flag("--failures", *forget_failures,
-                 "The configs remembered as failed: measured again by the next tuning")
-      ->required();
-  forget->add_option("--kernel", *forget_kernel, "Only this kernel's (its template name)")
-      ->check(CLI::Validator(
-          [](std::string& name) -> std::string {
-            return name.empty() ? "the kernel name is empty: give one, or leave --kernel out" : "";
-          },
-          "NAME"));
-  // The flag's variable lives as long as the command: CLI11 writes it when
-  // parsing, after this function has returned (ASan caught it freed).
-  forget->callback([ctx, forget_failures, forget_kernel] {
-    if (*forget_failures) run_forget(*ctx, *forget_kernel);
-  });
+  add_cache_forget_command(
+      *sub("forget", "Forget remembered failures (--failures), keeping good records"), ctx);
   auto* imp = sub("import", "Merge the tuning records of FILE into the cache");
   imp->add_option("FILE", *file, "Tuning JSON file (from kiln cache export)")->required();
   imp->callback([ctx, file] { run_import(*ctx, *file); });

@@ -16,7 +16,6 @@
 // benchmark worker is missing; 2 bad input (docs/user-kernels.md, `kiln kernels`).
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -246,9 +245,7 @@ int run_tune(TuneArgs args) {
   report.stats = result->stats;
   report.skipped = result->skipped;
   report.forgotten = result->forgotten;
-  report.now = std::chrono::duration_cast<std::chrono::seconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count();
+  report.now = internal::unix_now();
   report.flops = job->flops;
   report.bytes = job->bytes;
   const bool served_from_cache =

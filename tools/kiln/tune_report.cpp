@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cache_failures.hpp"
 #include "duration_text.hpp"
 
 namespace kiln::tool {
@@ -59,20 +60,6 @@ std::vector<ConfigRow> rows_from(const TuningRecord& record) {
   return rows;
 }
 
-namespace {
-
-nlohmann::json skipped_json(const FailedConfig& f, std::int64_t now) {
-  return {{"config", f.config.to_json()},
-          {"outcome", f.outcome},
-          {"reason", f.reason},
-          {"failed_at", f.failed_at},
-          {"age_s", std::max<std::int64_t>(0, now - f.failed_at)},
-          {"skipped_runs", f.skipped_runs},
-          {"missing_headers", f.missing_headers}};
-}
-
-}  // namespace
-
 void finish_report(TuneReport& report, const Config& winner, const Config& default_config) {
   std::stable_sort(report.rows.begin(), report.rows.end(),
                    [](const ConfigRow& a, const ConfigRow& b) {
@@ -125,7 +112,7 @@ nlohmann::json TuneReport::to_json() const {
   if (!hints.empty()) j["hints"] = hints;
   if (source == "tuned" || source == "fallback" || source == "failed") {
     nlohmann::json skip = nlohmann::json::array(), again = nlohmann::json::array();
-    for (const auto& f : skipped) skip.push_back(skipped_json(f, now));
+    for (const auto& f : skipped) skip.push_back(failed_config_json(f, now));
     for (const auto& f : forgotten)
       again.push_back(
           {{"config", f.failure.config.to_json()}, {"outcome", f.failure.outcome}, {"why", f.why}});
