@@ -15,6 +15,8 @@
 namespace kiln {
 namespace {
 
+namespace fs = std::filesystem;
+
 using testing::CliRun;
 
 // Every program file under the cache, by path.
