@@ -5,7 +5,7 @@
 //
 // Healthy workers outlive their tuning run in a small process-wide idle
 // set (by executable, device and thread count), so the next run (an
-// annealing round, the next kernel) does not pay a process start and a
+// search round, the next kernel) does not pay a process start and a
 // device open again. An idle worker gets the new call before measuring.
 #pragma once
 

@@ -192,22 +192,6 @@ std::vector<Config> untaken_neighbours(const UniqueSampler& sampler, const Confi
   return out;
 }
 
-std::vector<Config> neighbours_at(const ConfigSpace& space, const Config& config, int step) {
-  std::vector<Config> out;
-  for (const Parameter& p : space.parameters()) {
-    const auto at =
-        std::find(p.values.begin(), p.values.end(), config.at(p.name)) - p.values.begin();
-    for (int sign : {-1, 1}) {
-      const std::ptrdiff_t j = at + sign * step;
-      if (j < 0 || j >= static_cast<std::ptrdiff_t>(p.values.size())) continue;
-      Config n = config;
-      n.set(p.name, p.values[static_cast<std::size_t>(j)]);
-      if (space.contains(n)) out.push_back(std::move(n));
-    }
-  }
-  return out;
-}
-
 bool UniqueSampler::taken(const Config& config) const {
   return tried_.count(index_of(config)) > 0;
 }
@@ -233,9 +217,11 @@ SearchStrategyInfo exhaustive_strategy() {
           }};
 }
 
+// Registered as the baseline: every search benchmark (`kiln bench search`)
+// measures the other strategies against a uniform sample of the same budget.
 SearchStrategyInfo random_strategy() {
-  return {"random", "a seeded uniform sample of the space (spaces too large to enumerate)", 64,
-          [](const SearchSetup& setup) {
+  return {"random", "a seeded uniform sample of the space: the baseline searches are compared with",
+          64, [](const SearchSetup& setup) {
             return make_random_search(*setup.space, setup.max_configs, setup.seed, setup.listed);
           }};
 }

@@ -1,4 +1,4 @@
-// Shared by the search strategies: the sampler of the random and annealing
+// Shared by the search strategies: the sampler of the random and model-based
 // searches, and each strategy's registry entry (listed in search_registry.cpp).
 #pragma once
 
@@ -53,10 +53,6 @@ class UniqueSampler {
   std::vector<std::uint64_t> listed_index_;  // index_of each listed config, once needed
   bool sparse_ = false;                      // rejection failed once: draw from the list
 };
-
-// Configs one parameter `step` positions away from `config` along its list
-// (either way) that the space holds.
-std::vector<Config> neighbours_at(const ConfigSpace& space, const Config& config, int step);
 
 // Configs one parameter away from `config` (any other value of one
 // parameter, in parameter then value order) that the sampler's space holds
@@ -130,13 +126,12 @@ SearchStrategyInfo steered_strategy(std::string name, std::string description,
 
 SearchStrategyInfo exhaustive_strategy();
 SearchStrategyInfo random_strategy();
-SearchStrategyInfo annealing_strategy();
-SearchStrategyInfo model_strategy();
-SearchStrategyInfo pattern_strategy();
-SearchStrategyInfo evolution_strategy();
+SearchStrategyInfo hybrid_strategy();
+// hybrid's parts (search_hybrid.cpp), not registered: bayes's forest
+// proposes its opening, gp's Gaussian process the rest. Their entries make
+// them alone, as hybrid and the tests do.
 SearchStrategyInfo bayes_strategy();
 SearchStrategyInfo gp_strategy();
-SearchStrategyInfo hybrid_strategy();
 
 // A bounded model's measurements, of `n` in report order: the `best` first
 // of `eligible` by `faster`, then the `recent` latest not chosen, then
@@ -165,8 +160,8 @@ std::vector<std::size_t> bounded_rows(std::size_t n, std::vector<std::size_t> el
   return rows;
 }
 
-// bounded_rows over `y` (lower is faster, ties to the earlier): the rows a
-// forest is fitted on past its bound (bayes, model).
+// bounded_rows over `y` (lower is faster, ties to the earlier): the rows
+// bayes's forest is fitted on past its bound.
 inline std::vector<std::size_t> bounded_rows_of(const std::vector<double>& y, std::size_t best,
                                                 std::size_t spread, std::size_t recent) {
   std::vector<std::size_t> every(y.size());

@@ -28,13 +28,8 @@ Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::stri
   setup.start = recorded.space.default_config();
   // Nothing is measured outside the strategy here: a replay has no default
   // config of its own, and the strategy may propose the start itself.
-  // Annealing, which a tuning starts from the default it measured, proposes
-  // it first: otherwise no replay ever measures it (nor a 1-config space).
   setup.default_measured = false;
   setup.seed = seed;
-  setup.annealing.budget = budget;
-  setup.annealing.seed = seed;
-  setup.annealing.propose_start = true;
   std::unique_ptr<SearchStrategy> search = info->make(setup);
   // One config measured at a time, in proposal order; a one-shot strategy
   // proposes everything at once, a steered one as the tuner's driver asks

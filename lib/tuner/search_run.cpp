@@ -43,7 +43,6 @@ class SearchDriver {
     setup.start = def_;
     setup.default_measured = measure_default_;
     setup.seed = opt.seed;
-    setup.annealing = opt.annealing;
     search_ = info.make(setup);
     // Proposals in flight need a pipeline that overlaps (a result lands
     // while others compile) and one search per job: ranks sharing a search

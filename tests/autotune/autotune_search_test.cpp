@@ -1,11 +1,8 @@
 // The tuner's searches end to end on the CPU backend (real Clang compiles,
-// real kernels, real timings): annealing finds the known best config of a
-// space whose cost grows with every step away from it, a seed draws the
-// same start, and annealing and random search stay within max_configs and
-// the time budget. Assertions are on behaviour and on relative facts (the
-// best is 4x faster than any other config), never on absolute times. That a
-// walk depends only on the seed and the order of the times it is fed is
-// tested without timings, in tests/tuner/annealing_test.cpp.
+// real kernels, real timings): the steered search (hybrid) measures only
+// what the early prune keeps, shares one trace over its rounds, and it and
+// random search stay within max_configs and the time budget. Assertions are
+// on behaviour and on relative facts, never on absolute times.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -103,63 +100,15 @@ void expect_distinct_and_within(const TuneResult& r, const TunableKernel& k, std
       << "the default config is always measured";
 }
 
-TEST(AutotuneSearch, AnnealingFindsTheKnownBest) {
-  // 32 configs, 24 measured at most, the default 8 steps (18x) from the best.
-  TunableKernel k = sleep_kernel(8, 4, 5);
-  Session s("anneal_best");
-  // 1 ms a unit: a late wake-up on a loaded machine (milliseconds, below)
-  // must not make another config look as fast as the best's 1 ms against 4.
-  SleepCall call(1000);
-  TuneOptions o = quick("annealing", 24, 3);
-  // One compile thread: with configs in flight a compile runs beside every
-  // benchmark, and on a 2-core machine under a sanitizer two of them left
-  // a sleep's wake-up late by milliseconds (the best config once measured
-  // at 3.9 ms against its 0.1 ms at the old 100 us a unit); the test judges
-  // the search.
-  o.pipeline.compile_threads = 1;
-  auto r = s.tuner.tune(k, call.args, **s.device, o);
-  ASSERT_TRUE(r.ok()) << r.error().describe();
-  EXPECT_EQ(r->source, ResultSource::kTuned);
-  expect_distinct_and_within(*r, k, 24);
-  EXPECT_EQ(r->stats.benchmarked, r->measurements.size());
-  std::string tried;
-  for (const auto& m : r->measurements)
-    tried += m.config.to_string() + " " + std::to_string(m.stats.median * 1e6) + " us\n";
-  EXPECT_EQ(r->config.get_int("W"), 5) << tried;
-  EXPECT_EQ(r->config.get_int("P"), 0) << tried;
-  EXPECT_GT(r->speedup_over_default(), 1.0);
-}
-
-TEST(AutotuneSearch, AnnealingStartsFromTheSeedsDraw) {
-  // max_configs = 1 + random_start: the run is the first round alone (the
-  // default and the seed's random draws), which no timing can change.
-  TunableKernel k = sleep_kernel(8, 4, 5);
-  SleepCall call(20);
-  auto walk = [&](std::uint64_t seed) {
-    Session s("anneal_seed" + std::to_string(seed));
-    TuneOptions o = quick("annealing", 5, seed);
-    o.search.annealing.random_start = 4;
-    auto r = s.tuner.tune(k, call.args, **s.device, o);
-    EXPECT_TRUE(r.ok()) << r.error().describe();
-    if (!r.ok()) return std::vector<std::string>{};
-    expect_distinct_and_within(*r, k, 5);
-    EXPECT_EQ(r->measurements.size(), 5u);
-    return measured(*r);
-  };
-  auto a = walk(11), b = walk(11), c = walk(12);
-  EXPECT_EQ(a, b) << "the same seed, the same configs in the same order";
-  EXPECT_NE(a, c);
-}
-
-TEST(AutotuneSearch, AnnealingMeasuresOnlyWhatTheEarlyPruneKeeps) {
+TEST(AutotuneSearch, SteeredSearchMeasuresOnlyWhatTheEarlyPruneKeeps) {
   TunableKernel k = sleep_kernel(8, 4, 5);
   const Config def = k.tmpl.space.default_config();
   k.early_prune = [def](const Config& c, const ProblemKey&) {
     return c.get_int("P") == 0 || c == def;  // the default is measured anyway
   };
   SleepCall call(20);
-  Session s("anneal_prune");
-  auto r = s.tuner.tune(k, call.args, **s.device, quick("annealing", 12, 2));
+  Session s("steered_prune");
+  auto r = s.tuner.tune(k, call.args, **s.device, quick("hybrid", 12, 2));
   ASSERT_TRUE(r.ok()) << r.error().describe();
   expect_distinct_and_within(*r, k, 12);
   EXPECT_GT(r->measurements.size(), 1u);
@@ -170,19 +119,18 @@ TEST(AutotuneSearch, AnnealingMeasuresOnlyWhatTheEarlyPruneKeeps) {
   }
 }
 
-TEST(AutotuneSearch, AnnealingRoundsShareOneTrace) {
+TEST(AutotuneSearch, SteeredRoundsShareOneTrace) {
   // Several rounds, each a pipeline run: one timeline with one track per
   // worker (not one per round), holding every round's spans.
   TunableKernel k = sleep_kernel(8, 4, 5);
   SleepCall call(20);
-  Session s("anneal_trace");
-  TuneOptions o = quick("annealing", 10, 4);
-  o.search.annealing.random_start = 3;
-  o.search.batch = 2;  // rounds of 4, 2, 2, 2 configs
+  Session s("steered_trace");
+  TuneOptions o = quick("hybrid", 14, 4);
+  o.search.batch = 2;  // rounds of 9 (the default and hybrid's start of 8), 2, 2, 1 configs
   o.pipeline.trace_path = (s.dir / "trace.json").string();
   auto r = s.tuner.tune(k, call.args, **s.device, o);
   ASSERT_TRUE(r.ok()) << r.error().describe();
-  EXPECT_EQ(r->measurements.size(), 10u);
+  EXPECT_EQ(r->measurements.size(), 14u);
   std::ifstream in(o.pipeline.trace_path);
   nlohmann::json trace = nlohmann::json::parse(in);
   std::set<std::string> tracks;
@@ -219,7 +167,7 @@ TEST(AutotuneSearch, OneShotSearchesMeasureMaxConfigsWithTheDefault) {
 TEST(AutotuneSearch, SpentBudgetStopsBothSearches) {
   TunableKernel k = sleep_kernel(8, 4, 5);
   SleepCall call(20);
-  for (std::string kind : {"random", "annealing"}) {
+  for (std::string kind : {"random", "hybrid"}) {
     Session s("budget_" + kind);
     TuneOptions o = quick(kind, 20, 5);
     o.pipeline.budget_seconds = 1e-6;  // spent before the first config compiles
@@ -230,8 +178,14 @@ TEST(AutotuneSearch, SpentBudgetStopsBothSearches) {
     if (kind == "random") {
       EXPECT_EQ(r->measurements.size(), 20u) << "every candidate is accounted for";
     } else {
-      // One round (the default and the random start), none after it.
-      EXPECT_EQ(r->measurements.size(), 1u + o.search.annealing.random_start);
+      // One round (the default and the strategy's start), none after it.
+      SearchSetup setup;
+      setup.space = &k.tmpl.space;
+      setup.max_configs = o.search.max_configs;
+      setup.start = k.tmpl.space.default_config();
+      const std::size_t start = find_search_strategy(kind)->make(setup)->first_round();
+      EXPECT_GT(start, 1u);
+      EXPECT_EQ(r->measurements.size(), 1u + start);
     }
   }
 }
@@ -261,7 +215,7 @@ TEST(AutotuneSearch, AnInterruptedInFlightSearchStops) {
   TunableKernel k = sleep_kernel(8, 4, 5);
   SleepCall call(20);
   Session s("in_flight_interrupted");
-  TuneOptions o = quick("annealing", 30, 2);
+  TuneOptions o = quick("hybrid", 30, 2);
   std::atomic<int> asked{0};
   o.pipeline.interrupted = [&asked] { return ++asked >= 4; };  // ~150 ms in
   auto r = s.tuner.tune(k, call.args, **s.device, o);
@@ -308,7 +262,7 @@ TEST(AutotuneSearch, AnUnknownStrategyNamesTheValidOnes) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
     const std::string what = e.what();
     EXPECT_NE(what.find("unknown search strategy 'simplex'"), std::string::npos) << what;
-    EXPECT_NE(what.find("exhaustive, random, annealing"), std::string::npos) << what;
+    EXPECT_NE(what.find("exhaustive, random, hybrid"), std::string::npos) << what;
   }
 }
 

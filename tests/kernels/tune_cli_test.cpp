@@ -174,7 +174,7 @@ TEST_F(TuneCli, TraceIsChromeTraceJson) {
 TEST_F(TuneCli, SearchListsTheStrategiesAndRefusesUnknownOnes) {
   CliRun list = kiln("tune --search list");
   ASSERT_EQ(list.exit_code, 0) << list.err;
-  for (const char* name : {"exhaustive", "random", "annealing"}) {
+  for (const char* name : {"exhaustive", "random", "hybrid"}) {
     EXPECT_NE(list.out.find(std::string(name) + " "), std::string::npos) << list.out;
   }
   EXPECT_NE(list.out.find("seeded uniform sample"), std::string::npos) << list.out;
@@ -183,7 +183,11 @@ TEST_F(TuneCli, SearchListsTheStrategiesAndRefusesUnknownOnes) {
   CliRun bad = kiln(kGemm + " --search simplex");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("unknown search strategy 'simplex'"), std::string::npos) << bad.err;
-  EXPECT_NE(bad.err.find("exhaustive, random, annealing"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("exhaustive, random, hybrid"), std::string::npos) << bad.err;
+  // hybrid's parts are not strategies of their own.
+  CliRun part = kiln(kGemm + " --search bayes");
+  EXPECT_EQ(part.exit_code, 2) << part.err;
+  EXPECT_NE(part.err.find("unknown search strategy 'bayes'"), std::string::npos) << part.err;
   // auto, the default and accepted, is among the values the error offers.
   EXPECT_NE(bad.err.find("use auto (the default) or one of exhaustive"), std::string::npos)
       << bad.err;
@@ -202,7 +206,7 @@ TEST_F(TuneCli, EffortIsReportedCappedByMaxConfigsAndChecked) {
 
   CliRun list = kiln("tune --search list");
   EXPECT_NE(list.out.find("auto "), std::string::npos) << list.out;
-  EXPECT_NE(list.out.find("bayes "), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("hybrid "), std::string::npos) << list.out;
   // With --json, before or after it, the list is one JSON document (it
   // printed the text table, which no JSON reader takes).
   for (const char* args : {"tune --json --search list", "tune --search list --json"}) {
@@ -211,12 +215,12 @@ TEST_F(TuneCli, EffortIsReportedCappedByMaxConfigsAndChecked) {
     const nlohmann::json j = json.json();
     ASSERT_TRUE(j.at("strategies").is_array()) << json.out;
     EXPECT_EQ(j.at("strategies").at(0).at("name"), "auto") << json.out;
-    bool bayes = false;
+    bool hybrid = false;
     for (const auto& s : j.at("strategies")) {
-      bayes = bayes || s.at("name") == "bayes";
+      hybrid = hybrid || s.at("name") == "hybrid";
       EXPECT_FALSE(s.at("description").get<std::string>().empty()) << s.dump();
     }
-    EXPECT_TRUE(bayes) << json.out;
+    EXPECT_TRUE(hybrid) << json.out;
   }
 
   CliRun bad = kiln(kGemm + " --effort extreme");

@@ -49,7 +49,7 @@ bool is_best(const Config& c) {
 // first); returns every config measured, in order.
 std::vector<Config> run(const std::string& strategy, const ConfigSpace& space, const TimeFn& time,
                         std::size_t budget, std::uint64_t seed) {
-  auto search = find_search_strategy(strategy)->make(test::search_setup(space, budget, seed));
+  auto search = test::strategy_named(strategy).make(test::search_setup(space, budget, seed));
   EXPECT_TRUE(search->steered());
   return test::drive_rounds(*search, time);
 }

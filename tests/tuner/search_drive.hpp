@@ -9,13 +9,23 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "kiln/tuner/search.hpp"
+#include "search_internal.hpp"
 
 namespace kiln::test {
 
 using TimeFn = std::function<std::optional<double>(const Config&)>;
+
+// A registered strategy by name, or one of hybrid's parts ("bayes", "gp"),
+// which the registry does not list but the tests drive alone.
+inline SearchStrategyInfo strategy_named(const std::string& name) {
+  if (name == "bayes") return internal::bayes_strategy();
+  if (name == "gp") return internal::gp_strategy();
+  return *find_search_strategy(name);
+}
 
 inline SearchSetup search_setup(const ConfigSpace& space, std::size_t budget, std::uint64_t seed) {
   SearchSetup setup;

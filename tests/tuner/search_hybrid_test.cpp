@@ -59,7 +59,7 @@ TEST(HybridSearch, BayesProposesTheOpeningAndGpTheRest) {
 
   // The opening is bayes's own run, config for config (its first round of
   // 8, then two of 4), paced by the default plan's budget (64 here).
-  auto bayes = find_search_strategy("bayes")->make(paced(setup));
+  auto bayes = internal::bayes_strategy().make(paced(setup));
   const std::vector<Config> bayes_run = drive(*bayes, 3);
   ASSERT_EQ(bayes_run.size(), 16u);
   EXPECT_TRUE(std::equal(bayes_run.begin(), bayes_run.end(), got.begin()));
@@ -107,7 +107,7 @@ TEST(HybridSearch, TheOpeningIsAShareOfTheSpaceNotOfTheBudget) {
                         Case{&large, valley, 100, 22}, Case{&large, valley, 16, 16}}) {
     const SearchSetup setup = test::search_setup(*k.space, k.budget, 3);
     auto hybrid = find_search_strategy("hybrid")->make(setup);
-    auto bayes = find_search_strategy("bayes")->make(paced(setup));
+    auto bayes = internal::bayes_strategy().make(paced(setup));
     const std::vector<Config> got = drive(*hybrid, 1000, k.time);
     const std::vector<Config> bayes_run = drive(*bayes, 1000, k.time);
     ASSERT_EQ(got.size(), k.budget);

@@ -2,11 +2,10 @@
 // listed (SearchSetup::listed, as a recorded space's are): 600,000
 // cartesian configs of which 2% are in the space, like the hub's hotspot
 // (4.4 million, 2.4%). Drawn by cartesian index, a pick's 4,000 draws held
-// about 80 configs; gp, bayes and model now draw their candidates from the
-// list (search_gp.cpp draw_epoch(), search_bayes.cpp fit(),
-// search_model.cpp ranked()). Whatever they draw, every proposal must be a
-// config of the space, none twice, the run must repeat for a seed, and a
-// smooth bowl's floor must be found within the budget.
+// about 80 configs; gp and bayes now draw their candidates from the
+// list (search_gp.cpp draw_epoch(), search_bayes.cpp fit()). Whatever they draw, every proposal
+// must be a config of the space, none twice, the run must repeat for a seed, and a smooth bowl's
+// floor must be found within the budget.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -61,7 +60,7 @@ TEST_P(ListedSearch, ProposesListedConfigsOnceRepeatsForASeedAndFindsTheFloor) {
   auto run = [&](std::uint64_t seed) {
     SearchSetup setup = test::search_setup(space, 150, seed);
     setup.listed = &listed;
-    auto search = find_search_strategy(GetParam())->make(setup);
+    auto search = test::strategy_named(GetParam()).make(setup);
     return test::drive_rounds(*search, bowl);
   };
   const std::vector<Config> got = run(2);
@@ -78,8 +77,7 @@ TEST_P(ListedSearch, ProposesListedConfigsOnceRepeatsForASeedAndFindsTheFloor) {
   EXPECT_EQ(run(2), got) << "a seed repeats its run";
 }
 
-INSTANTIATE_TEST_SUITE_P(Strategies, ListedSearch,
-                         ::testing::Values("gp", "bayes", "model", "hybrid"),
+INSTANTIATE_TEST_SUITE_P(Strategies, ListedSearch, ::testing::Values("gp", "bayes", "hybrid"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace

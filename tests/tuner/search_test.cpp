@@ -78,50 +78,6 @@ TEST(Search, RandomStopsWhenTheSpaceIsExhausted) {
   EXPECT_EQ(drain(*search, 2, [](const Config&) { return 1.0; }).size(), 3u);
 }
 
-TEST(Search, AnnealingBeatsRandomOnTheSameBudget) {
-  ConfigSpace s = big_space();
-  double anneal_total = 0, random_total = 0;
-  for (std::uint64_t seed = 0; seed < 8; ++seed) {
-    AnnealingOptions o;
-    o.budget = 120;
-    o.random_start = 10;
-    o.seed = seed;
-    auto anneal = make_annealing_search(s, o);
-    auto random = make_random_search(s, 120, seed);
-    auto best = [](const std::vector<Config>& xs) {
-      double b = 1e9;
-      for (const auto& c : xs) b = std::min(b, cost(c));
-      return b;
-    };
-    auto xa = drain(*anneal, 4);
-    EXPECT_LE(xa.size(), 120u);
-    std::set<std::string> unique;
-    for (const auto& c : xa) {
-      EXPECT_TRUE(s.contains(c));
-      unique.insert(c.to_string());
-    }
-    EXPECT_EQ(unique.size(), xa.size()) << "never proposes a config twice";
-    anneal_total += best(xa);
-    random_total += best(drain(*random, 4));
-  }
-  EXPECT_LT(anneal_total, random_total);
-}
-
-TEST(Search, AnnealingSurvivesFailures) {
-  ConfigSpace s = big_space();
-  AnnealingOptions o;
-  o.budget = 30;
-  auto search = make_annealing_search(s, o);
-  std::size_t n = 0;
-  while (true) {
-    auto b = search->next(3);
-    if (b.empty()) break;
-    for (auto& c : b) search->report(c, std::nullopt);
-    n += b.size();
-  }
-  EXPECT_EQ(n, 30u);
-}
-
 TEST(Prune, TopKKeepsTheModelsBestInOrder) {
   ConfigSpace s;
   s.param("BM", {16, 32, 64, 128});

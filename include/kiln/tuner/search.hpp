@@ -1,6 +1,7 @@
 // Search strategies: which configs to try next. Exhaustive for spaces that
-// can be enumerated; a budgeted random sample, then simulated annealing
-// around the best so far, for spaces that cannot.
+// the budget covers; the model-based hybrid search for spaces it does not
+// (search_plan.hpp picks between them); a budgeted random sample as the
+// baseline every search benchmark compares against.
 //
 // The tuner's search driver asks a strategy for configs (a few ahead, so
 // the compile pool runs ahead of the benchmark workers: SearchPacing),
@@ -37,7 +38,7 @@ class SearchStrategy {
   // rounds). False: one round of every proposal.
   virtual bool steered() const { return false; }
   // Steered only: proposals wanted in the first round, before any feedback
-  // is worth having (annealing's random start); the round is never smaller
+  // is worth having (hybrid's space-filling opening); the round is never smaller
   // than the batch.
   virtual std::size_t first_round() const { return 0; }
 };
@@ -67,29 +68,6 @@ std::unique_ptr<SearchStrategy> make_random_search(const ConfigSpace& space, std
                                                    std::uint64_t seed,
                                                    const std::vector<Config>* listed = nullptr);
 
-struct AnnealingOptions {
-  std::size_t budget = 64;           // configs measured in all
-  std::size_t random_start = 8;      // random configs measured before annealing
-  double initial_temperature = 0.3;  // accepts a 30% slower neighbour with p = 1/e at first
-  double final_temperature = 0.01;
-  std::uint64_t seed = 0;
-  // A config the caller measures itself (the tuner's default config): never
-  // proposed, and when reported it is where the walk starts.
-  std::optional<Config> start;
-  // Nobody measures `start` outside the search (a replay of a recorded
-  // space, search_replay.cpp): it is proposed first, before `random_start`
-  // random configs, so the walk is the one a tuning takes from its default.
-  // Off in a tuning, where the driver measures the default itself, or not at
-  // all when the early prune rejects it (no config to spend a proposal on).
-  bool propose_start = false;
-};
-
-// Random start, then moves to neighbours (one parameter changed to an
-// adjacent value) accepted by the Metropolis rule on relative time.
-std::unique_ptr<SearchStrategy> make_annealing_search(const ConfigSpace& space,
-                                                      AnnealingOptions options,
-                                                      const std::vector<Config>* listed = nullptr);
-
 // What a registered strategy is made from, for one tuning call.
 struct SearchSetup {
   const ConfigSpace* space = nullptr;
@@ -98,11 +76,10 @@ struct SearchSetup {
   std::size_t max_configs = 0;
   // The default config, which the driver measures first and itself when the
   // kernel's early prune keeps it (`default_measured`): a proposal equal to
-  // it is dropped there. A strategy may start from it (annealing does).
+  // it is dropped there.
   Config start;
   bool default_measured = true;
   std::uint64_t seed = 0;
-  AnnealingOptions annealing;  // read by "annealing" alone
   // Optional (borrowed; outlives the search): every valid config, where the
   // space is a list (a recorded space). Samplers draw by index and reject
   // invalid configs; on a sparse space (300 valid of 2^20) that fails, and
@@ -128,7 +105,7 @@ const SearchStrategyInfo* find_search_strategy(std::string_view name);
 // it proposes from results, so SearchPacing applies to it); false for an
 // unknown name.
 bool search_is_steered(std::string_view name);
-// "exhaustive, random, annealing": for errors that name the valid choices.
+// "exhaustive, random, hybrid": for errors that name the valid choices.
 std::string search_strategy_names();
 
 // Pruning hooks. A performance model estimates a config's time (lower is

@@ -28,11 +28,11 @@ namespace kiln {
 
 struct SearchOptions {
   // A registered strategy (search_strategies(): "exhaustive", "random",
-  // "annealing", "bayes", ...) or "auto" (the plan, below); an unknown name
-  // is an error that lists the valid ones.
+  // "hybrid") or "auto" (the plan, below); an unknown name is an error that
+  // lists the valid ones.
   std::string strategy = "exhaustive";
   // Configs measured in all, the default config included: 0 = all
-  // (exhaustive) or 64 (random, annealing).
+  // (exhaustive) or 64 (random, hybrid).
   std::size_t max_configs = 0;
   // Read when `strategy` is "auto" (kAutoSearch): plan_search picks the
   // strategy and, unless max_configs is set, the budget from this effort and
@@ -44,12 +44,10 @@ struct SearchOptions {
   // is asked for as each result lands (0: kDefaultInFlight); with `batch`
   // set they are proposed in rounds of that many and each round is waited
   // for. Rounds are also used without pipeline overlap and when ranks share
-  // one search (shard_count > 1). Annealing's and bayes's random start is
-  // proposed at once either way.
+  // one search (shard_count > 1). hybrid's space-filling start is proposed
+  // at once either way.
   std::size_t batch = 0;
   std::size_t in_flight = 0;
-  // Annealing's own settings; its budget and seed are max_configs and seed.
-  AnnealingOptions annealing;
   // This process's share of the space when ranks tune one problem together
   // (kiln/distributed/distributed_tune.hpp, "parallel"): of each round the
   // search proposes (the same on every rank for a one-shot strategy and
