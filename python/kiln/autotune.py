@@ -28,7 +28,7 @@ def autotune(
     rtol: float | None = None,
     atol: float | None = None,
     reference: Callable | None = None,
-    search: str = "exhaustive",
+    search: str = "auto",
     max_configs: int | None = None,
     budget_s: float | None = None,
     warmup: int | None = None,
@@ -55,7 +55,8 @@ def autotune(
     check, rtol, atol, reference  output checking: each config's outputs
                    against the default config's (or ``reference(*args)``,
                    which writes the expected outputs in place)
-    search, max_configs, budget_s  the search strategy and its budget
+    search, max_configs, budget_s  the search strategy ("auto": every config
+                   when the budget covers the space, else "hybrid") and its budget
     warmup, rep    warm-up runs per config; milliseconds of timed runs
     outputs        the arguments compared (default: every tensor but those declared
                    "const T*", unless all are)
@@ -113,7 +114,7 @@ def autotune(
         raise ConfigError(f"reference is a {type(reference).__name__}: give a function that "
                           "writes the expected outputs in place", code="invalid_argument")
     if not isinstance(search, str):
-        raise ConfigError(f"search={search!r}: give a strategy name such as \"exhaustive\"",
+        raise ConfigError(f"search={search!r}: give a strategy name such as \"auto\"",
                           code="invalid_argument")
 
     def decorate(kernel: Kernel) -> "Autotuned":

@@ -77,6 +77,7 @@ TuneOptions quick(int max_reps) {
 
 TuneOptions exhaustive(std::size_t max_configs) {
   TuneOptions o = quick(5);
+  o.search.strategy = "exhaustive";
   o.search.max_configs = max_configs;
   return o;
 }

@@ -58,6 +58,7 @@ TEST(TuneRequest, ResultsCarryTheirRecord) {
   if (!Options::global().tuning) KILN_SKIP(Skip::kTuningOff) << "KILN_TUNING=0";
   RequestDir d;
   TuneOptions options;
+  options.search.strategy = "exhaustive";  // the first 2 in enumeration order
   options.search.max_configs = 2;
   options.pipeline.progress = false;
   auto cold = tune_request(gemm_request("M=16,N=16,K=8"), options, d.caches);

@@ -86,6 +86,7 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   to.pipeline.overlap = pipeline;
   to.pipeline.group_size = setup.group_size;
   to.pipeline.compile_threads = setup.compile_threads;
+  to.search.strategy = "exhaustive";  // one pipelined run of the first max_configs
   to.search.max_configs = max_configs;
   // The pipeline alone, as its ideal counts it (compile and benchmark
   // stages): finalists' re-measurement is measured by bench/tuning_memory.sh.

@@ -35,7 +35,7 @@ struct TuneRequest {
   // "host" or "default". A user kernel's reference is in its spec.
   std::string reference = "auto";
   std::uint64_t seed = 0;  // the input data's seed
-  Isolation isolation = Isolation::kProcess;
+  Isolation isolation = Isolation::kAuto;  // as BenchPlacement's
   int cpu_threads = 0;  // CPU block runners (0: one per hardware thread)
 };
 

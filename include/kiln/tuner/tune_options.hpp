@@ -28,11 +28,11 @@ namespace kiln {
 
 struct SearchOptions {
   // A registered strategy (search_strategies(): "exhaustive", "random",
-  // "hybrid") or "auto" (the plan, below); an unknown name is an error that
-  // lists the valid ones.
-  std::string strategy = "exhaustive";
-  // Configs measured in all, the default config included: 0 = all
-  // (exhaustive) or 64 (random, hybrid).
+  // "hybrid") or "auto" (the plan, below: the default here, in Python and
+  // in `kiln tune`); an unknown name is an error that lists the valid ones.
+  std::string strategy{kAutoSearch};
+  // Configs measured in all, the default config included: 0 = the effort's
+  // budget (auto), all (exhaustive) or 64 (random, hybrid).
   std::size_t max_configs = 0;
   // Read when `strategy` is "auto" (kAutoSearch): plan_search picks the
   // strategy and, unless max_configs is set, the budget from this effort and
