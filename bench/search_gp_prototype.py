@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prototype of the "gp" search (lib/tuner/search_gp.cpp) on recorded spaces.
+"""Prototype of the "gp" search (lib/search/search_gp.cpp) on recorded spaces.
 
 usage: [EXTRA=pow2,align[,pcode]] [ACQ=ts [TSN=300]] [WNORM=1] [TH=..] [LA=0,1,4] [WM=0] [INIT=8] [FAILPEN=0.5] [SEL=loo|loorank]
        [NB=R [NBEVERY=K]] [G=0,0.5,1 [GROUP=name,name]]

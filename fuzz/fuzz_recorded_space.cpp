@@ -14,8 +14,8 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
+#include "kiln/search/search.hpp"
 #include "kiln/tuner/recorded_space.hpp"
-#include "kiln/tuner/search.hpp"
 #include "kiln/tuner/search_replay.hpp"
 
 namespace {

@@ -50,11 +50,11 @@
 #include "kiln/kernels/tuning_target.hpp"
 #include "kiln/kernels/user_kernel.hpp"
 
+#include "kiln/search/search.hpp"
 #include "kiln/tuner/args.hpp"
 #include "kiln/tuner/compare.hpp"
 #include "kiln/tuner/device_identity.hpp"
 #include "kiln/tuner/measurement.hpp"
-#include "kiln/tuner/search.hpp"
 #include "kiln/tuner/selection.hpp"
 #include "kiln/tuner/tune_options.hpp"
 #include "kiln/tuner/tuner.hpp"

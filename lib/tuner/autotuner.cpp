@@ -163,7 +163,7 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
                     << ") and is measured again: " << f.why;
   }
   SearchRun run;
-  run.out = internal::run_search(call.problem, std::move(in), &progress, memory);
+  run.out = internal::drive_search(call.problem, std::move(in), &progress, memory);
   progress.finish();
   if (!opt.pipeline.trace_path.empty()) {
     auto written = trace->write(opt.pipeline.trace_path);

@@ -3,8 +3,8 @@
 #include "kiln/tuner/replay_tune.hpp"
 
 #include "call_state.hpp"
-#include "kiln/tuner/search.hpp"
-#include "kiln/tuner/search_plan.hpp"
+#include "kiln/search/search.hpp"
+#include "kiln/search/search_plan.hpp"
 #include "kiln/tuner/selection.hpp"
 #include "kiln/tuner/virtual_clock.hpp"
 #include "kiln/tuner/warm_start.hpp"
@@ -88,7 +88,7 @@ KernelStats replay_stats(const std::vector<Measurement>& measurements,
 
 Result<ReplayTuneResult> replay_tune(const RecordedSpace& recorded, const TuneOptions& options,
                                      const std::vector<TuningRecord>& warm_from) {
-  // "auto" (kiln/tuner/search_plan.hpp) is resolved by run_search on the recorded space.
+  // "auto" (kiln/search/search_plan.hpp) is resolved by drive_search on the recorded space.
   if (options.search.strategy != kAutoSearch && !find_search_strategy(options.search.strategy)) {
     return make_error(ErrorCode::kInvalidArgument, "unknown search strategy \"" +
                                                        options.search.strategy + "\"; use one of " +
@@ -133,7 +133,7 @@ Result<ReplayTuneResult> replay_tune(const RecordedSpace& recorded, const TuneOp
   std::uint64_t warm_started = 0;
   try {
     internal::PipelineOutput ran =
-        internal::run_search(problem, std::move(in), nullptr, std::move(memory));
+        internal::drive_search(problem, std::move(in), nullptr, std::move(memory));
     out.measurements = std::move(ran.measurements);
     warm_started = ran.stats.warm_started;
   } catch (const Error& e) {

@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "kiln/tuner/search.hpp"
+#include "kiln/search/search.hpp"
 
 namespace kiln {
 

@@ -8,9 +8,23 @@
 #include "finalists.hpp"
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/core/error.hpp"
-#include "kiln/tuner/search.hpp"
-#include "kiln/tuner/search_plan.hpp"
+#include "kiln/search/search.hpp"
+#include "kiln/search/search_plan.hpp"
 #include "search_memory.hpp"
+
+namespace kiln {
+
+// planned_search: see kiln/tuner/tune_options.hpp. Here because the driver
+// resolves "auto" where the space is known.
+SearchOptions planned_search(SearchOptions options, const ConfigSpace& space) {
+  if (options.strategy != kAutoSearch) return options;
+  const SearchPlan plan = plan_search(planning_size(space), options.effort, options.max_configs);
+  options.strategy = plan.strategy;
+  options.max_configs = plan.max_configs;
+  return options;
+}
+
+}  // namespace kiln
 
 namespace kiln::internal {
 
@@ -302,7 +316,7 @@ Config heuristic_config(const TunableKernel& kernel, const ProblemKey& problem) 
 }
 
 const SearchStrategyInfo& strategy_for(const TuneOptions& options) {
-  // "auto" is resolved by run_search, where the space is known; its
+  // "auto" is resolved by drive_search, where the space is known; its
   // strategies are registered ones.
   const SearchStrategyInfo* info = find_search_strategy(
       options.search.strategy == kAutoSearch ? kPlannedModelSearch
@@ -315,8 +329,8 @@ const SearchStrategyInfo& strategy_for(const TuneOptions& options) {
   return *info;
 }
 
-PipelineOutput run_search(const ProblemKey& problem, PipelineInputs in, ProgressBar* progress,
-                          SearchMemory memory) {
+PipelineOutput drive_search(const ProblemKey& problem, PipelineInputs in, ProgressBar* progress,
+                            SearchMemory memory) {
   const auto started = Clock::now();
   in.options.search = planned_search(in.options.search, in.kernel.tmpl.space);
   SearchDriver driver(problem, in, strategy_for(in.options), std::move(memory));

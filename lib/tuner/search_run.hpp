@@ -1,5 +1,5 @@
 // The search driver: which configs a tuning run measures, and when. A
-// registered SearchStrategy (kiln/tuner/search.hpp) proposes; the driver
+// registered SearchStrategy (kiln/search/search.hpp) proposes; the driver
 // applies the rules every strategy shares (the default config measured
 // first, the kernel's early prune, its performance model, max_configs in
 // all) and feeds the times back in proposal order, so a seed repeats its
@@ -38,7 +38,7 @@ const SearchStrategyInfo& strategy_for(const TuneOptions& options);
 // (finalists.hpp). `progress` may be null. The output's measurements are
 // one per config measured; its times are those of the whole search (all
 // rounds and the finalists).
-PipelineOutput run_search(const ProblemKey& problem, PipelineInputs inputs, ProgressBar* progress,
-                          SearchMemory memory = {});
+PipelineOutput drive_search(const ProblemKey& problem, PipelineInputs inputs, ProgressBar* progress,
+                            SearchMemory memory = {});
 
 }  // namespace kiln::internal

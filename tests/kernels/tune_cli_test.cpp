@@ -194,7 +194,7 @@ TEST_F(TuneCli, SearchListsTheStrategiesAndRefusesUnknownOnes) {
 }
 
 // `--effort` picks the default search's budget (search "auto",
-// kiln/tuner/search_plan.hpp); --max-configs still caps it, and the run's
+// kiln/search/search_plan.hpp); --max-configs still caps it, and the run's
 // settings say which effort it used. An unknown effort is a usage error.
 TEST_F(TuneCli, EffortIsReportedCappedByMaxConfigsAndChecked) {
   CliRun quick = kiln(kGemm + " --effort quick --json");

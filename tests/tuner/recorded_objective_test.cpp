@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/search/search.hpp"
 #include "kiln/tuner/recorded_space.hpp"
-#include "kiln/tuner/search.hpp"
 #include "kiln/tuner/search_replay.hpp"
 
 namespace kiln {

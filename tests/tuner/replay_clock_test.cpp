@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/search/search.hpp"
 #include "kiln/tuner/recorded_space.hpp"
 #include "kiln/tuner/replay_tune.hpp"
-#include "kiln/tuner/search.hpp"
 #include "kiln/tuner/virtual_clock.hpp"
 
 namespace kiln {

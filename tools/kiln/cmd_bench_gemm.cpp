@@ -29,8 +29,8 @@
 #include "fma_peak.hpp"
 #include "gemm_measure.hpp"
 #include "kiln/kernels/tune_request.hpp"
-#include "kiln/tuner/search.hpp"
-#include "kiln/tuner/search_plan.hpp"
+#include "kiln/search/search.hpp"
+#include "kiln/search/search_plan.hpp"
 #include "option_checks.hpp"
 #include "sample_stats.hpp"
 
@@ -42,7 +42,7 @@ using Clock = std::chrono::steady_clock;
 struct GemmBenchArgs {
   std::string sizes = "512,1024,2048";
   int threads = 2;
-  std::string search{kAutoSearch};  // the plan (kiln/tuner/search_plan.hpp): hybrid, 3%
+  std::string search{kAutoSearch};  // the plan (kiln/search/search_plan.hpp): hybrid, 3%
   std::size_t max_configs = 0;      // 0: the plan's budget
   int rounds = 11;
   bool retune = false;

@@ -30,7 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "kiln/tuner/search.hpp"
+#include "kiln/search/search.hpp"
 #include "kiln/tuner/search_replay.hpp"
 #include "kiln/tuner/warm_start.hpp"
 #include "option_checks.hpp"

@@ -28,7 +28,7 @@
 #include "kiln/cache/remote_cache.hpp"
 #include "kiln/kernels/tune_request.hpp"
 #include "kiln/runtime/toolchain.hpp"
-#include "kiln/tuner/search_plan.hpp"
+#include "kiln/search/search_plan.hpp"
 #include "option_checks.hpp"
 #include "tune_distributed.hpp"
 #include "tune_recorded.hpp"
@@ -69,7 +69,7 @@ struct TuneArgs {
   std::size_t max_configs = 0;
   std::string search{kAutoSearch};
   std::vector<std::string> searches_given;  // each --search, to refuse a second one
-  std::string effort = "default";           // read with search "auto" (kiln/tuner/search_plan.hpp)
+  std::string effort = "default";           // read with search "auto" (kiln/search/search_plan.hpp)
   std::uint64_t seed = 0;
   std::size_t warm_start = SearchOptions{}.warm_start;
   std::string warm_start_devices = warm_start_devices_name(SearchOptions{}.warm_start_devices);

@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "kiln/core/options.hpp"
-#include "kiln/tuner/search.hpp"
-#include "kiln/tuner/search_plan.hpp"
+#include "kiln/search/search.hpp"
+#include "kiln/search/search_plan.hpp"
 
 namespace kiln::tool {
 

@@ -22,8 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/search/search.hpp"
 #include "kiln/tuner/recorded_space.hpp"
-#include "kiln/tuner/search.hpp"
 #include "svg_curves.hpp"
 
 namespace kiln::tool {

@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <iostream>
 
+#include "kiln/search/search_plan.hpp"
 #include "kiln/tuner/recorded_space.hpp"
 #include "kiln/tuner/replay_tune.hpp"
-#include "kiln/tuner/search_plan.hpp"
 #include "tune_report.hpp"
 #include "warm_from.hpp"
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/tuner/search.hpp"
+#include "kiln/search/search.hpp"
 
 namespace kiln::tool {
 

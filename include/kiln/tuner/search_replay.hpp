@@ -1,7 +1,7 @@
 // A search strategy replayed on a recorded space (kiln/tuner/recorded_space.hpp):
 // each proposal "measures" as the file recorded it on its device, so how
 // fast a strategy gets close to the best is known without the device. The
-// strategy is driven as the tuner drives it (kiln/tuner/search.hpp,
+// strategy is driven as the tuner drives it (kiln/search/search.hpp,
 // SearchPacing: proposals in flight or rounds, when it steers), one config
 // measured at a time, without compiling or running anything.
 #pragma once
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "kiln/search/search.hpp"
 #include "kiln/tuner/recorded_space.hpp"
-#include "kiln/tuner/search.hpp"
 
 namespace kiln {
 

@@ -18,10 +18,10 @@
 
 #include "kiln/core/error.hpp"
 #include "kiln/runtime/device.hpp"
+#include "kiln/search/search.hpp"
+#include "kiln/search/search_plan.hpp"
 #include "kiln/tuner/args.hpp"
 #include "kiln/tuner/compare.hpp"
-#include "kiln/tuner/search.hpp"
-#include "kiln/tuner/search_plan.hpp"
 #include "kiln/tuner/warm_start.hpp"
 
 namespace kiln {
@@ -36,10 +36,10 @@ struct SearchOptions {
   std::size_t max_configs = 0;
   // Read when `strategy` is "auto" (kAutoSearch): plan_search picks the
   // strategy and, unless max_configs is set, the budget from this effort and
-  // the size of the space (kiln/tuner/search_plan.hpp).
+  // the size of the space (kiln/search/search_plan.hpp).
   SearchEffort effort = SearchEffort::kDefault;
   std::uint64_t seed = 0;
-  // Strategies that steer by feedback (kiln/tuner/search.hpp, SearchPacing):
+  // Strategies that steer by feedback (kiln/search/search.hpp, SearchPacing):
   // by default `in_flight` proposals are kept in the pipeline and one more
   // is asked for as each result lands (0: kDefaultInFlight); with `batch`
   // set they are proposed in rounds of that many and each round is waited
@@ -69,6 +69,10 @@ struct SearchOptions {
   // from that re-measurement. 0 (or 1): off.
   std::size_t finalists = 3;
 };
+
+// `options` with "auto" replaced by the plan for `space` (plan_search:
+// strategy and max_configs); any other strategy unchanged.
+SearchOptions planned_search(SearchOptions options, const ConfigSpace& space);
 
 struct PipelineOptions {
   // Benchmark each kernel as soon as it compiles. Off: compile everything,

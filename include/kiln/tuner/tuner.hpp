@@ -25,10 +25,10 @@
 #include "kiln/compile/kernel.hpp"
 #include "kiln/core/fingerprint.hpp"
 #include "kiln/runtime/device.hpp"
+#include "kiln/search/search.hpp"
 #include "kiln/tuner/args.hpp"
 #include "kiln/tuner/compare.hpp"
 #include "kiln/tuner/measurement.hpp"
-#include "kiln/tuner/search.hpp"
 #include "kiln/tuner/tune_options.hpp"
 #include "kiln/tuner/tuning_stats.hpp"
 

@@ -21,10 +21,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "kiln/tuner/search.hpp"
-#include "kiln/tuner/search_plan.hpp"
-#include "search_internal.hpp"
-#include "search_whole_warps.hpp"
+#include "kiln/search/search.hpp"
+#include "kiln/search/search_plan.hpp"
+#include "search/internal/search_internal.hpp"
+#include "search/internal/search_whole_warps.hpp"
 
 namespace kiln {
 namespace {

@@ -9,11 +9,11 @@
 #include <limits>
 #include <set>
 
-#include "kiln/tuner/search.hpp"
-#include "kiln/tuner/search_plan.hpp"
+#include "kiln/search/search.hpp"
+#include "kiln/search/search_plan.hpp"
 #include "sanitized.hpp"
+#include "search/internal/search_internal.hpp"
 #include "search_drive.hpp"
-#include "search_internal.hpp"
 #include "skip.hpp"
 
 namespace kiln {

@@ -37,9 +37,9 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "kiln/tuner/search.hpp"
-#include "search_forest.hpp"
-#include "search_internal.hpp"
+#include "kiln/search/search.hpp"
+#include "search/internal/search_forest.hpp"
+#include "search/internal/search_internal.hpp"
 
 namespace kiln {
 namespace {

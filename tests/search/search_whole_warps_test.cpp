@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "kiln/tuner/search.hpp"
+#include "kiln/search/search.hpp"
+#include "search/internal/search_internal.hpp"
+#include "search/internal/search_whole_warps.hpp"
 #include "search_drive.hpp"
-#include "search_internal.hpp"
-#include "search_whole_warps.hpp"
 
 namespace kiln {
 namespace {

@@ -1,11 +1,10 @@
-// plan_search: see kiln/tuner/search_plan.hpp.
-#include "kiln/tuner/search_plan.hpp"
+// plan_search: see kiln/search/search_plan.hpp.
+#include "kiln/search/search_plan.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "kiln/core/config_space.hpp"
-#include "kiln/tuner/tune_options.hpp"
 
 namespace kiln {
 
@@ -65,14 +64,6 @@ SearchPlan plan_search(std::uint64_t space_size, SearchEffort effort, std::size_
 std::uint64_t planning_size(const ConfigSpace& space) {
   const std::uint64_t cartesian = space.cartesian_size();
   return cartesian <= kCountLimit ? space.size() : cartesian;
-}
-
-SearchOptions planned_search(SearchOptions options, const ConfigSpace& space) {
-  if (options.strategy != kAutoSearch) return options;
-  const SearchPlan plan = plan_search(planning_size(space), options.effort, options.max_configs);
-  options.strategy = plan.strategy;
-  options.max_configs = plan.max_configs;
-  return options;
 }
 
 }  // namespace kiln

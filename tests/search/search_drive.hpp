@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "kiln/tuner/search.hpp"
-#include "search_internal.hpp"
+#include "kiln/search/search.hpp"
+#include "search/internal/search_internal.hpp"
 
 namespace kiln::test {
 

@@ -1,8 +1,8 @@
 // The search strategies by name. A new strategy is one file that defines a
 // SearchStrategy and its SearchStrategyInfo, plus one line in the list below
 // (and its declaration in search_internal.hpp).
-#include "kiln/tuner/search.hpp"
-#include "search_internal.hpp"
+#include "kiln/search/search.hpp"
+#include "search/internal/search_internal.hpp"
 
 namespace kiln {
 

@@ -5,8 +5,8 @@
 
 #include "kiln/core/error.hpp"
 #include "kiln/core/log.hpp"
-#include "kiln/tuner/search.hpp"
-#include "search_internal.hpp"
+#include "kiln/search/search.hpp"
+#include "search/internal/search_internal.hpp"
 
 namespace kiln {
 

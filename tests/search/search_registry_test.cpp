@@ -7,7 +7,7 @@
 #include <set>
 
 #include "kiln/core/error.hpp"
-#include "kiln/tuner/search.hpp"
+#include "kiln/search/search.hpp"
 
 namespace kiln {
 namespace {

@@ -1,5 +1,5 @@
 // CategoricalGp: see search_gp_model.hpp.
-#include "search_gp_model.hpp"
+#include "search/internal/search_gp_model.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "search_whole_warps.hpp"
+#include "search/internal/search_whole_warps.hpp"
 
 #include <cstdint>
 #include <string>

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kiln/core/config_space.hpp"
-#include "kiln/tuner/search.hpp"
+#include "kiln/search/search.hpp"
 
 namespace kiln::internal {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/tuner/search.hpp"
+#include "kiln/search/search.hpp"
 #include "sanitized.hpp"
 #include "search_drive.hpp"
 #include "skip.hpp"

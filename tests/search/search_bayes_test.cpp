@@ -7,7 +7,7 @@
 #include <cmath>
 #include <set>
 
-#include "kiln/tuner/search.hpp"
+#include "kiln/search/search.hpp"
 #include "sanitized.hpp"
 #include "search_drive.hpp"
 #include "skip.hpp"

@@ -1,4 +1,4 @@
-#include "kiln/tuner/search.hpp"
+#include "kiln/search/search.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <span>
 
-#include "search_gp_model.hpp"
+#include "search/internal/search_gp_model.hpp"
 
 namespace kiln::internal {
 namespace {

@@ -33,9 +33,9 @@
 #include <span>
 #include <unordered_set>
 
-#include "kiln/tuner/search.hpp"
-#include "search_gp_model.hpp"
-#include "search_internal.hpp"
+#include "kiln/search/search.hpp"
+#include "search/internal/search_gp_model.hpp"
+#include "search/internal/search_internal.hpp"
 
 namespace kiln {
 namespace {

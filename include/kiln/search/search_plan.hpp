@@ -10,7 +10,8 @@
 //   default  3% of the space, at least 64 configs and at most 512
 //   full     every config
 //
-// SearchOptions::strategy "auto" (`kiln tune`'s default) asks for this plan.
+// SearchOptions::strategy "auto" (the default) asks for this plan; the
+// tuner's planned_search (kiln/tuner/tune_options.hpp) applies it.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +23,6 @@
 namespace kiln {
 
 class ConfigSpace;
-struct SearchOptions;
 
 enum class SearchEffort { kQuick, kDefault, kFull };
 
@@ -52,9 +52,5 @@ SearchPlan plan_search(std::uint64_t space_size, SearchEffort effort, std::size_
 // enumerate quickly, else its cartesian size (an upper bound: a budget from
 // it is never too small).
 std::uint64_t planning_size(const ConfigSpace& space);
-
-// `options` with "auto" replaced by the plan for `space` (strategy and
-// max_configs); any other strategy unchanged.
-SearchOptions planned_search(SearchOptions options, const ConfigSpace& space);
 
 }  // namespace kiln

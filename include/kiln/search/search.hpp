@@ -8,7 +8,7 @@
 // runs them through the pipeline and reports every result back in proposal
 // order; a strategy never proposes a config twice. Strategies are found by name in
 // search_strategies(): a new one is one file (a SearchStrategy and its SearchStrategyInfo) plus one
-// line in lib/tuner/search_registry.cpp.
+// line in lib/search/search_registry.cpp.
 #pragma once
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-#include "kiln/tuner/search.hpp"
+#include "kiln/search/search.hpp"
 #include "search_drive.hpp"
 
 namespace kiln {
@@ -43,7 +43,7 @@ std::vector<Config> run(const std::string& strategy, std::size_t budget, std::ui
 }
 
 // The same, with `window` proposals in flight as the tuner's driver keeps
-// them by default (kiln/tuner/search.hpp, SearchPacing).
+// them by default (kiln/search/search.hpp, SearchPacing).
 std::vector<Config> run_in_flight(const std::string& strategy, std::size_t budget,
                                   std::uint64_t seed, std::size_t window, int side = 20) {
   const ConfigSpace space = bowl_space(side);

@@ -1,5 +1,5 @@
 // RandomForest: see search_forest.hpp.
-#include "search_forest.hpp"
+#include "search/internal/search_forest.hpp"
 
 #include <algorithm>
 #include <cmath>
