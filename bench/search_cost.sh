@@ -9,13 +9,13 @@
 #   bash bench/search_cost.sh [KILN_BINARY ...]
 # Settings from the environment (defaults in brackets):
 #   FILE [../shared/recorded-spaces/dedispersion_A100.json.gz]  CONFIGS [512]
-#   STRATEGIES ["gp hybrid bayes"]  ROUNDS [2]
+#   STRATEGIES ["hybrid"]  ROUNDS [2]
 # Prints one line per run: strategy, binary, wall s, user s, peak memory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 file=${FILE:-../shared/recorded-spaces/dedispersion_A100.json.gz}
 configs=${CONFIGS:-512}
-strategies=${STRATEGIES:-gp hybrid bayes}
+strategies=${STRATEGIES:-hybrid}
 rounds=${ROUNDS:-2}
 binaries=("$@")
 ((${#binaries[@]})) || binaries=(build/bin/kiln)
