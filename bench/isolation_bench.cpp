@@ -16,11 +16,12 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/worker_process.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/runtime/cpu.hpp"
 #include "kiln/runtime/toolchain.hpp"
 #include "kiln/tuner/tuner.hpp"
+#include "process/worker_process.hpp"
+#include "tuner/bench_call.hpp"
 #include "tuner/bench_worker.hpp"
 
 namespace {
@@ -78,8 +79,8 @@ double worker_start_seconds() {
   auto exe = find_bench_worker();
   if (!exe.ok()) return -1;
   auto start = Clock::now();
-  auto p =
-      WorkerProcess::start({*exe}, Clock::now() + std::chrono::seconds(30), worker::Op::kMeasure);
+  auto p = WorkerProcess::start({*exe}, Clock::now() + std::chrono::seconds(30),
+                                internal::MeasureRequest::kOp);
   if (!p.ok()) return -1;
   return std::chrono::duration<double>(Clock::now() - start).count();
 }

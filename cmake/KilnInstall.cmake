@@ -10,7 +10,7 @@ set(KILN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 # helpers travel too because the static libraries name them as link-only
 # dependencies (they carry no flags into a consumer).
 set(_kiln_exported)
-foreach(t kiln_warnings kiln_internal kiln_xxhash kiln_core kiln_compile kiln_cache kiln_search kiln_tuner kiln_device
+foreach(t kiln_warnings kiln_internal kiln_xxhash kiln_core kiln_process kiln_compile kiln_cache kiln_search kiln_tuner kiln_device
           kiln_cuda kiln_cpu kiln_backends kiln_kernels kiln_framework kiln)
   if(TARGET ${t})
     list(APPEND _kiln_exported ${t})

@@ -1,9 +1,8 @@
-// The worker protocol's readers (lib/core/worker_protocol.hpp, the
-// compile operations' messages and the benchmark call's): a worker reads what its parent sends and a
-// parent reads what a worker (or a program that is not one) answers.
-// Promises: any bytes give a value or an error naming the problem, never an
-// exception or a crash; a request that decodes re-encodes to one that
-// decodes to the same. The input is the JSON frame's text, a NUL byte, then
+// The worker protocol's readers (lib/process/worker_protocol.hpp, the
+// compile operations' messages and the benchmark call's): a worker reads what its parent sends and
+// a parent reads what a worker (or a program that is not one) answers. Promises: any bytes give a
+// value or an error naming the problem, never an exception or a crash; a request that decodes
+// re-encodes to one that decodes to the same. The input is the JSON frame's text, a NUL byte, then
 // the raw frame's bytes.
 #include <cstddef>
 #include <cstdint>
@@ -11,8 +10,8 @@
 #include <string_view>
 
 #include "compile/compile_worker.hpp"
-#include "core/worker_protocol.hpp"
 #include "fuzz_check.hpp"
+#include "process/worker_protocol.hpp"
 #include "tuner/bench_call.hpp"
 
 namespace {
@@ -22,24 +21,23 @@ using kiln::fuzz::check;
 // Every typed message of `op` decodes `payload` to a value or a reason.
 void decode_typed(kiln::worker::Op op, const kiln::worker::Payload& payload,
                   std::string_view input) {
-  using kiln::worker::Op;
   auto reasoned = [&](const auto& r) {
     check(r.ok() || !r.error().message.empty(), "a refusal without a reason", input);
   };
-  if (op == Op::kHello) {
+  if (op == kiln::worker::kHelloOp) {
     reasoned(kiln::worker::Hello::decode(payload));
     reasoned(kiln::worker::HelloReply::decode(payload));
-  } else if (op == Op::kCompile) {
+  } else if (op == kiln::CompileRequest::kOp) {
     auto request = kiln::CompileRequest::decode(payload);
     reasoned(request);
     if (request.ok()) reasoned(kiln::decode_program(payload, request->unit));
-  } else if (op == Op::kBlame) {
+  } else if (op == kiln::BlameRequest::kOp) {
     reasoned(kiln::BlameRequest::decode(payload));
-  } else if (op == Op::kCall) {
+  } else if (op == kiln::internal::BenchCall::kOp) {
     // No descriptor comes with fuzzed bytes: a call that names its shared
     // memory is refused by name, one without any decodes.
     reasoned(kiln::internal::BenchCall::decode(payload));
-  } else if (op == Op::kMeasure) {
+  } else if (op == kiln::internal::MeasureRequest::kOp) {
     reasoned(kiln::internal::MeasureRequest::decode(payload));
   }
 }

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "core/worker_protocol.hpp"
+#include "process/worker_protocol.hpp"
 #include "kiln/compile/compile.hpp"
 
 namespace kiln {

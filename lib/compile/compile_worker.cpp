@@ -103,7 +103,7 @@ Status WorkerProcessCompiler::ensure_started() const {
   // A deadline, and the hello only a worker answers: a program that is not
   // one (KILN_WORKER=/bin/cat echoes the hello back) fails here, not at
   // every compile, and never hangs.
-  auto started = WorkerProcess::start(argv_, deadline, worker::Op::kCompile);
+  auto started = WorkerProcess::start(argv_, deadline, CompileRequest::kOp);
   if (!started.ok()) {
     return make_error(ErrorCode::kUnavailable,
                       "cannot start compile worker: " + started.error().message,

@@ -12,7 +12,7 @@
 // that program's error, never as a crash of the caller.
 //
 // The messages are operations of the one worker protocol
-// (core/worker_protocol.hpp): CompileRequest answers with the program's
+// (process/worker_protocol.hpp): CompileRequest answers with the program's
 // metadata and its binary as the raw bytes, BlameRequest with indices.
 #pragma once
 
@@ -22,15 +22,15 @@
 #include <string>
 #include <vector>
 
-#include "core/worker_process.hpp"
-#include "core/worker_server.hpp"
 #include "kiln/compile/compile.hpp"
+#include "process/worker_process.hpp"
+#include "process/worker_server.hpp"
 
 namespace kiln {
 
 // kCompile: one program; the answer is encode_program's.
 struct CompileRequest {
-  static constexpr worker::Op kOp = worker::Op::kCompile;
+  static constexpr worker::Op kOp = "compile";
   CompileUnit unit;
   [[nodiscard]] worker::Payload encode() const;
   [[nodiscard]] static Result<CompileRequest> decode(worker::Payload payload);
@@ -43,7 +43,7 @@ struct CompileRequest {
 // kBlame: the specializations a compiler log blames; the answer holds
 // "indices".
 struct BlameRequest {
-  static constexpr worker::Op kOp = worker::Op::kBlame;
+  static constexpr worker::Op kOp = "blame";
   CompileUnit unit;
   std::string log;
   [[nodiscard]] worker::Payload encode() const;

@@ -217,7 +217,7 @@ SearchStrategyInfo exhaustive_strategy() {
           }};
 }
 
-// Registered as the baseline: every search benchmark (`kiln bench search`)
+// Registered as the baseline: every search benchmark (the lab's `bench search`)
 // measures the other strategies against a uniform sample of the same budget.
 SearchStrategyInfo random_strategy() {
   return {"random", "a seeded uniform sample of the space: the baseline searches are compared with",

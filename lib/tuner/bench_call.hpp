@@ -5,7 +5,7 @@
 // and its launch geometry (computed by the tuner: a LaunchRule is a
 // std::function and cannot travel); the reply is the Measurement.
 //
-// Each is an operation of the one worker protocol (core/worker_protocol.hpp):
+// Each is an operation of the one worker protocol (process/worker_protocol.hpp):
 // fields plus raw bytes (reference values, the binary) plus, for the call,
 // the descriptor of the shared memory holding the arguments' bytes
 // (host_args.hpp).
@@ -18,10 +18,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/worker_protocol.hpp"
 #include "host_args.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "measure.hpp"
+#include "process/worker_protocol.hpp"
 
 namespace kiln::internal {
 
@@ -30,7 +30,7 @@ using Message = worker::Payload;
 
 // kCall: what every worker of a run gets first.
 struct BenchCall {
-  static constexpr worker::Op kOp = worker::Op::kCall;
+  static constexpr worker::Op kOp = "call";
 
   HostArgs args;
   std::vector<std::string> outputs, restore_value, reset_to_zero;
@@ -49,7 +49,7 @@ struct BenchCall {
 
 // kMeasure: one config of the current call; the answer is a MeasureReply.
 struct MeasureRequest {
-  static constexpr worker::Op kOp = worker::Op::kMeasure;
+  static constexpr worker::Op kOp = "measure";
   Artifact artifact;
   LaunchGeometry geometry;
   double stop_above_seconds = 0;  // early stop (MeasureInputs)
@@ -67,7 +67,7 @@ struct MeasureReply {
 
 // kRelease: the worker drops the current call (goes idle).
 struct ReleaseRequest {
-  static constexpr worker::Op kOp = worker::Op::kRelease;
+  static constexpr worker::Op kOp = "release";
   [[nodiscard]] worker::Payload encode() const { return {}; }
   [[nodiscard]] static Result<ReleaseRequest> decode(const worker::Payload&) {
     return ReleaseRequest{};

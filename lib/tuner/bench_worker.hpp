@@ -18,7 +18,7 @@
 #include <memory>
 #include <string>
 
-#include "core/worker_server.hpp"
+#include "process/worker_server.hpp"
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/runtime/device.hpp"
 

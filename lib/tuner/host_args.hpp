@@ -4,7 +4,7 @@
 // raw pointer's bytes, each scalar's value. A benchmark worker measures on
 // its replica, never on the caller's memory.
 //
-// The bytes live in one sealed shared memory file (core/shared_memory.hpp):
+// The bytes live in one sealed shared memory file (process/shared_memory.hpp):
 // thread workers read it here, worker processes map it from the descriptor
 // that travels with the call message, so a call's arguments are copied from
 // the caller once, whatever the number of workers.
@@ -18,8 +18,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/shared_memory.hpp"
-#include "core/worker_protocol.hpp"
+#include "process/shared_memory.hpp"
+#include "process/worker_protocol.hpp"
 #include "kiln/runtime/device.hpp"
 #include "kiln/tuner/args.hpp"
 

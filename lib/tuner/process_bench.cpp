@@ -74,7 +74,7 @@ std::string greeted_key(const std::string& executable) {
 // Starts `executable` and checks that it answers the hello of a benchmark
 // worker of this wire before `deadline`; in words otherwise.
 Result<WorkerProcess> start_greeted(const std::string& executable, Clock::time_point deadline) {
-  auto started = WorkerProcess::start({executable}, deadline, worker::Op::kMeasure);
+  auto started = WorkerProcess::start({executable}, deadline, MeasureRequest::kOp);
   if (!started.ok()) return started.error();
   return std::move(started->process);
 }
@@ -130,7 +130,7 @@ Status ProcessBench::start(double timeout_s) {
       p = std::move(*started);
       ++starts_;
     }
-    worker::Reply reply = p->call(worker::Op::kCall, *call_, deadline);
+    worker::Reply reply = p->call(BenchCall::kOp, *call_, deadline);
     if (!reply.answered) {
       if (reply.answer.error().code == ErrorCode::kTimeout) p->kill();
       if (fresh) return reply.answer.error();

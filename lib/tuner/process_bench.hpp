@@ -15,7 +15,7 @@
 #include <string>
 
 #include "bench_call.hpp"
-#include "core/worker_process.hpp"
+#include "process/worker_process.hpp"
 #include "kiln/tuner/measurement.hpp"
 
 namespace kiln::internal {

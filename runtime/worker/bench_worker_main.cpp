@@ -1,5 +1,5 @@
 // kiln-bench-worker: Kiln's one worker program. It serves the operations of
-// the worker protocol (core/worker_protocol.hpp) over its stdin/stdout:
+// the worker protocol (process/worker_protocol.hpp) over its stdin/stdout:
 //   kiln-bench-worker            benchmarking (tuner/bench_worker.hpp)
 //   kiln-bench-worker --compile cpu|cuda [--no-pch]
 //                                benchmarking, and compiling with that

@@ -10,8 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/shared_memory.hpp"
-#include "core/worker_process.hpp"
+#include "process/shared_memory.hpp"
+#include "process/worker_process.hpp"
 #include "kiln/runtime/cpu.hpp"
 #include "tuner/bench_call.hpp"
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <thread>
 
-#include "core/worker_process.hpp"
+#include "process/worker_process.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

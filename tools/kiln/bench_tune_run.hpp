@@ -1,6 +1,6 @@
 // The pieces of `kiln bench tune`: the problem it tunes, one cold or warm
 // tuning run of it against a cache directory (the warm process is this
-// same executable again, started by kiln::run_child, core/worker_process.hpp).
+// same executable again, started by kiln::run_child, process/worker_process.hpp).
 #pragma once
 
 #include <atomic>

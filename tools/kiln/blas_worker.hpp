@@ -2,7 +2,7 @@
 // baselines. `kiln bench blas-worker` (hidden) sets the variables that
 // force a kernel as its run asks, opens the library, says which kernel it
 // runs (the hello), then answers check and round requests for one size at
-// a time over its stdin/stdout socket (core/worker_process.hpp's frames).
+// a time over its stdin/stdout socket (process/worker_process.hpp's frames).
 // A process each because a library reads its kernel variable once, when it
 // loads: a user's OPENBLAS_CORETYPE and the native kernel cannot share one,
 // and a forced kernel the CPU cannot run (SIGILL) ends only its own run.
@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/worker_process.hpp"
+#include "process/worker_process.hpp"
 #include "gemm_measure.hpp"
 #include "kiln/core/error.hpp"
 

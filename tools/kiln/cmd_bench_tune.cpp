@@ -17,7 +17,7 @@
 
 #include "bench_tune_run.hpp"
 #include "commands.hpp"
-#include "core/worker_process.hpp"
+#include "process/worker_process.hpp"
 #include "option_checks.hpp"
 #include "sample_stats.hpp"
 

@@ -6,7 +6,7 @@
 // /dev/shm, so nothing is left behind when the parent dies, and not bound
 // by a container's small /dev/shm), fills it, then seals it against writes
 // and size changes and keeps only a read-only view. Its descriptor travels
-// with a worker message (SCM_RIGHTS, core/worker_process.hpp); the worker
+// with a worker message (SCM_RIGHTS, process/worker_process.hpp); the worker
 // maps it read-only and checks the seals, so neither side can change the
 // bytes the other reads, and a worker that crashes leaves them as they were.
 #pragma once
@@ -15,8 +15,8 @@
 #include <memory>
 #include <string>
 
-#include "core/worker_protocol.hpp"
 #include "kiln/core/error.hpp"
+#include "process/worker_protocol.hpp"
 
 namespace kiln {
 

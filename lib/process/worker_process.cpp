@@ -1,5 +1,5 @@
-// A child process over a socketpair; see lib/core/worker_process.hpp.
-#include "core/worker_process.hpp"
+// A child process over a socketpair; see lib/process/worker_process.hpp.
+#include "process/worker_process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -343,7 +343,7 @@ worker::Reply WorkerProcess::call(worker::Op op, const worker::Payload& payload,
       !read.ok()) {
     kill();
     return none(make_error(ErrorCode::kCorrupt,
-                           "worker " + std::to_string(who) + " answered '" + worker::op_name(op) +
+                           "worker " + std::to_string(who) + " answered '" + std::string(op) +
                                "' with something else: " + read.error().message));
   }
   return reply;
@@ -376,7 +376,7 @@ Result<WorkerProcess::Started> WorkerProcess::start(const std::vector<std::strin
   if (!hello->serves(needed)) {
     s.process.kill();
     return make_error(ErrorCode::kUnavailable, exe + " is a Kiln worker that does not serve '" +
-                                                   worker::op_name(needed) +
+                                                   std::string(needed) +
                                                    "' (started without the flag for it)");
   }
   s.hello = std::move(*hello);

@@ -14,7 +14,7 @@
 #include <map>
 #include <string>
 
-#include "core/worker_protocol.hpp"
+#include "process/worker_protocol.hpp"
 
 namespace kiln::worker {
 
@@ -53,7 +53,7 @@ class WorkerServer {
   [[nodiscard]] int serve(int fd) const;
 
  private:
-  std::map<Op, Handler> handlers_;
+  std::map<std::string, Handler, std::less<>> handlers_;
   nlohmann::json about_ = nlohmann::json::object();
 };
 

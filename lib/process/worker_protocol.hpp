@@ -1,17 +1,18 @@
 // The one protocol between Kiln and its worker program (kiln-bench-worker):
 // every operation a worker serves, compiling and benchmarking alike, is a
-// request of one Op and a reply, over worker_process.hpp's framing (a JSON
+// request of one operation and a reply, over worker_process.hpp's framing (a JSON
 // frame, then one raw-bytes frame).
 //
 //   request:  {"op": "<name>", "fields": {...}}           raw: the op's bytes
 //   reply:    {"ok": true, "fields": {...}}               raw: the op's bytes
 //             {"ok": false, "error": {code, message, details}}
 //
-// An operation's typed message lives with the code that owns its types
-// (compile/compile_worker.hpp, tuner/bench_call.hpp): a struct with
-// `static constexpr Op kOp`, `Payload encode() const` and
-// `static Result<T> decode(Payload)`. A new operation is one Op value, one
-// such struct and one handler (WorkerServer::on, worker_server.hpp).
+// An operation is named by the code that owns its types
+// (compile/compile_worker.hpp, tuner/bench_call.hpp), not listed here: this
+// layer sits below them. Its typed message is a struct with
+// `static constexpr Op kOp` (its name on the wire), `Payload encode() const`
+// and `static Result<T> decode(Payload)`. A new operation is one such struct
+// and one handler (WorkerServer::on, worker_server.hpp).
 // kWireVersion must be bumped on any change to the envelope or a message.
 #pragma once
 
@@ -37,22 +38,14 @@ namespace kiln::worker {
 // each other before any other message.
 inline constexpr int kWireVersion = 4;
 
-enum class Op {
-  kHello,    // which program, which wire, which operations (WorkerServer answers it)
-  kCompile,  // compile one CompileUnit (compile/compile_worker.hpp)
-  kBlame,    // which specializations of a unit a compiler log blames
-  kCall,     // set up a benchmark call on the worker's device (tuner/bench_call.hpp)
-  kMeasure,  // load and measure one artifact of the current call
-  kRelease,  // drop the current call (an idle worker holds no device memory)
-};
-
-// "compile", ...; parse_op is its inverse (nullopt for an unknown name).
-const char* op_name(Op op);
-std::optional<Op> parse_op(std::string_view name);
+// An operation's name on the wire ("compile", "measure"): a renamed
+// operation is a new wire version. Every worker answers kHelloOp.
+using Op = std::string_view;
+inline constexpr Op kHelloOp = "hello";
 
 // A file descriptor that travels with a message (SCM_RIGHTS over the
 // worker's socket): the sealed memory holding a benchmark call's argument
-// bytes (core/shared_memory.hpp). Closed with its last holder.
+// bytes (process/shared_memory.hpp). Closed with its last holder.
 class OwnedFd {
  public:
   explicit OwnedFd(int fd) noexcept : fd_(fd) {}
@@ -101,8 +94,8 @@ struct Frames {
 // kCorrupt, naming what is wrong, for anything that is not a well-formed
 // request or reply of this wire (garbage, an echo of the request).
 // `fds`: the descriptors that came with it.
-[[nodiscard]] Result<std::pair<Op, Payload>> decode_request(nlohmann::json json, std::string raw,
-                                                            std::vector<SharedFd> fds = {});
+[[nodiscard]] Result<std::pair<std::string, Payload>> decode_request(
+    nlohmann::json json, std::string raw, std::vector<SharedFd> fds = {});
 // An answer is decoded into `*out` (the op's value or its error); the
 // Status is whether it was a reply at all. (Not Result<Answer>: GCC 12
 // reports a nested Result's variant as maybe-uninitialised.)
@@ -146,7 +139,7 @@ nlohmann::json error_to_json(const ErrorInfo& e);
 // its own, its pid, the operations it serves and what it says about itself
 // (a compile worker: its compiler's name, version and code options).
 struct Hello {
-  static constexpr Op kOp = Op::kHello;
+  static constexpr Op kOp = kHelloOp;
   int wire = kWireVersion;
   [[nodiscard]] Payload encode() const;
   [[nodiscard]] static Result<Hello> decode(Payload payload);
@@ -154,7 +147,7 @@ struct Hello {
 struct HelloReply {
   int wire = kWireVersion;
   pid_t pid = -1;
-  std::vector<Op> ops;
+  std::vector<std::string> ops;
   nlohmann::json about = nlohmann::json::object();
   bool serves(Op op) const;
   [[nodiscard]] Payload encode() const;

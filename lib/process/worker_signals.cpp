@@ -1,10 +1,10 @@
 // install_worker_signal_handlers: a program that starts workers ends them
-// when a signal ends it (lib/core/worker_process.hpp).
+// when a signal ends it (lib/process/worker_process.hpp).
 #include <signal.h>
 
 #include <cerrno>
 
-#include "core/worker_process.hpp"
+#include "process/worker_process.hpp"
 
 namespace kiln {
 

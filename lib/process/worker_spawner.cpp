@@ -15,8 +15,8 @@
 #include <mutex>
 #include <thread>
 
-#include "core/worker_process.hpp"
 #include "kiln/core/log.hpp"
+#include "process/worker_process.hpp"
 
 extern char** environ;
 

@@ -9,7 +9,7 @@
 // from a spawner thread that lives as long as the process), and leads a
 // process group of its own that every kill reaches. Messages, both directions: a JSON
 // frame then one raw-bytes frame; a frame is [u64 little-endian length]
-// [bytes]. The operations that travel over it: core/worker_protocol.hpp.
+// [bytes]. The operations that travel over it: process/worker_protocol.hpp.
 #pragma once
 
 #include <sys/types.h>
@@ -22,8 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/worker_protocol.hpp"
 #include "kiln/core/error.hpp"
+#include "process/worker_protocol.hpp"
 
 namespace kiln {
 

@@ -1,5 +1,5 @@
 // The worker protocol's envelope and hello (worker_protocol.hpp).
-#include "core/worker_protocol.hpp"
+#include "process/worker_protocol.hpp"
 
 #include <unistd.h>
 
@@ -9,15 +9,6 @@
 namespace kiln::worker {
 
 namespace {
-
-struct OpName {
-  Op op;
-  const char* name;
-};
-// Names on the wire: a renamed entry is a new wire version.
-constexpr OpName kOps[] = {{Op::kHello, "hello"},     {Op::kCompile, "compile"},
-                           {Op::kBlame, "blame"},     {Op::kCall, "call"},
-                           {Op::kMeasure, "measure"}, {Op::kRelease, "release"}};
 
 std::optional<ErrorCode> parse_error_code(std::string_view name) {
   for (int i = 0; i <= static_cast<int>(ErrorCode::kInternal); ++i) {
@@ -49,22 +40,8 @@ OwnedFd::~OwnedFd() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-const char* op_name(Op op) {
-  for (const auto& o : kOps) {
-    if (o.op == op) return o.name;
-  }
-  return "unknown";
-}
-
-std::optional<Op> parse_op(std::string_view name) {
-  for (const auto& o : kOps) {
-    if (name == o.name) return o.op;
-  }
-  return std::nullopt;
-}
-
 Frames encode_request(Op op, const Payload& payload) {
-  Frames f{{{"op", op_name(op)}, {"fields", payload.fields}}, payload.raw, {}};
+  Frames f{{{"op", std::string(op)}, {"fields", payload.fields}}, payload.raw, {}};
   for (const auto& fd : payload.fds) f.fds.push_back(fd ? fd->get() : -1);
   return f;
 }
@@ -74,17 +51,17 @@ Frames encode_answer(const Answer& answer) {
   return {{{"ok", true}, {"fields", answer->fields}}, answer->raw, {}};
 }
 
-Result<std::pair<Op, Payload>> decode_request(nlohmann::json json, std::string raw,
-                                              std::vector<SharedFd> fds) {
+Result<std::pair<std::string, Payload>> decode_request(nlohmann::json json, std::string raw,
+                                                       std::vector<SharedFd> fds) {
   auto name = field(json, "op", nlohmann::json::value_t::string);
   if (!name.ok()) return corrupt("not a worker request: " + name.error().message);
-  auto op = parse_op((*name)->get_ref<const std::string&>());
-  if (!op) return corrupt("unknown operation '" + (*name)->get<std::string>() + "'");
+  std::string op = (*name)->get<std::string>();
+  // An operation the server has no handler for is its answer to give
+  // (WorkerServer: "does not serve"), not a fault of the envelope.
   auto fields = field(json, "fields", nlohmann::json::value_t::object);
-  if (!fields.ok())
-    return corrupt("request '" + std::string(op_name(*op)) + "': " + fields.error().message);
-  return std::pair<Op, Payload>{*op,
-                                Payload{std::move(json["fields"]), std::move(raw), std::move(fds)}};
+  if (!fields.ok()) return corrupt("request '" + op + "': " + fields.error().message);
+  return std::pair<std::string, Payload>{
+      std::move(op), Payload{std::move(json["fields"]), std::move(raw), std::move(fds)}};
 }
 
 Status decode_answer(nlohmann::json json, std::string raw, Answer* out) {
@@ -144,7 +121,7 @@ bool HelloReply::serves(Op op) const {
 
 Payload HelloReply::encode() const {
   nlohmann::json names = nlohmann::json::array();
-  for (Op op : ops) names.push_back(op_name(op));
+  for (const std::string& op : ops) names.push_back(op);
   return {{{"wire", wire}, {"pid", pid}, {"ops", names}, {"about", about}}, {}};
 }
 
@@ -164,7 +141,7 @@ Result<HelloReply> HelloReply::decode(Payload payload) {
   for (const auto& name : **ops) {
     // An operation this parent does not know is one it will not ask for.
     if (!name.is_string()) return corrupt("hello reply: an operation that is not a name");
-    if (auto op = parse_op(name.get_ref<const std::string&>())) h.ops.push_back(*op);
+    h.ops.push_back(name.get_ref<const std::string&>());
   }
   return h;
 }

@@ -1,14 +1,14 @@
 // The worker's serve loop (worker_server.hpp).
-#include "core/worker_server.hpp"
+#include "process/worker_server.hpp"
 
 #include <unistd.h>
 
-#include "core/worker_process.hpp"
+#include "process/worker_process.hpp"
 
 namespace kiln::worker {
 
 void WorkerServer::on(Op op, Handler handler) {
-  handlers_[op] = std::move(handler);
+  handlers_[std::string(op)] = std::move(handler);
 }
 
 void WorkerServer::describe(const std::string& key, nlohmann::json value) {
@@ -25,13 +25,13 @@ int WorkerServer::serve(int fd) const {
     Handled handled = [&]() -> Handled {
       if (!request.ok()) return request.error();
       auto& [op, payload] = *request;
-      if (op == Op::kHello) {
+      if (op == kHelloOp) {
         auto hello = Hello::decode(std::move(payload));
         if (!hello.ok()) return hello.error();
         HelloReply reply;
         reply.pid = ::getpid();
         reply.about = about_;
-        reply.ops.push_back(Op::kHello);
+        reply.ops.emplace_back(kHelloOp);
         for (const auto& [served, handler] : handlers_) reply.ops.push_back(served);
         // A parent of another wire is answered with this one's version, so
         // that it can say which side is out of date.
@@ -39,17 +39,16 @@ int WorkerServer::serve(int fd) const {
       }
       auto it = handlers_.find(op);
       if (it == handlers_.end()) {
-        return make_error(ErrorCode::kInvalidArgument,
-                          std::string("this worker does not serve '") + op_name(op) +
-                              "' (it was started without the flag for it)");
+        return make_error(
+            ErrorCode::kInvalidArgument,
+            "this worker does not serve '" + op + "' (it was started without the flag for it)");
       }
       try {
         return it->second(std::move(payload));
       } catch (const std::exception& e) {
         // A handler's own bug must reach the parent as this request's error,
         // not end the worker with the parent left to guess.
-        return make_error(ErrorCode::kInternal,
-                          std::string("worker failed on '") + op_name(op) + "': " + e.what());
+        return make_error(ErrorCode::kInternal, "worker failed on '" + op + "': " + e.what());
       }
     }();
     const Frames frames = encode_answer(handled.answer);
