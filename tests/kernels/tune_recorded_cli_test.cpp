@@ -384,7 +384,7 @@ TEST_F(TuneRecordedCli, InFlightOrRoundsPaceASteeredSearch) {
   }
   EXPECT_EQ(kiln("tune --recorded " + h + " --in-flight 2").exit_code, 0);
   EXPECT_EQ(kiln("bench search --recorded " + h +
-                 " --strategy random --strategy gp --seeds 1 --max-configs 4 --rounds 2")
+                 " --strategy random --strategy hybrid --seeds 1 --max-configs 4 --rounds 2")
                 .exit_code,
             0);
 }
