@@ -1,6 +1,6 @@
 // The recorded-space reader (Kernel Tuner cache files, read by `kiln tune
 // --recorded` and `kiln bench search`). Promises
-// (include/kiln/lab/recorded_space.hpp): any text gives a space or an
+// (lab/include/kiln/lab/recorded_space.hpp): any text gives a space or an
 // error naming the file, never an exception or a crash; a space that was
 // read has a positive optimum that one of its working configs holds, and
 // every config it holds is a member of its space, so an exhaustive replay

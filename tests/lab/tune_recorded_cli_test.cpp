@@ -20,7 +20,7 @@
 namespace kiln::testing {
 namespace {
 
-// Five configs (the hand file of tests/tuner/replay_clock_test.cpp, where
+// Five configs (the hand file of tests/lab/replay_clock_test.cpp, where
 // its times are worked out): C (2,1) is the optimum, D fails to compile, E
 // fails to run; one compile worker, pipelined, takes 7.75 simulated s.
 const char* kHandFile = R"({
