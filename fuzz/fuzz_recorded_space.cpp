@@ -1,5 +1,5 @@
-// The recorded-space reader (Kernel Tuner cache files, read by `kiln tune
-// --recorded` and `kiln bench search`). Promises
+// The recorded-space reader (Kernel Tuner cache files, read by `kiln-lab tune
+// --recorded` and `kiln-lab bench search`). Promises
 // (lab/include/kiln/lab/recorded_space.hpp): any text gives a space or an
 // error naming the file, never an exception or a crash; a space that was
 // read has a positive optimum that one of its working configs holds, and

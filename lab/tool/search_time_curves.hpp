@@ -1,4 +1,4 @@
-// Best-so-far against simulated time, for `kiln bench search`: every
+// Best-so-far against simulated time, for `kiln-lab bench search`: every
 // strategy and seed is tuned through replay_tune() (the real pipeline on the
 // virtual clock: P compile workers, one benchmark worker, pipelined), so
 // the curve counts what each config cost to compile and benchmark and what

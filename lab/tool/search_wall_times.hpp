@@ -1,5 +1,5 @@
 // The simulated wall time of one tuning on a recorded space's costs, done
-// three ways (`kiln bench search`):
+// three ways (`kiln-lab bench search`):
 //   serial    compile a config, benchmark it, then the next (Triton's
 //             autotuner today): the sum of every compile and benchmark;
 //   batch     compile the whole batch on P compile workers, then benchmark
@@ -37,7 +37,7 @@ struct WallTimes {
   void print(std::FILE* out) const;
 };
 
-// For P in `threads` (1, 2, 16 in `kiln bench search`).
+// For P in `threads` (1, 2, 16 in `kiln-lab bench search`).
 Result<WallTimes> search_wall_times(const RecordedSpace& space, std::size_t configs,
                                     std::uint64_t seed, const std::vector<int>& threads);
 

@@ -1,4 +1,4 @@
-// svg_curves: the pieces every panel of `kiln bench search --plot` shares.
+// svg_curves: the pieces every panel of `kiln-lab bench search --plot` shares.
 #include "svg_curves.hpp"
 
 #include <algorithm>

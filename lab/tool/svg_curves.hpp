@@ -1,4 +1,4 @@
-// SVG panels of best-so-far curves for `kiln bench search`: a framed panel
+// SVG panels of best-so-far curves for `kiln-lab bench search`: a framed panel
 // with the fraction-of-optimum axis (0.5 to 1), and per strategy a median
 // line over its quartile band. The caller maps its own x axis (configs
 // measured, simulated seconds) to pixels.

@@ -1,4 +1,4 @@
-// `kiln tune --recorded`: replay_tune on a recorded space, reported as
+// `kiln-lab tune --recorded`: replay_tune on a recorded space, reported as
 // `kiln tune` reports a run, plus the fraction of the optimum and the
 // simulated wall time.
 #include "tune_recorded.hpp"

@@ -1,4 +1,4 @@
-// kiln tune --recorded FILE.json[.gz] [--search S] [--effort E] [--max-configs N]
+// kiln-lab tune --recorded FILE.json[.gz] [--search S] [--effort E] [--max-configs N]
 //   [--budget-s S] [--threads P] [--seed N] [--no-pipeline] [--group-size N]
 //   [--warm-from FILE... [--warm-start N] [--warm-start-devices this|any]] [--json]
 // Tunes a recorded space (a Kernel Tuner cache, T4 or KTT output file, or Kiln's own

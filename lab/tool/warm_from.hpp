@@ -1,4 +1,4 @@
-// `--warm-from FILE...` of `kiln tune --recorded` and `kiln bench search`:
+// `--warm-from FILE...` of `kiln-lab tune --recorded` and `kiln-lab bench search`:
 // other devices' recorded spaces of a kernel standing in for a shared
 // tuning cache, so that a replay's warm start (kiln/tuner/warm_start.hpp)
 // reads what those devices found fast.

@@ -88,7 +88,7 @@ TEST_F(CacheCli, ExportClearImportRoundTrip) {
 }
 
 // The newest record's measurements as a Kernel Tuner cache file, which
-// `kiln bench search --recorded` reads back.
+// `kiln-lab bench search --recorded` reads back.
 TEST_F(CacheCli, ExportsAKernelTunerCacheFileThatReplays) {
   TempDir out;
   const auto file = out.path() / "kt.json";

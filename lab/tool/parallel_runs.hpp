@@ -1,5 +1,5 @@
 // Independent replays side by side, one per hardware thread, for
-// `kiln bench search`: each run (a seed of a strategy on a file) owns its
+// `kiln-lab bench search`: each run (a seed of a strategy on a file) owns its
 // state and writes only its own result slot, so running them together
 // changes the command's wall time, never a number it reports.
 #pragma once
