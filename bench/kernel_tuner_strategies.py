@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Kernel Tuner's own strategies on recorded spaces, scored as `kiln bench search` scores Kiln's.
+"""Kernel Tuner's own strategies on recorded spaces, scored as `kiln-lab bench search` scores Kiln's.
 
 usage: kernel_tuner_strategies.py [--seeds N] [--first-seed S] [--budget-fraction F]
            [--strategy NAME]... [--json OUT] FILE.json[.gz]...
@@ -12,7 +12,7 @@ configs: a restriction admits a config only when the file recorded it. For
 each file and strategy it prints the share of seeds whose best so far
 reached 0.90 of the optimum by 1% of the configs and 0.95 by 2% (the goal
 of issue 18 asks for a median there, so a share above one half), and the
-medians at 0.5, 1 and 2%, with the same points as `kiln bench search`
+medians at 0.5, 1 and 2%, with the same points as `kiln-lab bench search`
 (k = floor(share x configs)). A strategy that stops before a point (minimize
 and dual annealing converge early; simulated annealing's cooling counts
 steps, and some steps revisit a config) keeps its best up to there. Needs kernel_tuner (bench/kernel_tuner_compare.sh makes a

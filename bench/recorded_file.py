@@ -1,7 +1,7 @@
 """A Kernel Tuner cache file (../shared/recorded-spaces/README.md), one a
 run left open, its T4 output file or a KTT output file, as the bench
 scripts read it: what
-`kiln tune --recorded` reads (lib/tuner/recorded_*.cpp). Standard library
+`kiln-lab tune --recorded` reads (lab/src/recorded_*.cpp). Standard library
 only."""
 import gzip
 import json
@@ -79,7 +79,7 @@ _KTT_MS = {"nanoseconds": 1e-6, "microseconds": 1e-3, "milliseconds": 1.0, "seco
 
 def _ktt_times(data):
     """The same from a KTT output file: the Configuration's order, each Ok
-    result's TotalDuration in ms (lib/tuner/recorded_ktt.cpp)."""
+    result's TotalDuration in ms (lab/src/recorded_ktt.cpp)."""
     scale = _KTT_MS[data["Metadata"]["TimeUnit"].lower()]
     results = data["Results"]
     keys = [p["Name"] for p in results[0]["Configuration"]]

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Checks that Kernel Tuner's two layouts of the same measurements replay
 alike: for each T4 output file (NAME_T4.json.gz) in T4_DIR whose cache-layout
-twin (NAME.json.gz) is in CACHE_DIR, runs `kiln bench search` on both with
+twin (NAME.json.gz) is in CACHE_DIR, runs `kiln-lab bench search` on both with
 the same strategies and seeds and compares every seed's best-so-far curve.
 
-    python3 bench/recorded_layouts_agree.py T4_DIR CACHE_DIR [--kiln build/bin/kiln]
+    python3 bench/recorded_layouts_agree.py T4_DIR CACHE_DIR [--kiln build/bin/kiln-lab]
         [--seeds 2] [--max-configs 40] [--strategy random --strategy hybrid]
 
 Prints one line a pair: "same" when every curve matches, else "differ",
@@ -37,7 +37,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("t4_dir")
     ap.add_argument("cache_dir")
-    ap.add_argument("--kiln", default="build/bin/kiln")
+    ap.add_argument("--kiln", default="build/bin/kiln-lab")
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--max-configs", type=int, default=40)
     ap.add_argument("--strategy", action="append")

@@ -18,11 +18,11 @@ configs=${CONFIGS:-512}
 strategies=${STRATEGIES:-hybrid}
 rounds=${ROUNDS:-2}
 binaries=("$@")
-((${#binaries[@]})) || binaries=(build/bin/kiln)
+((${#binaries[@]})) || binaries=(build/bin/kiln-lab)
 for b in "${binaries[@]}"; do
   if [[ ! -x $b ]]; then
-    echo "search_cost.sh: '$b' is not an executable kiln; build it (cmake --build build" \
-      "--target kiln_cli) or name one" >&2
+    echo "search_cost.sh: '$b' is not an executable kiln-lab; build it (cmake --build build" \
+      "--target kiln_lab_cli) or name one" >&2
     exit 2
   fi
 done

@@ -7,14 +7,14 @@
 # fraction of each file's optimum at 0.5, 1 and 2% of its configs. Files
 # Kiln cannot read are listed and skipped, not fatal.
 # Usage: bash bench/search_generalisation.sh DIR [SEEDS] [FRACTION]
-#        (build/bin/kiln must exist)
+#        (build/bin/kiln-lab must exist)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: bash bench/search_generalisation.sh DIR [SEEDS] [FRACTION]}
 seeds=${2:-25}
 fraction=${3:-0.02}
-kiln=$PWD/build/bin/kiln
-[ -x "$kiln" ] || { echo "build/bin/kiln is missing: build first (cmake --build build)" >&2; exit 2; }
+kiln=$PWD/build/bin/kiln-lab
+[ -x "$kiln" ] || { echo "build/bin/kiln-lab is missing: build first (cmake --build build)" >&2; exit 2; }
 [ -d "$dir" ] || { echo "no directory $dir: give a folder of Kernel Tuner cache files" >&2; exit 2; }
 
 printf '%-48s %-7s %s\n' file strategy "medians at 0.5%, 1%, 2%, 5%, 10% up to $fraction [q1 at the last]"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The search goal's numbers from `kiln bench search --json`, one line a file.
+"""The search goal's numbers from `kiln-lab bench search --json`, one line a file.
 
-usage: kiln bench search --recorded FILE... --strategy S --json > out.json
+usage: kiln-lab bench search --recorded FILE... --strategy S --json > out.json
        search_goal_shares.py out.json
 
 For each file and strategy: the share of seeds whose best so far reached

@@ -11,7 +11,7 @@ script prints:
 - the slice's size and how many of its configs reach --level of the
   optimum, and the chance that M random draws inside the slice hit one:
   a bound for a search that knew the slice from its first config;
-- for N seeds of `kiln tune --recorded FILE --max-configs M --seed S`
+- for N seeds of `kiln-lab tune --recorded FILE --max-configs M --seed S`
   (the plan's default strategy), how many configs each run measured in
   the slice, and the share reaching the level, grouped by that count.
 Standard library only.
@@ -40,7 +40,7 @@ def main():
     ap.add_argument("--first-seed", type=int, default=51)
     ap.add_argument("--max-configs", type=int, default=0, help="default: 1%% of the file's configs")
     ap.add_argument("--level", type=float, default=0.90)
-    ap.add_argument("--kiln", default="build/bin/kiln")
+    ap.add_argument("--kiln", default="build/bin/kiln-lab")
     args = ap.parse_args()
 
     keys, times = recorded_times(args.file)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a replayed search spent its budget, from `kiln bench search --trace`.
+"""Where a replayed search spent its budget, from `kiln-lab bench search --trace`.
 
 usage: search_trace_summary.py TRACE.jsonl [--at SHARE]...
 
@@ -56,7 +56,7 @@ def main():
             except (OSError, ValueError, KeyError) as e:
                 raise SystemExit(f"search_trace_summary: cannot read the recorded space {path} "
                                  f"that the trace names ({e}); run from the directory "
-                                 f"`kiln bench search --trace` ran in")
+                                 f"`kiln-lab bench search --trace` ran in")
         keys, optima, size = spaces[path]
 
         def distance(config):

@@ -1,6 +1,6 @@
-// The recorded-space reader (Kernel Tuner cache files, read by `kiln tune
-// --recorded` and `kiln bench search`). Promises
-// (include/kiln/tuner/recorded_space.hpp): any text gives a space or an
+// The recorded-space reader (Kernel Tuner cache files, read by `kiln-lab tune
+// --recorded` and `kiln-lab bench search`). Promises
+// (lab/include/kiln/lab/recorded_space.hpp): any text gives a space or an
 // error naming the file, never an exception or a crash; a space that was
 // read has a positive optimum that one of its working configs holds, and
 // every config it holds is a member of its space, so an exhaustive replay
@@ -14,9 +14,9 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
+#include "kiln/lab/recorded_space.hpp"
+#include "kiln/lab/search_replay.hpp"
 #include "kiln/search/search.hpp"
-#include "kiln/tuner/recorded_space.hpp"
-#include "kiln/tuner/search_replay.hpp"
 
 namespace {
 

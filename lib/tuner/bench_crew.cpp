@@ -84,18 +84,14 @@ void BenchCrew::loop(std::shared_ptr<const CrewFeed> feed, std::shared_ptr<Slot>
         const double best = feed->early_stop > 0 ? feed->ledger->best_seconds() : 0;
         // Timed here, around whichever worker ran it (a thread, a process),
         // so the record's benchmark cost is what this tuning spent on it. A
-        // replay times it on its virtual clock, which cannot move between
-        // these two readings but by this benchmark (the item waits for this
-        // free worker before; this worker is busy and awake after), so a
-        // replay's report stays the same from run to run.
-        VirtualClock* clock = feed->clock;
-        const auto began = std::chrono::steady_clock::now();
-        const double began_simulated = clock ? clock->now() : 0;
+        // replay's virtual clock cannot move between these two readings but
+        // by this benchmark (the item waits for this free worker before;
+        // this worker is busy and awake after), so a replay's report stays
+        // the same from run to run.
+        const double began = feed->clock->now();
         m = slot->worker->measure(*artifact, *geometry, best * feed->early_stop,
                                   feed->capture_outputs ? &outputs : nullptr, &span.args);
-        m.benchmark_seconds =
-            clock ? clock->now() - began_simulated
-                  : std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+        m.benchmark_seconds = feed->clock->now() - began;
       }
       span.args["outcome"] = outcome_name(m.outcome);
     }
@@ -106,7 +102,7 @@ void BenchCrew::loop(std::shared_ptr<const CrewFeed> feed, std::shared_ptr<Slot>
     }
     feed->ledger->record(std::move(m),
                          feed->capture_outputs && !outputs.empty() ? &outputs : nullptr);
-    if (feed->clock) feed->clock->done();  // the replay device took the config (CrewFeed)
+    feed->clock->done();  // a replay device took the config (CrewFeed::clock)
   }
 }
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "benchmark_worker.hpp"
-#include "kiln/tuner/virtual_clock.hpp"
+#include "pipeline_clock.hpp"
 #include "ready_queue.hpp"
 #include "result_ledger.hpp"
 #include "tuner/trace.hpp"
@@ -35,11 +35,12 @@ struct CrewFeed {
   std::shared_ptr<TraceRecorder> trace;
   bool capture_outputs = false;  // outputs are judged after the run
   double early_stop = 0;         // MeasureOptions::early_stop (0: off)
-  // A replay's simulated time (borrowed; null otherwise): a worker is done
-  // with a config on it only once the result is recorded, so a refill the
-  // result asks for (PipelineInputs::refill) joins the run at the moment
-  // the result landed.
-  VirtualClock* clock = nullptr;
+  // The run's clock (borrowed, never null; PipelineInputs::clock): each
+  // benchmark is timed on it, and a worker is done with a config on it only
+  // once the result is recorded, so that on a replay's simulated time a
+  // refill the result asks for (PipelineInputs::refill) joins the run at
+  // the moment the result landed.
+  PipelineClock* clock = &real_clock();
 };
 
 // Where workers come from (pipeline.cpp): the kind the run benchmarks in.

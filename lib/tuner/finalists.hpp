@@ -35,7 +35,7 @@ inline constexpr double kFinalistBand = 1.5;
 // over the rounds; one that fails now is replaced by that failure (flaky:
 // it must not win). Sets out.finalists and the stats' finalist counters.
 // Nothing to do when count < 2, fewer than two configs ran correctly, or
-// the run replays recorded times (in.clock).
+// the run replays recorded times (PipelineClock::measures_real_time).
 // The budget (in.deadline) still holds: what it cancels keeps its search
 // measurement, or counts with the rounds it had.
 void remeasure_finalists(PipelineOutput& out, const PipelineInputs& in, std::size_t count,

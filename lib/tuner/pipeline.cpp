@@ -152,7 +152,7 @@ void on_compiled(Landing& l, CompletedUnit done) {
       Measurement failed = not_run(config, o, entry.error());
       // A rejected config cost its compile too. Not in a replay: there the
       // unit's wall time is real, not simulated, and would differ by run.
-      if (!l.in->clock) {
+      if (l.in->clock->measures_real_time()) {
         failed.compile_seconds = done.result.seconds;
         failed.group_size = done.result.entries.size();
       }
@@ -174,10 +174,8 @@ void on_compiled(Landing& l, CompletedUnit done) {
   }
   // Simulated time: the configs wait for a benchmark worker, and this
   // compile worker is free again, only now that they are in the queue.
-  if (l.in->clock) {
-    l.in->clock->offer(VirtualClock::Station::kBenchmark, pushed);
-    l.in->clock->done();
-  }
+  l.in->clock->offer(PipelineClock::Station::kBenchmark, pushed);
+  l.in->clock->done();
 }
 
 // The run's configs: those it starts with and those a search adds as
@@ -294,7 +292,7 @@ class Intake {
       std::lock_guard<std::mutex> lock(landing_.mutex);
       for (const Artifact& a : ready) landing_.artifacts.emplace(a.config.key(), a);
     }
-    if (in_.clock) in_.clock->offer(VirtualClock::Station::kBenchmark, ready.size());
+    in_.clock->offer(PipelineClock::Station::kBenchmark, ready.size());
     for (Artifact& a : ready) {
       const Config config = a.config;
       if (!landing_.queue->push(a))
@@ -315,7 +313,7 @@ class Intake {
 
   void submit(std::vector<CompileUnit> units, CompilePool* pool) {
     if (units.empty() || !pool) return;
-    if (in_.clock) in_.clock->offer(VirtualClock::Station::kCompile, units.size());
+    in_.clock->offer(PipelineClock::Station::kCompile, units.size());
     for (auto& unit : units) pool->submit(std::move(unit));
   }
 
@@ -439,7 +437,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   const int slots = calls.ok() ? static_cast<int>(source.plan().devices.size()) : 0;
   if (opt.pipeline.overlap) {
     for (int i = 0; i < slots; ++i) crew.start(i);
-    if (in.clock) in.clock->add_workers(VirtualClock::Station::kBenchmark, slots);
+    in.clock->add_workers(PipelineClock::Station::kBenchmark, slots);
   }
   Watchdog dog(watch_rules(in, source.plan()));
   // The first failure to prepare is why no worker exists.
@@ -456,7 +454,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
     if (!opt.pipeline.overlap) {
       pool.wait_idle();
       for (int i = 0; i < slots; ++i) crew.start(i);
-      if (in.clock) in.clock->add_workers(VirtualClock::Station::kBenchmark, slots);
+      in.clock->add_workers(PipelineClock::Station::kBenchmark, slots);
     }
 
     // (4) Deadlines, replacement, fall back, budget, until all are in; a
@@ -465,7 +463,7 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
     intake.stop();
     intake.attach(nullptr);
     crew.finish();
-    if (in.clock) in.clock->remove_workers(VirtualClock::Station::kBenchmark, slots);
+    in.clock->remove_workers(PipelineClock::Station::kBenchmark, slots);
   }  // the pool joins its workers here
 
   // (5) The results; nothing the caller lent is used after this.

@@ -16,9 +16,9 @@
 #include "call_state.hpp"
 #include "kiln/compile/compile_engine.hpp"
 #include "kiln/tuner/tuner.hpp"
-#include "kiln/tuner/virtual_clock.hpp"
 #include "measure.hpp"
 #include "output_judge.hpp"
+#include "pipeline_clock.hpp"
 #include "tuner/progress.hpp"
 #include "tuner/trace.hpp"
 
@@ -51,11 +51,12 @@ struct PipelineInputs {
   // The fastest median earlier rounds of this search measured (0: none):
   // early stop compares each config with it and with this round's best.
   double best_seconds = 0;
-  // Optional (borrowed): simulated time for a backend that replays recorded
-  // costs (replay_backend.hpp). The run tells it where work changes hands
-  // (units queued, artifacts pushed, workers started) so that simulated
-  // time never passes while a config is on its way between threads.
-  VirtualClock* clock = nullptr;
+  // The run's time (borrowed, never null): the real clock, or simulated
+  // time for a backend that replays recorded costs (runtime/replay/). The
+  // run tells it where work changes hands (units queued, artifacts pushed,
+  // workers started) so that simulated time never passes while a config is
+  // on its way between threads (pipeline_clock.hpp).
+  PipelineClock* clock = &real_clock();
   // Optional: every valid config where the space is a list (a replay's
   // recorded configs), handed to the search as SearchSetup::listed.
   std::shared_ptr<const std::vector<Config>> listed;

@@ -88,7 +88,7 @@ TEST_F(CacheCli, ExportClearImportRoundTrip) {
 }
 
 // The newest record's measurements as a Kernel Tuner cache file, which
-// `kiln bench search --recorded` reads back.
+// `kiln-lab bench search --recorded` reads back.
 TEST_F(CacheCli, ExportsAKernelTunerCacheFileThatReplays) {
   TempDir out;
   const auto file = out.path() / "kt.json";
@@ -100,7 +100,7 @@ TEST_F(CacheCli, ExportsAKernelTunerCacheFileThatReplays) {
   const nlohmann::json kt = nlohmann::json::parse(in);
   EXPECT_EQ(kt["tune_params_keys"], (nlohmann::json{"BM", "BN", "STAGES"}));
   EXPECT_EQ(kt["cache"]["128,128,4"]["time"], "RuntimeFailedConfig");
-  CliRun replay = testing::run_command(KILN_CLI_PATH " bench search --recorded " + file.string() +
+  CliRun replay = testing::run_command(KILN_LAB_PATH " bench search --recorded " + file.string() +
                                        " --seeds 2 --max-configs 2 --json 2>/dev/null");
   ASSERT_EQ(replay.exit_code, 0) << replay.out;
   EXPECT_EQ(replay.json()[0]["configs"], 2);
@@ -136,7 +136,7 @@ TEST_F(CacheCli, ExportsAKernelTunerCacheFileThatReplays) {
   CliRun gunzipped = testing::run_command("gunzip -c " + gz.string());
   ASSERT_EQ(gunzipped.exit_code, 0);
   EXPECT_EQ(nlohmann::json::parse(gunzipped.out), kt);
-  CliRun replay_gz = testing::run_command(KILN_CLI_PATH " bench search --recorded " + gz.string() +
+  CliRun replay_gz = testing::run_command(KILN_LAB_PATH " bench search --recorded " + gz.string() +
                                           " --seeds 2 --max-configs 2 --json 2>/dev/null");
   ASSERT_EQ(replay_gz.exit_code, 0) << replay_gz.out;
   EXPECT_EQ(replay_gz.json()[0]["configs"], 2);

@@ -3,7 +3,7 @@
 
 A path that names a file of the repository (docs/caching.md,
 lib/tuner/search_memory.hpp, `kiln/cache/failed_configs.hpp` under
-include/, bench/search_goal_shares.py) and that is no longer there sends a
+include/ or lab/include/, bench/search_goal_shares.py) and that is no longer there sends a
 reader to nothing: a renamed file leaves its old name behind in prose no
 compiler reads. Brace lists (`entry_format.{hpp,cpp}`) and globs
 (`runtime/cuda/nvrtc_*`, `search_gp.*`) are expanded. Names of the
@@ -24,7 +24,9 @@ ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
 
 # Top-level folders whose files a path may name.
 AREAS = ("lib", "tools", "include", "bench", "scripts", "tests", "templates", "examples",
-         "python", "runtime", "fuzz", "cmake", "docs")
+         "python", "runtime", "fuzz", "cmake", "docs", "lab")
+# Where a `kiln/...` header lives: the product's include/, the lab's own.
+INCLUDE_DIRS = ("include/", "lab/include/")
 # Files of the in-memory root of a CPU compile (runtime/cpu/clang_prelude.hpp,
 # clang_compiler.cpp), which no disk holds.
 VIRTUAL = {"kiln/cpu_kernel.h", "kiln/cpu_pch.h", "include/stddef.h"}
@@ -94,7 +96,7 @@ def stale_names():
                         stale.setdefault(p, []).append(f"{rel}:{number}")
             for m in HEADER.finditer(line):
                 for p in expand(m.group(1)):
-                    if p not in VIRTUAL and not exists("include/" + p):
+                    if p not in VIRTUAL and not any(exists(d + p) for d in INCLUDE_DIRS):
                         stale.setdefault(p, []).append(f"{rel}:{number}")
     return stale
 

@@ -13,9 +13,6 @@ using testing::CliRun;
 
 const std::string kBadInputExample = std::string(KILN_SOURCE_DIR) + "/examples/user_kernel/";
 const std::string kSmallGemm = "tune --kernel gemm_f32 --shape M=8,N=8,K=8 ";
-// Any existing file passes --recorded's own check; the option after it fails first.
-const std::string kBenchSearch =
-    "bench search --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md ";
 
 struct Case {
   std::string args;
@@ -30,18 +27,9 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 class BadInput : public testing::CliTest {
  protected:
-  // Exit 2, every expected text in stderr, nothing on stdout, no cache
-  // directory created: the input was refused before anything was
-  // allocated, compiled or cached.
-  void expect_usage_error(const Case& c) {
-    CliRun run = kiln(c.args);
-    EXPECT_EQ(run.exit_code, 2) << c.args << "\n" << run.err;
-    for (const auto& e : c.expected)
-      EXPECT_NE(run.err.find(e), std::string::npos) << c.args << "\nwants: " << e << "\n"
-                                                    << run.err;
-    EXPECT_TRUE(run.out.empty()) << c.args << "\n" << run.out;
-    EXPECT_FALSE(fs::exists(dir_ / "cache")) << c.args << ": wrote to the cache";
-  }
+  // Exit 2, every expected text in stderr, nothing on stdout, nothing
+  // cached (CliTest::expect_usage_error).
+  void expect_usage_error(const Case& c) { CliTest::expect_usage_error(c.args, c.expected); }
 
   // The example transpose kernel's spec with `space` in place of its own.
   std::string spec_with_space(const std::string& name, const nlohmann::json& space) {
@@ -135,33 +123,9 @@ TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
       {"bench tune --rounds 0", {"--rounds", "between 1 and"}},
       {"bench tune --size 1000000", {"--size", "between 1 and 16384"}},
       {"bench tune --group-size 0", {"--group-size", "between 1 and 256"}},
-      {kBenchSearch + "--seeds 0", {"--seeds", "between 1 and 10000"}},
-      {kBenchSearch + "--seeds 0x3", {"--seeds", "not a whole decimal number"}},
-      {kBenchSearch + "--first-seed 1e3", {"--first-seed", "not a whole decimal number"}},
-      {kBenchSearch + "--budget-fraction nan", {"--budget-fraction", "not a finite"}},
-      {kBenchSearch + "--budget-fraction 1.5", {"--budget-fraction", "between 0.0001 and 1"}},
-      {kBenchSearch + "--max-configs -1", {"--max-configs", "between 1 and"}},
-      {kBenchSearch + "--max-configs 0", {"--max-configs", "between 1 and"}},
-      {kBenchSearch + "--max-configs 18446744073709551616", {"--max-configs", "out of range"}},
-      {kBenchSearch + "--threads 0", {"--threads", "between 1 and 1024"}},
-      // A trace goes where it can be written, and only beside a real tuning.
+      // A trace goes where it can be written.
       {kSmallGemm + "--trace /nonexistent-kiln-dir/t.json",
        {"cannot write the trace to /nonexistent-kiln-dir/t.json", "not a directory"}},
-      {"tune --recorded /", {"--recorded", "is actually a directory"}},
-      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --trace t.json",
-       {"--trace", "excludes", "--recorded"}},
-      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --shape M=8",
-       {"--shape", "excludes", "--recorded"}},
-      // A replay warm-starts only from --warm-from's files; nor does it
-      // retune, re-measure finalists or stop early.
-      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --warm-start 2",
-       {"--warm-start", "--recorded", "--warm-from"}},
-      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --finalists 0",
-       {"--finalists", "excludes", "--recorded"}},
-      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --early-stop 2",
-       {"--early-stop", "excludes", "--recorded"}},
-      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --force",
-       {"--retune", "excludes", "--recorded"}},
       {"cache prune --max-size -1", {"--max-size", "not a size"}},
       {"cache prune --max-size 12Q", {"--max-size", "not a size"}},
       // Names out of their set are usage errors too.
@@ -185,7 +149,7 @@ TEST_F(BadInput, MissingOrUnknownChoicesNameTheFix) {
   const std::string export_to = "cache export " + (dir_ / "out.json").string();
   const Case cases[] = {
       {"bogus", {"kiln: unknown subcommand 'bogus'", "use one of", "tune"}},
-      {"bench bogus", {"kiln bench: unknown subcommand 'bogus'", "gemm", "search"}},
+      {"bench bogus", {"kiln bench: unknown subcommand 'bogus'", "gemm", "tune"}},
       {"cache remote bogus", {"kiln cache remote: unknown subcommand 'bogus'", "ls"}},
       {"tune --space s.json --shape M=8", {"--space and --entry", "add --template FILE"}},
       {"tune --shape M=8", {"nothing to tune", "--kernel NAME", "--template FILE"}},

@@ -1,4 +1,4 @@
-// Runs the real `kiln` executable (KILN_CLI_PATH) in a child process over
+// Runs the real `kiln` executable (KILN_CLI_PATH, or a suite's own) in a child process over
 // a fresh cache directory per test, with stdout and stderr kept apart.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "run_command.hpp"
 
@@ -64,8 +65,8 @@ class CliTest : public ::testing::Test {
                    const std::string& env = "") const {
     const fs::path err = dir_ / "stderr.txt";
     const std::string cmd = runner + "env KILN_CACHE_DIR=" + (dir_ / "cache").string() +
-                            " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING= KILN_RETUNE= " + env +
-                            " " KILN_CLI_PATH " " + args + " 2>" + err.string();
+                            " KILN_RANK= RANK= LOCAL_RANK= KILN_TUNING= KILN_RETUNE= " + env + " " +
+                            cli_ + " " + args + " 2>" + err.string();
     CommandRun ran = run_command(cmd);
     CliRun run;
     run.exit_code = ran.exit_code;
@@ -74,7 +75,22 @@ class CliTest : public ::testing::Test {
     return run;
   }
 
+  // `kiln ARGS` is a usage error: exit 2, every `expected` text in stderr,
+  // nothing on stdout, no cache directory created (the input was refused
+  // before anything was allocated, compiled or cached).
+  void expect_usage_error(const std::string& args, const std::vector<std::string>& expected) {
+    CliRun run = kiln(args);
+    EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
+    for (const auto& e : expected)
+      EXPECT_NE(run.err.find(e), std::string::npos) << args << "\nwants: " << e << "\n" << run.err;
+    EXPECT_TRUE(run.out.empty()) << args << "\n" << run.out;
+    EXPECT_FALSE(fs::exists(dir_ / "cache")) << args << ": wrote to the cache";
+  }
+
   fs::path dir_;
+  // The executable kiln() runs: `kiln`; a suite of another command's sets
+  // its own (tests/lab/: `kiln-lab`).
+  std::string cli_ = KILN_CLI_PATH;
 };
 
 // A small CUDA user kernel (y = a * x, ITEMS elements a thread) and its

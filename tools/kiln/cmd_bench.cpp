@@ -94,7 +94,6 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", args->json, "Print the JSON report");
   cmd->callback([args, &exit_code] { exit_code = run_bench_compile(*args); });
   add_bench_tune_command(*bench, exit_code);
-  add_bench_search_command(*bench, exit_code);
   add_bench_gemm_command(*bench, exit_code);
 }
 

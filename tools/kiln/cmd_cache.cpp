@@ -24,7 +24,7 @@
 #include "kiln/cache/failed_configs.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/options.hpp"
-#include "kiln/tuner/recorded_space.hpp"
+#include "kiln/tuner/kernel_tuner_export.hpp"
 #include "option_checks.hpp"
 
 namespace kiln::tool {

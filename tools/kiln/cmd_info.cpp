@@ -10,7 +10,6 @@
 #include "kiln/core/options.hpp"
 #include "kiln/distributed/collective.hpp"
 #include "kiln/runtime/toolchain.hpp"
-#include "kiln/tuner/recorded_space.hpp"
 
 namespace kiln::tool {
 
@@ -60,7 +59,6 @@ nlohmann::json info_json() {
   j["options"] = options.to_json();
   j["option_problems"] = Options::global_problems();
   j["remote_cache"] = remote_json();
-  j["recorded_zip"] = recorded_zip_supported();
   j["distributed"] = {{"mpi", mpi_built()},
                       {"strategies", {"independent", "broadcast", "parallel", "merge"}}};
   return j;
@@ -111,11 +109,6 @@ void print_text() {
             << (mpi_built() ? "MPI (kiln tune --distributed independent|broadcast|parallel|merge)"
                             : "not built: install libopenmpi-dev (scripts/setup.sh) and rebuild")
             << "\n";
-  std::cout << "Recorded     .json, .json.gz"
-            << (recorded_zip_supported()
-                    ? ", .zip of one file (libzip)"
-                    : "; .zip not built: install libzip-dev (scripts/setup.sh) and rebuild")
-            << "  (kiln tune --recorded, kiln bench search)\n";
   std::cout << "\nCache-invalidating environment:\n";
   for (const auto& [name, value] : CacheEnvRegistry::global().snapshot().values) {
     std::cout << "  " << name << "=" << (value ? *value : "(unset)") << "\n";

@@ -1,6 +1,6 @@
 // Durations as people read them: "12.3 us", "4.56 ms", "0.42 s" would read
 // as 420 ms, "12.3 s", "1234 s". Shared by the tuning report and the
-// simulated times of `kiln bench search` (a sub-second time there printed
+// simulated times of `kiln-lab bench search` (a sub-second time there printed
 // as "0 s").
 #pragma once
 
