@@ -144,24 +144,9 @@ TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
       {kBenchSearch + "--max-configs 0", {"--max-configs", "between 1 and"}},
       {kBenchSearch + "--max-configs 18446744073709551616", {"--max-configs", "out of range"}},
       {kBenchSearch + "--threads 0", {"--threads", "between 1 and 1024"}},
-      // A trace goes where it can be written, and only beside a real tuning.
+      // A trace goes where it can be written.
       {kSmallGemm + "--trace /nonexistent-kiln-dir/t.json",
        {"cannot write the trace to /nonexistent-kiln-dir/t.json", "not a directory"}},
-      {"tune --recorded /", {"--recorded", "is actually a directory"}},
-      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --trace t.json",
-       {"--trace", "excludes", "--recorded"}},
-      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --shape M=8",
-       {"--shape", "excludes", "--recorded"}},
-      // A replay warm-starts only from --warm-from's files; nor does it
-      // retune, re-measure finalists or stop early.
-      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --warm-start 2",
-       {"--warm-start", "--recorded", "--warm-from"}},
-      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --finalists 0",
-       {"--finalists", "excludes", "--recorded"}},
-      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --early-stop 2",
-       {"--early-stop", "excludes", "--recorded"}},
-      {"tune --recorded " + std::string(KILN_SOURCE_DIR) + "/README.md --force",
-       {"--retune", "excludes", "--recorded"}},
       {"cache prune --max-size -1", {"--max-size", "not a size"}},
       {"cache prune --max-size 12Q", {"--max-size", "not a size"}},
       // Names out of their set are usage errors too.
