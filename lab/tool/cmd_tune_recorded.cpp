@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/tuner/search_plan.hpp"
+#include "kiln/search/search_plan.hpp"
 #include "kiln/tuner/tune_options.hpp"
 #include "kiln/tuner/warm_start.hpp"
 #include "lab_commands.hpp"

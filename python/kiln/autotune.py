@@ -6,11 +6,10 @@ is tuned again (its content is in the key)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from . import _kiln
 from .config import Config
 from .errors import ConfigError
+from ._spec import kernel_spec
 from .kernel import Kernel
 
 
@@ -63,6 +62,31 @@ def autotune(
     deadline_s     seconds a config's benchmark may take before it is
                    abandoned as hung (default 10)
     """
+    key = _checked_key(key, configs, space)
+    prune = _checked_options(
+        reset_to_zero=reset_to_zero, restore_value=restore_value, outputs=outputs,
+        max_configs=max_configs, warmup=warmup, rep=rep, budget_s=budget_s,
+        deadline_s=deadline_s, rtol=rtol, atol=atol, prune_configs_by=prune_configs_by,
+        reference=reference, search=search)
+
+    def decorate(kernel: Kernel) -> "Autotuned":
+        if not isinstance(kernel, Kernel):
+            raise ConfigError(
+                f"kiln.autotune decorates a kiln.Kernel, got {type(kernel).__name__}",
+                code="invalid_argument",
+            )
+        return Autotuned(
+            kernel, configs=configs, space=space, constraints=constraints, key=list(key),
+            default=default, prune=prune, reset_to_zero=list(reset_to_zero),
+            restore_value=list(restore_value), check=check, rtol=rtol, atol=atol,
+            reference=reference, search=search, max_configs=max_configs, budget_s=budget_s,
+            warmup=warmup, rep=rep, outputs=outputs, deadline_s=deadline_s)
+
+    return decorate
+
+
+def _checked_key(key, configs, space) -> list:
+    """``key`` as a list of argument names, after the configs-or-space check."""
     key_given = key
     if configs is None and space is None:
         raise ConfigError(
@@ -84,6 +108,14 @@ def autotune(
         raise ConfigError(f"key={key_given!r}: give a list of argument names (their values "
                           "select a decision), or key=[] for one decision for every call",
                           code="invalid_argument")
+    return key
+
+
+def _checked_options(*, reset_to_zero, restore_value, outputs, max_configs, warmup, rep,
+                     budget_s, deadline_s, rtol, atol, prune_configs_by, reference,
+                     search) -> dict:
+    """The options, each checked before the native side reads it; returns
+    prune_configs_by as a dict."""
     for what, names in (("reset_to_zero", reset_to_zero), ("restore_value", restore_value),
                         ("outputs", outputs)):
         if isinstance(names, str):
@@ -116,37 +148,7 @@ def autotune(
     if not isinstance(search, str):
         raise ConfigError(f"search={search!r}: give a strategy name such as \"auto\"",
                           code="invalid_argument")
-
-    def decorate(kernel: Kernel) -> "Autotuned":
-        if not isinstance(kernel, Kernel):
-            raise ConfigError(
-                f"kiln.autotune decorates a kiln.Kernel, got {type(kernel).__name__}",
-                code="invalid_argument",
-            )
-        return Autotuned(
-            kernel,
-            configs=configs,
-            space=space,
-            constraints=constraints,
-            key=list(key),
-            default=default,
-            prune=prune,
-            reset_to_zero=list(reset_to_zero),
-            restore_value=list(restore_value),
-            check=check,
-            rtol=rtol,
-            atol=atol,
-            reference=reference,
-            search=search,
-            max_configs=max_configs,
-            budget_s=budget_s,
-            warmup=warmup,
-            rep=rep,
-            outputs=outputs,
-            deadline_s=deadline_s,
-        )
-
-    return decorate
+    return prune
 
 
 def _check_number(name: str, value, *, integer: bool = False, minimum=None, maximum=None,
@@ -173,45 +175,6 @@ def _check_number(name: str, value, *, integer: bool = False, minimum=None, maxi
         raise ConfigError(f"{name}={value!r}: it must be at most {maximum}", code="invalid_argument")
 
 
-def _code_of(obj) -> str:
-    """What a hook's code is, for the kernel's version: an edited launch rule
-    or prune tunes again."""
-    if obj is None:
-        return ""
-    code = getattr(obj, "__code__", None)
-    if code is None:
-        return repr(obj) if not callable(obj) else getattr(obj, "__qualname__", repr(type(obj)))
-    import hashlib  # here: importing it at `import kiln` loads OpenSSL
-
-    parts = [code.co_code, repr(code.co_consts).encode(), repr(code.co_names).encode()]
-    return hashlib.sha256(b"|".join(parts)).hexdigest()[:16]
-
-
-def _as_dict(config, what: str) -> dict:
-    if isinstance(config, Config):
-        return dict(config.kwargs)
-    if isinstance(config, Mapping):
-        return dict(config)
-    raise ConfigError(f"{what} is a {type(config).__name__}: give a kiln.Config or a dict", code="invalid_argument")
-
-
-def _default_outputs(signature) -> list:
-    """The tensors a check compares when ``outputs`` is not given: every
-    tensor the kernel may write, those declared ``const T*`` left out (the
-    kernel only reads them), unless every tensor is const."""
-    tensors, written = [], []
-    for entry in signature:
-        name, _, type_text = (part.strip() for part in entry.partition(":"))
-        read_only = type_text.startswith("const ")
-        type_text = type_text[len("const "):].strip() if read_only else type_text
-        if not type_text.endswith("*") or type_text in ("void*", "ptr"):
-            continue
-        tensors.append(name)
-        if not read_only:
-            written.append(name)
-    return written or tensors
-
-
 class Autotuned(_kiln._Autotuned):
     """A tuned kernel: call it like the kernel (arguments in signature
     order, ``stream=`` on CUDA). ``best_config`` is the config of the last
@@ -220,101 +183,16 @@ class Autotuned(_kiln._Autotuned):
     def __init__(self, kernel: Kernel, *, configs, space, constraints, key, default, prune,
                  reset_to_zero, restore_value, check, rtol, atol, reference, search,
                  max_configs, budget_s, warmup, rep, outputs, deadline_s):
-        listed = None
-        if configs is not None:
-            listed = [_as_dict(c, "a config") for c in configs]
-            if not listed:
-                raise ConfigError("autotune got configs=[]: list at least one config", code="invalid_argument")
-            names = list(listed[0])
-            values: dict = {n: [] for n in names}
-            for c in listed:
-                if sorted(c) != sorted(names):
-                    raise ConfigError(
-                        f"configs differ in their parameters: {sorted(names)} and {sorted(c)}: "
-                        "give every config the same parameters",
-                        code="invalid_argument",
-                    )
-                for n in names:
-                    if c[n] not in values[n]:
-                        values[n].append(c[n])
-            params = [(n, values[n]) for n in names]
-            if default is None:
-                default = listed[0]
-        else:
-            params = []
-            for n, vals in dict(space).items():
-                vals = list(vals) if not isinstance(vals, (str, bytes)) else [vals]
-                if not vals:
-                    raise ConfigError(f"space[{n!r}] is empty: give it at least one value", code="invalid_argument")
-                params.append((n, vals))
-        cons = []
-        if constraints is not None:
-            items = constraints.items() if isinstance(constraints, Mapping) else (
-                (getattr(f, "__name__", f"constraint{i}"), f) for i, f in enumerate(constraints))
-            for n, f in items:
-                if not callable(f):
-                    raise ConfigError(f"constraint {n!r} is not callable: give a function of a config dict",
-                                      code="invalid_argument")
-                cons.append((n, f))
-            # Unique names: two lambdas are both "<lambda>".
-            seen: dict = {}
-            uniq = []
-            for n, f in cons:
-                seen[n] = seen.get(n, 0) + 1
-                uniq.append((n if seen[n] == 1 else f"{n}_{seen[n]}", f))
-            cons = uniq
-        sig_names = kernel.arg_names
-        if outputs is None:
-            outputs = _default_outputs(kernel.signature)
-        top_k = prune.get("top_k", 0)
-        version = "|".join([
-            kernel.version,
-            _code_of(kernel.grid), _code_of(kernel.block), _code_of(kernel.shared_bytes),
-            _code_of(prune.get("perf_model")), _code_of(prune.get("early_config_prune")),
-            *(_code_of(f) for _, f in cons),
-        ])
-        spec = {
-            "name": kernel.name,
-            "source": kernel.source,
-            "entry": kernel.entry,
-            "options": kernel.options,
-            "headers": kernel.headers,
-            "version": version,
-            "backend": kernel.backend,
-            "signature": kernel.signature,
-            "params": params,
-            "listed": listed,
-            "constraints": cons,
-            "default": _as_dict(default, "default") if default is not None else None,
-            "config_cls": Config,
-            "grid": kernel.grid,
-            "block": kernel.block,
-            "shared_bytes": kernel.shared_bytes,
-            "outputs": list(outputs),
-            "restore_value": list(restore_value),
-            "reset_to_zero": list(reset_to_zero),
-            "key": list(key),
-            "perf_model": prune.get("perf_model"),
-            "top_k": float(top_k or 0),
-            "early_config_prune": prune.get("early_config_prune"),
-            "reference": reference,
-            "search": search,
-            "max_configs": max_configs,
-            "budget_s": budget_s,
-            "warmup": warmup,
-            "rep": rep,
-            "deadline_s": deadline_s,
-            "check": bool(check),
-            "rtol": rtol,
-            "atol": atol,
-        }
-        if prune.get("perf_model") is not None and not top_k:
-            raise ConfigError("prune_configs_by has a perf_model but no top_k: say how many configs to keep",
-                              code="invalid_argument")
-        super().__init__(spec)
+        tuning = {"search": search, "max_configs": max_configs, "budget_s": budget_s,
+                  "warmup": warmup, "rep": rep, "deadline_s": deadline_s, "rtol": rtol,
+                  "atol": atol}
+        super().__init__(kernel_spec(
+            kernel, configs=configs, space=space, constraints=constraints, default=default,
+            prune=prune, key=key, outputs=outputs, restore_value=restore_value,
+            reset_to_zero=reset_to_zero, reference=reference, check=check, tuning=tuning))
         self.kernel = kernel
         self.key = list(key)
-        self.arg_names = sig_names
+        self.arg_names = kernel.arg_names
 
     def stats(self) -> dict:
         """hits, misses, configs, compiled, artifact_hits, benchmarked,

@@ -5,6 +5,7 @@ launch rule, for ``kiln.autotune``)."""
 from __future__ import annotations
 
 from . import _kiln
+from ._spec import fixed_config_spec
 
 CompiledKernel = _kiln.CompiledKernel
 
@@ -97,16 +98,14 @@ class Kernel:
         return [s.split(":", 1)[0].strip() for s in self.signature]
 
     def __call__(self, *args, stream=None, **params):
-        """Runs the config ``params`` (compiled once, then from memory)."""
-        from .autotune import autotune
-        from .config import Config
-
+        """Runs the config ``params``: compiled (or loaded from the artifact
+        cache) once, then from memory; not tuned, checked or recorded."""
         key = tuple(sorted(params.items()))
-        tuned = self._direct.get(key)
-        if tuned is None:
-            tuned = autotune(configs=[Config(**params)], key=[], check=False)(self)
-            self._direct[key] = tuned
-        return tuned(*args, stream=stream)
+        fixed = self._direct.get(key)
+        if fixed is None:
+            fixed = _kiln._FixedConfig(fixed_config_spec(self, params))
+            self._direct[key] = fixed
+        return fixed(*args, stream=stream)
 
     def __repr__(self) -> str:
         return f"<kiln.Kernel {self.name} ({self.entry}) on {self.backend}>"

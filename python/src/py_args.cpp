@@ -16,25 +16,6 @@ namespace kiln::py {
 
 namespace {
 
-struct ScalarName {
-  const char* name;
-  ArgType type;
-};
-constexpr ScalarName kScalars[] = {
-    {"f32", ArgType::kF32},   {"f64", ArgType::kF64}, {"i32", ArgType::kI32},
-    {"i64", ArgType::kI64},   {"u32", ArgType::kU32}, {"u64", ArgType::kU64},
-    {"bool", ArgType::kBool},
-};
-constexpr const char* kKnownTypes =
-    "f32, f64, i32, i64, u32, u64, bool; a tensor as T* with T one of f16, bf16, f32, f64, i8, "
-    "u8, i16, i32, i64, bool; a raw pointer as void*";
-
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t");
-  const auto e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
-
 // An argument that does not match the signature: kiln.ArgumentError.
 [[noreturn]] void argument_error(std::string message, const std::string& name) {
   ErrorInfo info{ErrorCode::kInvalidArgument, std::move(message), {}};
@@ -203,62 +184,6 @@ double checked_float(nb::handle obj, const char* kernel, const Param& p) {
 
 }  // namespace
 
-std::vector<Param> parse_signature(const std::vector<std::string>& entries) {
-  std::vector<Param> out;
-  for (const auto& entry : entries) {
-    const auto colon = entry.find(':');
-    if (colon == std::string::npos) {
-      throw Error(ErrorCode::kInvalidArgument, "signature entry '" + entry +
-                                                   "' has no type: write \"name: type\" (" +
-                                                   kKnownTypes + ")");
-    }
-    Param p;
-    p.name = trim(entry.substr(0, colon));
-    std::string type = trim(entry.substr(colon + 1));
-    if (type.rfind("const ", 0) == 0) {
-      type = trim(type.substr(6));
-      p.read_only = true;
-    }
-    p.type_text = type;
-    if (p.name.empty()) {
-      throw Error(ErrorCode::kInvalidArgument, "signature entry '" + entry + "' has no name");
-    }
-    for (const auto& q : out) {
-      if (q.name == p.name) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    "signature names '" + p.name + "' twice: give each parameter its own name");
-      }
-    }
-    if (type == "void*" || type == "ptr") {
-      p.kind = Param::Kind::kPointer;
-    } else if (!type.empty() && type.back() == '*') {
-      p.kind = Param::Kind::kTensor;
-      const std::string elem = trim(type.substr(0, type.size() - 1));
-      try {
-        p.dtype = parse_dtype(elem);
-      } catch (const Error&) {
-        throw Error(ErrorCode::kInvalidArgument, "signature entry '" + entry +
-                                                     "': unknown element type '" + elem +
-                                                     "' (known: " + kKnownTypes + ")");
-      }
-    } else {
-      bool found = false;
-      for (const auto& s : kScalars) {
-        if (type == s.name) {
-          p.scalar = s.type;
-          found = true;
-        }
-      }
-      if (!found) {
-        throw Error(ErrorCode::kInvalidArgument, "signature entry '" + entry + "': unknown type '" +
-                                                     type + "' (known: " + kKnownTypes + ")");
-      }
-    }
-    out.push_back(std::move(p));
-  }
-  return out;
-}
-
 // Whether `obj` exports a read-only buffer (a numpy view of a bytes object,
 // an array with writeable=False). An object without the buffer protocol
 // (a DLPack-only tensor) has no such flag to read: false.
@@ -291,6 +216,96 @@ void warn_read_only(const char* kernel, const Param& p) {
   if (PyErr_WarnEx(category, message.c_str(), 1) != 0) throw nb::python_error();
 }
 
+namespace {
+
+// A tensor argument: dtype, strides, writability and device checked; its
+// dtype, shape and stride pattern enter the key.
+void convert_tensor(nb::handle obj, const Param& p, const char* kernel, CallArgs& out) {
+  auto t = as_tensor(obj);
+  if (!t) {
+    bad_arg(kernel, p,
+            std::string("expected a tensor (an object with __dlpack__ or the "
+                        "buffer protocol), got ") +
+                nb::inst_name(obj).c_str());
+  }
+  if (!t->dtype || *t->dtype != p.dtype) {
+    bad_arg(kernel, p,
+            std::string("the tensor's dtype is ") +
+                (t->dtype ? dtype_name(*t->dtype) : t->dtype_text.c_str()) +
+                ", the signature says " + dtype_name(p.dtype) +
+                ": convert it (x.astype / x.to) or fix the signature");
+  }
+  if (std::string why = negative_stride(t->info); !why.empty()) bad_arg(kernel, p, why);
+  if (!p.read_only && read_only_buffer(obj)) warn_read_only(kernel, p);
+  if (out.any_tensor && !(t->info.device == out.device)) {
+    bad_arg(kernel, p,
+            "on " + t->info.device.to_string() + " while earlier tensors are on " +
+                out.device.to_string() + ": every tensor of a call on one device");
+  }
+  out.device = t->info.device;
+  out.any_tensor = true;
+  const auto d = static_cast<std::uint8_t>(p.dtype);
+  append(out.key, &d, 1);
+  const auto rank = static_cast<std::uint32_t>(t->info.shape.size());
+  append(out.key, &rank, sizeof rank);
+  append(out.key, t->info.shape.data(), rank * sizeof(std::int64_t));
+  for (auto s : stride_pattern(t->info)) append(out.key, &s, 1);
+  out.args.push_back(Arg::of_tensor(p.name, t->data, std::move(t->info)));
+}
+
+// A raw pointer: an (address, bytes) pair, an address, or a tensor's
+// memory with its extent.
+Arg convert_pointer(nb::handle obj, const Param& p, const char* kernel) {
+  if (auto sized = as_sized_pointer(
+          obj, std::string(kernel) + ": argument '" + p.name + "' (" + p.type_text + ")"))
+    return Arg::of_pointer(p.name, reinterpret_cast<const void*>(sized->first), sized->second);
+  if (nb::isinstance<nb::int_>(obj)) {
+    auto address = as_u64(obj);
+    if (!address) {
+      bad_arg(kernel, p,
+              nb::cast<std::string>(nb::repr(obj)) +
+                  " is not an address: an address is an integer from 0 to 2^64-1");
+    }
+    return Arg::of_scalar(p.name, reinterpret_cast<void*>(*address));
+  }
+  if (auto t = as_tensor(obj)) {
+    if (std::string why = negative_stride(t->info); !why.empty()) bad_arg(kernel, p, why);
+    const std::size_t bytes = static_cast<std::size_t>(t->info.storage_bytes(p.name));
+    return Arg::of_pointer(p.name, t->data, bytes);
+  }
+  bad_arg(kernel, p,
+          std::string("expected an address (int), an (address, bytes) pair or a tensor, got ") +
+              nb::inst_name(obj).c_str());
+}
+
+// A scalar of the declared C type, range-checked.
+Arg convert_scalar(nb::handle obj, const Param& p, const char* kernel, bool in_key) {
+  switch (p.scalar) {
+    case ArgType::kF32:
+      return Arg::of_scalar(p.name, static_cast<float>(checked_float(obj, kernel, p)), in_key);
+    case ArgType::kF64:
+      return Arg::of_scalar(p.name, checked_float(obj, kernel, p), in_key);
+    case ArgType::kI32:
+      return Arg::of_scalar(p.name, checked_int<std::int32_t>(obj, kernel, p), in_key);
+    case ArgType::kI64:
+      return Arg::of_scalar(p.name, checked_int<std::int64_t>(obj, kernel, p), in_key);
+    case ArgType::kU32:
+      return Arg::of_scalar(p.name, checked_int<std::uint32_t>(obj, kernel, p), in_key);
+    case ArgType::kU64:
+      return Arg::of_scalar(p.name, checked_int<std::uint64_t>(obj, kernel, p), in_key);
+    case ArgType::kBool:
+      if (!nb::isinstance<nb::bool_>(obj) && !PyIndex_Check(obj.ptr())) {
+        bad_arg(kernel, p, std::string("expected a bool, got ") + nb::inst_name(obj).c_str());
+      }
+      return Arg::of_scalar(p.name, PyObject_IsTrue(obj.ptr()) == 1, in_key);
+    case ArgType::kPointer:
+      break;
+  }
+  return Arg();
+}
+
+}  // namespace
+
 CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>& key_mask,
                       nb::handle args, const char* kernel) {
   const std::size_t n = nb::len(args);
@@ -307,98 +322,16 @@ CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>&
     const Param& p = params[i];
     nb::handle obj = args[i];
     switch (p.kind) {
-      case Param::Kind::kTensor: {
-        auto t = as_tensor(obj);
-        if (!t) {
-          bad_arg(kernel, p,
-                  std::string("expected a tensor (an object with __dlpack__ or the "
-                              "buffer protocol), got ") +
-                      nb::inst_name(obj).c_str());
-        }
-        if (!t->dtype || *t->dtype != p.dtype) {
-          bad_arg(kernel, p,
-                  std::string("the tensor's dtype is ") +
-                      (t->dtype ? dtype_name(*t->dtype) : t->dtype_text.c_str()) +
-                      ", the signature says " + dtype_name(p.dtype) +
-                      ": convert it (x.astype / x.to) or fix the signature");
-        }
-        if (std::string why = negative_stride(t->info); !why.empty()) bad_arg(kernel, p, why);
-        if (!p.read_only && read_only_buffer(obj)) warn_read_only(kernel, p);
-        if (out.any_tensor && !(t->info.device == out.device)) {
-          bad_arg(kernel, p,
-                  "on " + t->info.device.to_string() + " while earlier tensors are on " +
-                      out.device.to_string() + ": every tensor of a call on one device");
-        }
-        out.device = t->info.device;
-        out.any_tensor = true;
-        const auto d = static_cast<std::uint8_t>(p.dtype);
-        append(out.key, &d, 1);
-        const auto rank = static_cast<std::uint32_t>(t->info.shape.size());
-        append(out.key, &rank, sizeof rank);
-        append(out.key, t->info.shape.data(), rank * sizeof(std::int64_t));
-        for (auto s : stride_pattern(t->info)) append(out.key, &s, 1);
-        out.args.push_back(Arg::of_tensor(p.name, t->data, std::move(t->info)));
+      case Param::Kind::kTensor:
+        convert_tensor(obj, p, kernel, out);
         break;
-      }
-      case Param::Kind::kPointer: {
-        if (auto sized = as_sized_pointer(
-                obj, std::string(kernel) + ": argument '" + p.name + "' (" + p.type_text + ")")) {
-          out.args.push_back(
-              Arg::of_pointer(p.name, reinterpret_cast<const void*>(sized->first), sized->second));
-        } else if (nb::isinstance<nb::int_>(obj)) {
-          auto address = as_u64(obj);
-          if (!address) {
-            bad_arg(kernel, p,
-                    nb::cast<std::string>(nb::repr(obj)) +
-                        " is not an address: an address is an integer from 0 to 2^64-1");
-          }
-          out.args.push_back(Arg::of_scalar(p.name, reinterpret_cast<void*>(*address)));
-        } else if (auto t = as_tensor(obj)) {
-          if (std::string why = negative_stride(t->info); !why.empty()) bad_arg(kernel, p, why);
-          const std::size_t bytes = static_cast<std::size_t>(t->info.storage_bytes(p.name));
-          out.args.push_back(Arg::of_pointer(p.name, t->data, bytes));
-        } else {
-          bad_arg(kernel, p,
-                  std::string("expected an address (int), an (address, bytes) pair or a tensor, "
-                              "got ") +
-                      nb::inst_name(obj).c_str());
-        }
+      case Param::Kind::kPointer:
+        out.args.push_back(convert_pointer(obj, p, kernel));
         break;
-      }
       case Param::Kind::kScalar: {
         const bool in_key = key_mask.size() > i && key_mask[i];
-        Arg a;
-        switch (p.scalar) {
-          case ArgType::kF32:
-            a = Arg::of_scalar(p.name, static_cast<float>(checked_float(obj, kernel, p)), in_key);
-            break;
-          case ArgType::kF64:
-            a = Arg::of_scalar(p.name, checked_float(obj, kernel, p), in_key);
-            break;
-          case ArgType::kI32:
-            a = Arg::of_scalar(p.name, checked_int<std::int32_t>(obj, kernel, p), in_key);
-            break;
-          case ArgType::kI64:
-            a = Arg::of_scalar(p.name, checked_int<std::int64_t>(obj, kernel, p), in_key);
-            break;
-          case ArgType::kU32:
-            a = Arg::of_scalar(p.name, checked_int<std::uint32_t>(obj, kernel, p), in_key);
-            break;
-          case ArgType::kU64:
-            a = Arg::of_scalar(p.name, checked_int<std::uint64_t>(obj, kernel, p), in_key);
-            break;
-          case ArgType::kBool:
-            if (!nb::isinstance<nb::bool_>(obj) && !PyIndex_Check(obj.ptr())) {
-              bad_arg(kernel, p, std::string("expected a bool, got ") + nb::inst_name(obj).c_str());
-            }
-            a = Arg::of_scalar(p.name, PyObject_IsTrue(obj.ptr()) == 1, in_key);
-            break;
-          case ArgType::kPointer:
-            break;
-        }
-        if (in_key) {
-          std::visit([&](auto v) { append(out.key, &v, sizeof v); }, a.scalar);
-        }
+        Arg a = convert_scalar(obj, p, kernel, in_key);
+        if (in_key) std::visit([&](auto v) { append(out.key, &v, sizeof v); }, a.scalar);
         out.args.push_back(std::move(a));
         break;
       }
@@ -480,79 +413,6 @@ KernelArgs infer_and_pack(nb::handle args, const char* kernel) {
     }
   }
   return out;
-}
-
-nb::object arg_view(const Arg& a) {
-  if (a.is_tensor) {
-    std::vector<std::size_t> shape(a.tensor.shape.begin(), a.tensor.shape.end());
-    std::vector<std::int64_t> strides = a.tensor.strides;
-    nb::dlpack::dtype dt;
-    switch (a.tensor.dtype) {
-      case DType::kF16:
-        dt = nb::dtype<std::uint16_t>();
-        dt.code = (uint8_t)nb::dlpack::dtype_code::Float;
-        break;
-      case DType::kBF16:
-        dt = nb::dtype<std::uint16_t>();
-        dt.code = (uint8_t)nb::dlpack::dtype_code::Bfloat;
-        break;
-      case DType::kF32:
-        dt = nb::dtype<float>();
-        break;
-      case DType::kF64:
-        dt = nb::dtype<double>();
-        break;
-      case DType::kI8:
-        dt = nb::dtype<std::int8_t>();
-        break;
-      case DType::kU8:
-        dt = nb::dtype<std::uint8_t>();
-        break;
-      case DType::kI16:
-        dt = nb::dtype<std::int16_t>();
-        break;
-      case DType::kI32:
-        dt = nb::dtype<std::int32_t>();
-        break;
-      case DType::kI64:
-        dt = nb::dtype<std::int64_t>();
-        break;
-      case DType::kBool:
-        dt = nb::dtype<bool>();
-        break;
-    }
-    if (a.tensor.device.kind == DeviceKind::kCpu) {
-      return nb::cast(nb::ndarray<nb::numpy>(a.data, shape.size(), shape.data(), nb::handle(),
-                                             strides.data(), dt, nb::device::cpu::value),
-                      nb::rv_policy::reference);
-    }
-    return nb::cast(nb::ndarray<>(a.data, shape.size(), shape.data(), nb::handle(), strides.data(),
-                                  dt, nb::device::cuda::value, a.tensor.device.index),
-                    nb::rv_policy::reference);
-  }
-  return std::visit(
-      [](auto v) -> nb::object {
-        if constexpr (std::is_same_v<decltype(v), void*>) {
-          return nb::int_(reinterpret_cast<std::uintptr_t>(v));
-        } else {
-          return nb::cast(v);
-        }
-      },
-      a.scalar);
-}
-
-std::int64_t int64_of(nb::handle v, const std::string& what) {
-  std::int64_t out = 0;
-  if (!nb::isinstance<nb::bool_>(v) && nb::try_cast(v, out, false)) return out;
-  const std::string shown = nb::cast<std::string>(nb::repr(v));
-  if (!nb::isinstance<nb::int_>(v) || nb::isinstance<nb::bool_>(v)) {
-    throw Error(ErrorCode::kInvalidArgument, what + " is " + shown + ": give an int");
-  }
-  throw Error(ErrorCode::kInvalidArgument,
-              what + " is " + shown + ", outside the 64-bit range Kiln keeps (" +
-                  std::to_string(std::numeric_limits<std::int64_t>::min()) + " to " +
-                  std::to_string(std::numeric_limits<std::int64_t>::max()) +
-                  "): give a smaller int");
 }
 
 std::optional<std::uintptr_t> stream_handle(nb::handle stream) {

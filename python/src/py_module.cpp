@@ -10,6 +10,7 @@ namespace nb = nanobind;
 namespace kiln::py {
 void register_compile(nb::module_& m);
 void register_autotune(nb::module_& m);
+void register_fixed_config(nb::module_& m);
 void register_framework(nb::module_& m);
 }  // namespace kiln::py
 
@@ -22,5 +23,6 @@ NB_MODULE(_kiln, m) {
   kiln::py::register_runtime(m);
   kiln::py::register_compile(m);
   kiln::py::register_autotune(m);
+  kiln::py::register_fixed_config(m);
   kiln::py::register_framework(m);
 }

@@ -267,6 +267,40 @@ def test_kernel_called_with_a_config_directly():
     assert (y == 2.0).all()
 
 
+def test_a_config_run_directly_is_compiled_not_tuned(fresh_cache):
+    # The config's artifact is compiled (and stored) and run; nothing is
+    # benchmarked or saved as a tuning decision, and a second process loads
+    # the artifact the first stored.
+    code = """
+        import pathlib, numpy as np, kiln
+        k = kiln.Kernel(saxpy_source, entry="saxpy<{BLOCK}>", backend="cpu", name="saxpy_fixed",
+                        signature=["a: f32", "x: f32*", "y: f32*", "n: i32"],
+                        grid=lambda meta: (kiln.cdiv(meta["n"], meta["BLOCK"]),))
+        x = np.ones(300, dtype=np.float32)
+        y = np.zeros(300, dtype=np.float32)
+        k(2.0, x, y, 300, BLOCK=128)
+        k(2.0, x, y, 300, BLOCK=128)
+        assert (y == 4.0).all(), y
+        print(sorted(p.name for p in pathlib.Path(kiln_cache).rglob("*.json")
+                     if p.parent.name == "tuning"))
+        print(sum(1 for p in (pathlib.Path(kiln_cache) / "artifacts").rglob("*") if p.is_file()))
+    """.replace("kiln_cache", repr(fresh_cache)).replace("saxpy_source", repr(SAXPY))
+    first = run_python(code, fresh_cache).split("\n")
+    assert first[0] == "[]", first  # no tuning record written
+    assert int(first[1]) > 0, first  # the artifact is stored
+    second = run_python(code, fresh_cache).split("\n")
+    assert second[:2] == first[:2], (first, second)  # loaded: nothing new stored
+
+
+def test_a_config_run_directly_reports_its_compile_error():
+    k = saxpy_kernel(source=SAXPY.replace("y[i] = a", "y[i] = undefined_name"),
+                     name="saxpy_fixed_broken")
+    x = np.ones(8, dtype=np.float32)
+    with pytest.raises(kiln.CompileError) as e:
+        k(2.0, x, np.zeros_like(x), 8, BLOCK=4)
+    assert "undefined_name" in str(e.value), e.value
+
+
 def test_trace_is_written(tmp_path):
     tuned = kiln.autotune(configs=[kiln.Config(BLOCK=b) for b in (128, 512)], key=["n"],
                           restore_value=["y"])(saxpy_kernel(name="saxpy_trace"))

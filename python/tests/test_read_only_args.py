@@ -103,7 +103,7 @@ def test_an_autotuned_kernel_takes_a_read_only_const_input():
 
 
 def test_a_check_compares_the_tensors_a_kernel_may_write():
-    from kiln.autotune import _default_outputs
+    from kiln._spec import _default_outputs
     assert _default_outputs(["a: f32", "x: const f32*", "y: f32*", "n: i32"]) == ["y"]
     assert _default_outputs(["x: f32*", "y: f32*"]) == ["x", "y"]
     # Every tensor const: the kernel writes through something Kiln cannot

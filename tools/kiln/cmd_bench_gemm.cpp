@@ -133,8 +133,9 @@ nlohmann::json side_json(const BlasSide& side, double flops, double kiln_gflops,
   return out;
 }
 
-Result<nlohmann::json> bench_size(int size, const GemmBenchArgs& args, BlasBaselines& blas,
-                                  const FmaPeak& peak) {
+// gemm_f32 tuned on the CPU for a size^3 problem, in threads (the BLAS
+// workers are the processes here); `seconds` gets the tuning's wall time.
+Result<TuneRun> tune_gemm(int size, const GemmBenchArgs& args, double& seconds) {
   TuneRequest request;
   request.kernel = "gemm_f32";
   request.backend = "cpu";
@@ -149,31 +150,22 @@ Result<nlohmann::json> bench_size(int size, const GemmBenchArgs& args, BlasBasel
   const auto tune_start = Clock::now();
   auto run = tune_request(request, options, Options::global());
   if (!run.ok()) return run.error();
-  const double tune_seconds = std::chrono::duration<double>(Clock::now() - tune_start).count();
+  seconds = std::chrono::duration<double>(Clock::now() - tune_start).count();
   if (run->result.source == ResultSource::kFailed || !run->result.kernel.valid()) {
     return make_error(ErrorCode::kInternal,
                       "gemm_f32 at " + std::to_string(size) + " has no working config to compare");
   }
+  return run;
+}
 
-  Device& device = *run->target.device;
-  const ArgList& call = run->call.args;
-  const auto* a = static_cast<const float*>(find_arg(call, "A").data);
-  const auto* b = static_cast<const float*>(find_arg(call, "B").data);
-  const auto* c = static_cast<const float*>(find_arg(call, "C").data);
-  auto kiln_run = [&] {
-    Status st = run->result.launch(device, run->job.kernel, call);
-    if (st.ok()) st = device.synchronize();
-    return st;
-  };
-
-  // Every side checked against the reference before any is timed.
-  if (Status st = kiln_run(); !st.ok()) return st.error();
-  const GemmCheck kiln_check = check_gemm(a, b, c, size, size, size);
-  std::vector<BlasSide> sides = check_sides(size, blas);
-
-  std::vector<double> kiln_s;
+// `rounds` rounds, Kiln's run and every side's in turn, the order reversed
+// every other round so neither side always runs warm; Kiln's times go to
+// `kiln_s`, each side's to its own. The first failed Kiln launch is the
+// error; a side that fails keeps why and is not timed again.
+Status time_rounds(int rounds, int size, const std::function<Status()>& kiln_run,
+                   std::vector<BlasSide>& sides, std::vector<double>& kiln_s) {
   Status failed = ok_status();
-  for (int r = 0; r < args.rounds; ++r) {
+  for (int r = 0; r < rounds; ++r) {
     std::vector<std::function<void()>> order;
     order.push_back([&] {
       kiln_s.push_back(time_round([&] {
@@ -193,25 +185,13 @@ Result<nlohmann::json> bench_size(int size, const GemmBenchArgs& args, BlasBasel
     if (r % 2 == 1) std::reverse(order.begin(), order.end());
     for (auto& step : order) step();
   }
-  if (!failed.ok()) return failed.error();
+  return failed;
+}
 
-  const double flops = 2.0 * size * static_cast<double>(size) * size;
-  const double kiln_gflops = flops / median(kiln_s) * 1e-9;
-  nlohmann::json out = {{"size", size},
-                        {"kiln_gflops", kiln_gflops},
-                        {"kiln_peak_fraction", peak_fraction(kiln_gflops, peak)},
-                        {"kiln_median_ms", median(kiln_s) * 1e3},
-                        {"kiln_max_abs_err", kiln_check.max_abs_err},
-                        {"kiln_max_rel_err", kiln_check.max_rel_err},
-                        {"kiln_correct", kiln_check.correct},
-                        {"baseline", nullptr},
-                        {"blas", nlohmann::json::array()},
-                        {"config", run->result.config.to_json()},
-                        {"source", source_name(run->result.source)},
-                        {"configs_measured", run->result.measurements.size()},
-                        {"space_size", run->job.kernel.tmpl.space.size()},
-                        {"tune_seconds", tune_seconds}};
-  // The headline: the fastest correct run that is not a forced lesser kernel.
+// Every side's row under "blas", and the headline: the fastest correct run
+// that is not a forced lesser kernel.
+void add_blas_rows(nlohmann::json& out, const std::vector<BlasSide>& sides, double flops,
+                   double kiln_gflops, const FmaPeak& peak) {
   std::size_t best = sides.size();
   for (std::size_t i = 0; i < sides.size(); ++i) {
     out["blas"].push_back(side_json(sides[i], flops, kiln_gflops, peak));
@@ -230,6 +210,49 @@ Result<nlohmann::json> bench_size(int size, const GemmBenchArgs& args, BlasBasel
     out["baseline_peak_fraction"] = chosen["peak_fraction"];
     out["ratio"] = chosen["ratio"];
   }
+}
+
+Result<nlohmann::json> bench_size(int size, const GemmBenchArgs& args, BlasBaselines& blas,
+                                  const FmaPeak& peak) {
+  double tune_seconds = 0;
+  auto run = tune_gemm(size, args, tune_seconds);
+  if (!run.ok()) return run.error();
+  Device& device = *run->target.device;
+  const ArgList& call = run->call.args;
+  const auto* a = static_cast<const float*>(find_arg(call, "A").data);
+  const auto* b = static_cast<const float*>(find_arg(call, "B").data);
+  const auto* c = static_cast<const float*>(find_arg(call, "C").data);
+  std::function<Status()> kiln_run = [&] {
+    Status st = run->result.launch(device, run->job.kernel, call);
+    if (st.ok()) st = device.synchronize();
+    return st;
+  };
+
+  // Every side checked against the reference before any is timed.
+  if (Status st = kiln_run(); !st.ok()) return st.error();
+  const GemmCheck kiln_check = check_gemm(a, b, c, size, size, size);
+  std::vector<BlasSide> sides = check_sides(size, blas);
+  std::vector<double> kiln_s;
+  if (Status failed = time_rounds(args.rounds, size, kiln_run, sides, kiln_s); !failed.ok())
+    return failed.error();
+
+  const double flops = 2.0 * size * static_cast<double>(size) * size;
+  const double kiln_gflops = flops / median(kiln_s) * 1e-9;
+  nlohmann::json out = {{"size", size},
+                        {"kiln_gflops", kiln_gflops},
+                        {"kiln_peak_fraction", peak_fraction(kiln_gflops, peak)},
+                        {"kiln_median_ms", median(kiln_s) * 1e3},
+                        {"kiln_max_abs_err", kiln_check.max_abs_err},
+                        {"kiln_max_rel_err", kiln_check.max_rel_err},
+                        {"kiln_correct", kiln_check.correct},
+                        {"baseline", nullptr},
+                        {"blas", nlohmann::json::array()},
+                        {"config", run->result.config.to_json()},
+                        {"source", source_name(run->result.source)},
+                        {"configs_measured", run->result.measurements.size()},
+                        {"space_size", run->job.kernel.tmpl.space.size()},
+                        {"tune_seconds", tune_seconds}};
+  add_blas_rows(out, sides, flops, kiln_gflops, peak);
   return out;
 }
 

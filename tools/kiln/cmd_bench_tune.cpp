@@ -126,42 +126,38 @@ void print_table(const nlohmann::json& report) {
               report["ratios"]["cold_over_warm_process"].get<double>(), "", "(information)");
 }
 
-int run_bench_tune(const TuneBenchSetup& setup) {
-  if (!setup.warm_child.empty()) return run_warm_child(setup);
-  auto fail = [](const char* what, const ErrorInfo& e) {
-    std::fprintf(stderr, "kiln bench tune: %s: %s\n", what, e.describe().c_str());
-    // An unknown kernel or a --size it cannot take is bad input.
-    return e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kNotFound ? 2 : 1;
-  };
+// A failed step: said on stderr; the exit code. An unknown kernel or a
+// --size it cannot take is bad input.
+int fail(const char* what, const ErrorInfo& e) {
+  std::fprintf(stderr, "kiln bench tune: %s: %s\n", what, e.describe().c_str());
+  return e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kNotFound ? 2 : 1;
+}
 
-  // (1) Calibrate: a few configs compiled and measured alone (which also
-  // starts Clang and the JIT, so no measured run pays for that). A config's
-  // benchmark costs more than its kernel time (the checked run, loading,
-  // launches), so the kernel time is scaled by what the trial measured to
-  // make one config's benchmark cost about one config's compile.
-  double target_seconds = setup.bench_ms / 1e3;
-  if (target_seconds <= 0) {
-    constexpr double kTrial = 0.05;
-    auto calibration = cold_run(setup, false, kCalibrationConfigs, kTrial, nullptr);
-    if (!calibration.ok()) return fail("calibration", calibration.error());
-    const double c = compile_per_config(*calibration), b = bench_per_config(*calibration);
-    target_seconds = b > 0 ? std::max(0.001, kTrial * c / b) : c;
-  } else {
+// (1) Calibrate: a few configs compiled and measured alone (which also
+// starts Clang and the JIT, so no measured run pays for that). A config's
+// benchmark costs more than its kernel time (the checked run, loading,
+// launches), so the kernel time is scaled by what the trial measured to
+// make one config's benchmark cost about one config's compile. Sets
+// `target_seconds`; returns 0 or the exit code.
+int calibrate(const TuneBenchSetup& setup, double& target_seconds) {
+  target_seconds = setup.bench_ms / 1e3;
+  if (target_seconds > 0) {
     auto warmup = cold_run(setup, false, 2, 0.001, nullptr);
-    if (!warmup.ok()) return fail("warm-up", warmup.error());
+    return warmup.ok() ? 0 : fail("warm-up", warmup.error());
   }
+  constexpr double kTrial = 0.05;
+  auto calibration = cold_run(setup, false, kCalibrationConfigs, kTrial, nullptr);
+  if (!calibration.ok()) return fail("calibration", calibration.error());
+  const double c = compile_per_config(*calibration), b = bench_per_config(*calibration);
+  target_seconds = b > 0 ? std::max(0.001, kTrial * c / b) : c;
+  return 0;
+}
 
-  // (2) Cold runs, the order alternating by round so drift in the
-  // machine's load favours neither.
-  std::vector<TuneRun> runs;
-  std::filesystem::path warm_dir;  // the first pipelined run's cache, removed on every way out
-  struct RemoveOnExit {
-    const std::filesystem::path& dir;
-    ~RemoveOnExit() {
-      std::error_code ec;
-      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
-    }
-  } cleanup{warm_dir};
+// (2) Cold runs, the order alternating by round so drift in the machine's
+// load favours neither; the first pipelined run's cache is kept in
+// `warm_dir`. Returns 0 or the exit code.
+int cold_runs(const TuneBenchSetup& setup, double target_seconds, std::vector<TuneRun>& runs,
+              std::filesystem::path& warm_dir) {
   for (int round = 0; round < std::max(1, setup.rounds); ++round) {
     for (bool pipeline : {round % 2 == 0, round % 2 != 0}) {
       std::fprintf(stderr, "kiln bench tune: round %d, %s...\n", round + 1,
@@ -172,8 +168,14 @@ int run_bench_tune(const TuneBenchSetup& setup) {
       runs.push_back(*run);
     }
   }
+  return 0;
+}
 
-  // (3) The warm start: this executable again, over the pipelined run's cache.
+// (3) The warm start: this executable again, over the pipelined run's
+// cache. Its run's JSON, with "process_seconds" added, goes to `warm`.
+// Returns 0 or the exit code.
+int warm_process(const TuneBenchSetup& setup, const std::filesystem::path& warm_dir,
+                 nlohmann::json& warm) {
   std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
                                    "bench",
                                    "tune",
@@ -191,19 +193,30 @@ int run_bench_tune(const TuneBenchSetup& setup) {
                                    std::to_string(setup.bench_threads)};
   auto child = run_child(argv);
   if (!child.ok()) return fail("warm process", child.error());
-  nlohmann::json warm = nlohmann::json::parse(child->out, nullptr, false);
+  warm = nlohmann::json::parse(child->out, nullptr, false);
   if (child->status != 0 || warm.is_discarded()) {
     std::fprintf(stderr, "kiln bench tune: the warm process failed (status %d): %s\n",
                  child->status, child->out.c_str());
     return 1;
   }
   warm["process_seconds"] = child->seconds;
+  return 0;
+}
 
-  // (4) Ratios, per round then the median over rounds.
-  // Two ideals: the pipelined run's own stage times (how well it overlapped
-  // what it had to do) and the stages measured alone in the paired
-  // compile-then-benchmark run (which also charges what running both at
-  // once cost: on 2 cores they compete with each other and the machine).
+// (4) The cold runs' ratios, per round then the median over rounds. Two
+// ideals: the pipelined run's own stage times (how well it overlapped what
+// it had to do) and the stages measured alone in the paired
+// compile-then-benchmark run (which also charges what running both at once
+// cost: on 2 cores they compete with each other and the machine).
+struct ColdRatios {
+  double own_ideal = 0, ideal = 0;      // seconds, medians
+  double over_own = 0, over_ideal = 0;  // pipelined wall / each ideal
+  double speedup = 0;                   // compile-then-benchmark wall / pipelined wall
+  double cold_tune = 0;                 // the pipelined runs' tune() seconds
+  double compile_per_config = 0, bench_per_config = 0;  // of the serial runs
+};
+
+ColdRatios cold_ratios(const std::vector<TuneRun>& runs) {
   std::vector<double> pipelined_wall, serial_wall, own_ideal, ideal, over_own, over_ideal, speedup,
       cold_tune, cpc, bpc;
   for (const auto& r : runs) {
@@ -223,60 +236,88 @@ int run_bench_tune(const TuneBenchSetup& setup) {
     over_ideal.push_back(pipelined_wall[i] / ideal[i]);
     speedup.push_back(serial_wall[i] / pipelined_wall[i]);
   }
-  const double c = median(cpc), b = median(bpc);
-  const double balance = b > 0 ? c / b : 0;
+  return {median(own_ideal), median(ideal),     median(over_own), median(over_ideal),
+          median(speedup),   median(cold_tune), median(cpc),      median(bpc)};
+}
+
+nlohmann::json setup_json(const TuneBenchSetup& setup, double target_seconds) {
+  return {{"backend", setup.backend},
+          {"size", setup.size},
+          {"compile_threads", setup.compile_threads},
+          {"bench_workers", 1},
+          {"bench_threads", setup.bench_threads},
+          {"isolation", setup.isolation},
+          {"group_size", setup.group_size},
+          {"target_seconds", target_seconds},
+          {"rounds", std::max(1, setup.rounds)},
+          {"cores", std::thread::hardware_concurrency()},
+          {"load_average", load_average()}};
+}
+
+// The report: the setup, every run, the warm process and the targets.
+nlohmann::json bench_report(const TuneBenchSetup& setup, double target_seconds,
+                            const std::vector<TuneRun>& runs, const nlohmann::json& warm) {
+  const ColdRatios r = cold_ratios(runs);
+  const double balance = r.bench_per_config > 0 ? r.compile_per_config / r.bench_per_config : 0;
   const bool comparable = balance >= 0.5 && balance <= 2.0;
-  const double warm_tune = warm["tune_seconds"].get<double>();
-  const double cold_over_warm = median(cold_tune) / warm_tune;
+  const double cold_over_warm = r.cold_tune / warm["tune_seconds"].get<double>();
   const auto warm_calls = warm["compiler_calls"].get<std::size_t>();
   const bool warm_ok = warm_calls == 0 && warm["source"] == "disk" &&
                        warm["stats"]["compiled"].get<std::uint64_t>() == 0;
-
   nlohmann::json report;
   report["benchmark"] = "tune";
   report["kernel"] = runs.front().kernel;
   report["configs"] = runs.front().configs;
-  report["setup"] = {{"backend", setup.backend},
-                     {"size", setup.size},
-                     {"compile_threads", setup.compile_threads},
-                     {"bench_workers", 1},
-                     {"bench_threads", setup.bench_threads},
-                     {"isolation", setup.isolation},
-                     {"group_size", setup.group_size},
-                     {"target_seconds", target_seconds},
-                     {"rounds", std::max(1, setup.rounds)},
-                     {"cores", std::thread::hardware_concurrency()},
-                     {"load_average", load_average()}};
-  report["per_config"] = {{"compile_seconds", c},
-                          {"benchmark_seconds", b},
+  report["setup"] = setup_json(setup, target_seconds);
+  report["per_config"] = {{"compile_seconds", r.compile_per_config},
+                          {"benchmark_seconds", r.bench_per_config},
                           {"compile_over_benchmark", balance},
                           {"comparable", comparable}};
   report["runs"] = nlohmann::json::array();
-  for (const auto& r : runs) report["runs"].push_back(r.to_json());
+  for (const auto& run : runs) report["runs"].push_back(run.to_json());
   report["warm"] = warm;
-  report["ideal_seconds"] = {{"same_run", median(own_ideal)}, {"stages_alone", median(ideal)}};
-  report["ratios"] = {{"pipelined_over_ideal_same_run", median(over_own)},
-                      {"pipelined_over_ideal_stages_alone", median(over_ideal)},
-                      {"serial_over_pipelined", median(speedup)},
-                      {"cold_over_warm_tune", cold_over_warm},
-                      {"cold_over_warm_process", median(cold_tune) / child->seconds}};
+  report["ideal_seconds"] = {{"same_run", r.own_ideal}, {"stages_alone", r.ideal}};
+  report["ratios"] = {
+      {"pipelined_over_ideal_same_run", r.over_own},
+      {"pipelined_over_ideal_stages_alone", r.over_ideal},
+      {"serial_over_pipelined", r.speedup},
+      {"cold_over_warm_tune", cold_over_warm},
+      {"cold_over_warm_process", r.cold_tune / warm["process_seconds"].get<double>()}};
   report["targets"] = {
-      target("pipelined / ideal (same run)", median(over_own), "<= 1.15", median(over_own) <= 1.15),
-      target("pipelined / ideal (stages alone)", median(over_ideal), "<= 1.15",
-             median(over_ideal) <= 1.15),
-      target("compile-then-benchmark / pipelined", median(speedup), ">= 1.30",
-             median(speedup) >= 1.3, comparable),
+      target("pipelined / ideal (same run)", r.over_own, "<= 1.15", r.over_own <= 1.15),
+      target("pipelined / ideal (stages alone)", r.over_ideal, "<= 1.15", r.over_ideal <= 1.15),
+      target("compile-then-benchmark / pipelined", r.speedup, ">= 1.30", r.speedup >= 1.3,
+             comparable),
       target("cold tune / warm tune (new process)", cold_over_warm, ">= 100",
              cold_over_warm >= 100),
       target("compiler calls in the warm process", static_cast<double>(warm_calls), "0", warm_ok)};
   report["warm_start_ok"] = warm_ok;
+  return report;
+}
 
+int run_bench_tune(const TuneBenchSetup& setup) {
+  if (!setup.warm_child.empty()) return run_warm_child(setup);
+  double target_seconds = 0;
+  if (int failed = calibrate(setup, target_seconds)) return failed;
+  std::vector<TuneRun> runs;
+  std::filesystem::path warm_dir;  // the first pipelined run's cache, removed on every way out
+  struct RemoveOnExit {
+    const std::filesystem::path& dir;
+    ~RemoveOnExit() {
+      std::error_code ec;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{warm_dir};
+  if (int failed = cold_runs(setup, target_seconds, runs, warm_dir)) return failed;
+  nlohmann::json warm;
+  if (int failed = warm_process(setup, warm_dir, warm)) return failed;
+  const nlohmann::json report = bench_report(setup, target_seconds, runs, warm);
   if (setup.json) {
     std::cout << report.dump(2) << "\n";
   } else {
     print_table(report);
   }
-  return warm_ok ? 0 : 1;
+  return report["warm_start_ok"].get<bool>() ? 0 : 1;
 }
 
 }  // namespace

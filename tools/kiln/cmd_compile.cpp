@@ -83,26 +83,18 @@ std::size_t store_all(const CompileRun& run) {
   return stored;
 }
 
-int run_compile(const CompileArgs& args) {
-  const auto [kernel, kind] = resolve_kernel(args.kernel);
+// The run's settings: arch, format, grouping, workers and compiler; a
+// usage error (the arch, backend or --ptx) is the error, said as is.
+Result<CompileRunSettings> compile_settings(const CompileArgs& args, DeviceKind kind, bool pch) {
   auto arch = resolve_arch(args.arch, kind);
-  if (!arch.ok()) {
-    std::fprintf(stderr, "kiln compile: %s\n", arch.error().message.c_str());
-    return 2;
-  }
+  if (!arch.ok()) return arch.error();
   auto backend = find_backend(kind);
-  if (!backend.ok()) {
-    std::fprintf(stderr, "kiln compile: %s\n", backend.error().message.c_str());
-    return 2;
-  }
-  if (args.ptx && kind != DeviceKind::kCuda) {
-    std::fprintf(stderr,
-                 "kiln compile: --ptx: %s builds for the CPU, and PTX is a CUDA format: drop "
-                 "--ptx, or name a CUDA kernel\n",
-                 args.kernel.c_str());
-    return 2;
-  }
-  const bool pch = !args.no_pch && Options::global().pch;
+  if (!backend.ok()) return backend.error();
+  if (args.ptx && kind != DeviceKind::kCuda)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--ptx: " + args.kernel +
+                          " builds for the CPU, and PTX is a CUDA format: drop --ptx, or name a "
+                          "CUDA kernel");
   CompileRunSettings settings;
   settings.arch = *arch;
   settings.format = args.ptx ? BinaryFormat::kPtx : (*backend)->binary_format();
@@ -110,56 +102,74 @@ int run_compile(const CompileArgs& args) {
   settings.workers = resolve_workers(args.threads);
   settings.context = {current_toolchain(kind), CacheEnvRegistry::global().snapshot()};
   auto factory = compiler_factory(pch, args.processes, kind);
-  if (!factory.ok()) {
-    std::fprintf(stderr, "kiln compile: %s\n", factory.error().message.c_str());
+  if (!factory.ok()) return factory.error();
+  settings.factory = std::move(*factory);
+  return settings;
+}
+
+// Text output: one line per config as its program lands (`print` keeps
+// the compile workers' lines whole).
+void print_each_unit(CompileRunSettings& settings, std::mutex& print) {
+  settings.on_unit = [&print](const UnitResult& unit) {
+    std::lock_guard lock(print);
+    for (std::size_t i = 0; i < unit.entries.size(); ++i) {
+      const auto& s = unit.unit.specializations[i];
+      const auto& e = unit.entries[i];
+      if (e.ok()) {
+        std::printf("ok      %-40s %6.2f s  %10s  (program of %zu)\n", s.config.to_string().c_str(),
+                    e->compile_seconds, size_text(e->binary->size()).c_str(), e->group_size);
+      } else {
+        std::printf("FAILED  %-40s %s\n", s.config.to_string().c_str(), e.error().message.c_str());
+      }
+    }
+    std::fflush(stdout);
+  };
+}
+
+// Every config's result, as the JSON report lists it.
+nlohmann::json configs_json(const CompileRun& run) {
+  nlohmann::json configs = nlohmann::json::array();
+  for (const auto& unit : run.units) {
+    for (std::size_t i = 0; i < unit.entries.size(); ++i) {
+      const auto& e = unit.entries[i];
+      nlohmann::json c = {{"config", unit.unit.specializations[i].config.to_json()},
+                          {"ok", e.ok()}};
+      if (e.ok()) {
+        c["seconds"] = e->compile_seconds;
+        c["bytes"] = e->binary->size();
+        c["group_size"] = e->group_size;
+        c["lowered_name"] = e->lowered_name;
+        c["key"] = e->key.hex();
+      } else {
+        c["error"] = e.error().message;
+        c["details"] = e.error().details;
+      }
+      configs.push_back(std::move(c));
+    }
+  }
+  return configs;
+}
+
+int run_compile(const CompileArgs& args) {
+  const auto [kernel, kind] = resolve_kernel(args.kernel);
+  const bool pch = !args.no_pch && Options::global().pch;
+  Result<CompileRunSettings> made = compile_settings(args, kind, pch);
+  if (!made.ok()) {
+    std::fprintf(stderr, "kiln compile: %s\n", made.error().message.c_str());
     return 2;
   }
-  settings.factory = std::move(*factory);
+  CompileRunSettings& settings = *made;
   std::mutex print;
   if (!args.json) {
     std::printf("Compiling %zu configs of %s for %s (%s): group size %zu, %d %s, PCH %s\n",
                 kernel.space.size(), kernel.name.c_str(), settings.arch.c_str(),
                 binary_format_name(settings.format), settings.group_size, settings.workers,
                 args.processes ? "worker processes" : "threads", pch ? "on" : "off");
-    settings.on_unit = [&](const UnitResult& unit) {
-      std::lock_guard lock(print);
-      for (std::size_t i = 0; i < unit.entries.size(); ++i) {
-        const auto& s = unit.unit.specializations[i];
-        const auto& e = unit.entries[i];
-        if (e.ok()) {
-          std::printf("ok      %-40s %6.2f s  %10s  (program of %zu)\n",
-                      s.config.to_string().c_str(), e->compile_seconds,
-                      size_text(e->binary->size()).c_str(), e->group_size);
-        } else {
-          std::printf("FAILED  %-40s %s\n", s.config.to_string().c_str(),
-                      e.error().message.c_str());
-        }
-      }
-      std::fflush(stdout);
-    };
+    print_each_unit(settings, print);
   }
   CompileRun run = compile_all(kernel, kernel.specialize_all(), settings);
   const std::size_t stored = store_all(run);
   if (args.json) {
-    nlohmann::json configs = nlohmann::json::array();
-    for (const auto& unit : run.units) {
-      for (std::size_t i = 0; i < unit.entries.size(); ++i) {
-        const auto& e = unit.entries[i];
-        nlohmann::json c = {{"config", unit.unit.specializations[i].config.to_json()},
-                            {"ok", e.ok()}};
-        if (e.ok()) {
-          c["seconds"] = e->compile_seconds;
-          c["bytes"] = e->binary->size();
-          c["group_size"] = e->group_size;
-          c["lowered_name"] = e->lowered_name;
-          c["key"] = e->key.hex();
-        } else {
-          c["error"] = e.error().message;
-          c["details"] = e.error().details;
-        }
-        configs.push_back(std::move(c));
-      }
-    }
     nlohmann::json out = {{"kernel", kernel.name},
                           {"arch", settings.arch},
                           {"format", binary_format_name(settings.format)},
@@ -173,7 +183,7 @@ int run_compile(const CompileArgs& args) {
                           {"failed", run.failed},
                           {"stored", stored},
                           {"cache_dir", Options::global().cache_dir.string()},
-                          {"configs", configs}};
+                          {"configs", configs_json(run)}};
     std::cout << out.dump(2) << "\n";
   } else {
     std::printf("%zu ok, %zu failed, %zu programs, %.2f s wall (%.3f s a config)\n", run.ok,

@@ -126,59 +126,72 @@ nlohmann::json TuneReport::to_json() const {
   return j;
 }
 
-void TuneReport::print(std::FILE* out) const {
+namespace {
+
+// The header line and one row per config: status, times, why it failed.
+void print_table(const TuneReport& r, std::FILE* out) {
   std::string shape_text;
-  for (const auto& name : dims) {
-    if (auto it = shape.find(name); it != shape.end())
+  for (const auto& name : r.dims) {
+    if (auto it = r.shape.find(name); it != r.shape.end())
       shape_text += (shape_text.empty() ? "" : ",") + name + "=" + std::to_string(it->second);
   }
   // A replayed recorded space has no shape: "shape " with nothing after it
   // read as a report that lost its shape.
-  std::fprintf(out, "%s (%s) on %s [%s]%s%s%s%s\n", kernel.c_str(), template_name.c_str(),
-               device.value("name", std::string("?")).c_str(), backend.c_str(),
+  std::fprintf(out, "%s (%s) on %s [%s]%s%s%s%s\n", r.kernel.c_str(), r.template_name.c_str(),
+               r.device.value("name", std::string("?")).c_str(), r.backend.c_str(),
                shape_text.empty() ? "" : ", shape ", shape_text.c_str(),
-               dtype.empty() ? "" : ", dtype ", dtype.c_str());
+               r.dtype.empty() ? "" : ", dtype ", r.dtype.c_str());
   std::size_t width = 6;
-  for (const auto& r : rows) width = std::max(width, r.config.to_string().size());
+  for (const auto& row : r.rows) width = std::max(width, row.config.to_string().size());
   std::fprintf(out, "\n  %-*s  %-14s %10s %10s %7s  %s\n", static_cast<int>(width), "config",
                "status", "median", "min", "spread", "reason");
-  for (const auto& r : rows) {
-    const bool is_winner = winner && r.config == winner->config;
-    const bool is_default = default_row && r.config == default_row->config;
-    std::string status = r.status + (is_winner ? " *" : "") + (is_default ? " (default)" : "");
+  for (const auto& row : r.rows) {
+    const bool is_winner = r.winner && row.config == r.winner->config;
+    const bool is_default = r.default_row && row.config == r.default_row->config;
+    std::string status = row.status + (is_winner ? " *" : "") + (is_default ? " (default)" : "");
     char spread[16] = "";
-    if (r.timed && r.reps > 0) std::snprintf(spread, sizeof spread, "%.1f%%", r.spread * 100);
+    if (row.timed && row.reps > 0) std::snprintf(spread, sizeof spread, "%.1f%%", row.spread * 100);
     std::fprintf(out, "  %-*s  %-14s %10s %10s %7s  %s\n", static_cast<int>(width),
-                 r.config.to_string().c_str(), status.c_str(),
-                 r.timed ? duration_text(r.median).c_str() : "-",
-                 r.timed && r.reps > 0 ? duration_text(r.min).c_str() : "-", spread,
-                 failure_gist(r.reason, 100).c_str());
+                 row.config.to_string().c_str(), status.c_str(),
+                 row.timed ? duration_text(row.median).c_str() : "-",
+                 row.timed && row.reps > 0 ? duration_text(row.min).c_str() : "-", spread,
+                 failure_gist(row.reason, 100).c_str());
   }
   std::fprintf(out, "\n");
-  if (winner) {
-    std::fprintf(out, "winner: %s", winner->config.to_string().c_str());
-    if (winner->timed) std::fprintf(out, "  median %s", duration_text(winner->median).c_str());
-    if (winner->timed && flops > 0 && winner->median > 0)
-      std::fprintf(out, "  %.2f GFLOP/s", flops / winner->median * 1e-9);
-    if (winner->timed && bytes > 0 && winner->median > 0)
-      std::fprintf(out, "  %.2f GB/s", bytes / winner->median * 1e-9);
-    if (speedup() > 0) {
-      std::fprintf(out, "\n        %.2fx over the default config %s (%s)", speedup(),
-                   default_row->config.to_string().c_str(),
-                   duration_text(default_row->median).c_str());
+}
+
+// The winner with its time, rate and speedup, or why there is none.
+void print_winner(const TuneReport& r, std::FILE* out) {
+  if (r.winner) {
+    const ConfigRow& w = *r.winner;
+    std::fprintf(out, "winner: %s", w.config.to_string().c_str());
+    if (w.timed) std::fprintf(out, "  median %s", duration_text(w.median).c_str());
+    if (w.timed && r.flops > 0 && w.median > 0)
+      std::fprintf(out, "  %.2f GFLOP/s", r.flops / w.median * 1e-9);
+    if (w.timed && r.bytes > 0 && w.median > 0)
+      std::fprintf(out, "  %.2f GB/s", r.bytes / w.median * 1e-9);
+    if (r.speedup() > 0) {
+      std::fprintf(out, "\n        %.2fx over the default config %s (%s)", r.speedup(),
+                   r.default_row->config.to_string().c_str(),
+                   duration_text(r.default_row->median).c_str());
     }
     std::fprintf(out, "\n");
-  } else {
-    const auto cancelled = stats.failed_by_reason.find("cancelled");
-    const bool budget = cancelled != stats.failed_by_reason.end() && stats.benchmarked == 0 &&
-                        cancelled->second == stats.failed;
-    std::fprintf(out, "winner: none (%s; the default config is used)\n",
-                 budget ? "the budget ran out before any config was measured: raise --budget-s"
-                 : rows.empty() ? "no config was measured: for this shape the kernel's early "
+    return;
+  }
+  const auto cancelled = r.stats.failed_by_reason.find("cancelled");
+  const bool budget = cancelled != r.stats.failed_by_reason.end() && r.stats.benchmarked == 0 &&
+                      cancelled->second == r.stats.failed;
+  std::fprintf(out, "winner: none (%s; the default config is used)\n",
+               budget ? "the budget ran out before any config was measured: raise --budget-s"
+               : r.rows.empty() ? "no config was measured: for this shape the kernel's early "
                                   "prune rejected every config proposed (check its early_prune "
                                   "against the shape), or the search proposed none"
                                 : "no config ran correctly");
-  }
+}
+
+// Where the answer came from, and what outputs were checked against.
+void print_source(const TuneReport& r, std::FILE* out) {
+  const std::string& source = r.source;
   if (source == "disk") {
     std::fprintf(out,
                  "source: disk (the tuning cache; nothing compiled or measured, the table is the "
@@ -187,8 +200,8 @@ void TuneReport::print(std::FILE* out) const {
     // "saved" only when the record was written: a read-only, disabled or
     // refused cache, or a full disk, is said instead.
     const std::string note =
-        source == "tuned"     ? saved ? " (saved: the same command starts warm next time)"
-                                      : " (not saved: " + not_saved_reason + ")"
+        source == "tuned"     ? r.saved ? " (saved: the same command starts warm next time)"
+                                        : " (not saved: " + r.not_saved_reason + ")"
         : source == "default" ? " (tuning is off: KILN_TUNING=0; nothing measured)"
         : source == "failed"  ? " (no config ran correctly and the default config cannot be built: "
                                 "nothing saved)"
@@ -196,13 +209,17 @@ void TuneReport::print(std::FILE* out) const {
                                : "";
     std::fprintf(out, "source: %s%s\n", source.c_str(), note.c_str());
   }
-  if (!reference.empty()) {
-    std::fprintf(out, "reference: %s%s%s%s\n", reference.c_str(),
-                 reference_detail.empty() ? "" : " (", reference_detail.c_str(),
-                 reference_detail.empty() ? "" : ")");
-    if (reference == "none" && winner)
+  if (!r.reference.empty()) {
+    std::fprintf(out, "reference: %s%s%s%s\n", r.reference.c_str(),
+                 r.reference_detail.empty() ? "" : " (", r.reference_detail.c_str(),
+                 r.reference_detail.empty() ? "" : ")");
+    if (r.reference == "none" && r.winner)
       std::fprintf(out, "           the winner's outputs were not checked\n");
   }
+}
+
+// The run's statistics.
+void print_stats(const KernelStats& stats, std::FILE* out) {
   std::string failed;
   for (const auto& [why, n] : stats.failed_by_reason)
     failed += (failed.empty() ? " (" : ", ") + why + " " + std::to_string(n);
@@ -220,7 +237,13 @@ void TuneReport::print(std::FILE* out) const {
       static_cast<unsigned long long>(stats.benchmarked),
       static_cast<unsigned long long>(stats.failed), failed.c_str(), stats.compile_seconds,
       stats.benchmark_seconds, stats.overlap_seconds, stats.wall_seconds);
-  // What earlier tunings changed in this one (search_memory.hpp, finalists.hpp).
+}
+
+// What earlier tunings changed in this one (search_memory.hpp,
+// finalists.hpp): configs skipped, warm starts, finalists, failures
+// measured again.
+void print_memory(const TuneReport& r, std::FILE* out) {
+  const KernelStats& stats = r.stats;
   if (stats.skipped_failed_before + stats.warm_started + stats.finalists > 0)
     std::fprintf(out,
                  "memory: %llu skipped (failed before), %llu warm-start config(s) measured "
@@ -231,22 +254,32 @@ void TuneReport::print(std::FILE* out) const {
   // A few lines name the skipped configs; a large space's skips would
   // bury the report, and --json lists every one.
   constexpr std::size_t kListed = 10;
-  for (std::size_t i = 0; i < skipped.size() && i < kListed; ++i) {
-    const FailedConfig& f = skipped[i];
+  for (std::size_t i = 0; i < r.skipped.size() && i < kListed; ++i) {
+    const FailedConfig& f = r.skipped[i];
     std::fprintf(out, "  skipped %s: %s %s ago (skipped by %d run(s) since): %s\n",
                  f.config.to_string().c_str(), f.outcome.c_str(),
-                 age_text(now - f.failed_at).c_str(), f.skipped_runs,
+                 age_text(r.now - f.failed_at).c_str(), f.skipped_runs,
                  failure_gist(f.reason, 100).c_str());
   }
-  if (skipped.size() > kListed)
-    std::fprintf(out, "  ... and %zu more (--json lists every one)\n", skipped.size() - kListed);
-  if (!skipped.empty())
+  if (r.skipped.size() > kListed)
+    std::fprintf(out, "  ... and %zu more (--json lists every one)\n", r.skipped.size() - kListed);
+  if (!r.skipped.empty())
     std::fprintf(out,
                  "  (--retune measures them again; `kiln cache forget --failures` forgets them)\n");
-  for (const auto& f : forgotten) {
+  for (const auto& f : r.forgotten) {
     std::fprintf(out, "memory: %s failed before (%s), measured again: %s\n",
                  f.failure.config.to_string().c_str(), f.failure.outcome.c_str(), f.why.c_str());
   }
+}
+
+}  // namespace
+
+void TuneReport::print(std::FILE* out) const {
+  print_table(*this, out);
+  print_winner(*this, out);
+  print_source(*this, out);
+  print_stats(stats, out);
+  print_memory(*this, out);
   if (!trace_path.empty())
     std::fprintf(out, "trace: %s (open in ui.perfetto.dev)\n", trace_path.c_str());
   for (const auto& h : hints) std::fprintf(out, "hint: %s\n", h.c_str());

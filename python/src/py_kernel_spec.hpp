@@ -1,0 +1,57 @@
+// A kernel spec (the dict python/kiln/_spec.py builds from a kiln.Kernel:
+// source, entry, signature, space, launch rule, argument lists, hooks)
+// read into the native kernel that kiln.autotune tunes and that a
+// fixed-config call runs: one reader for both, so both check a spec the
+// same way and fail with the same errors.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/kernels/tuning_target.hpp"
+#include "kiln/tuner/tuner.hpp"
+#include "py_args.hpp"
+#include "py_hooks.hpp"
+
+namespace kiln::py {
+
+struct KernelSpec {
+  std::string name;
+  std::string backend;  // "auto", "cpu" or "cuda"
+  TunableKernel kernel;
+  std::vector<Param> params;  // the signature
+  std::vector<std::string> names, key_names;
+  std::vector<bool> key_mask;                                // params[i] enters the key
+  std::vector<std::pair<std::size_t, const char*>> written;  // argument index, why Kiln writes it
+  // The launch rule's and the hooks' Python side. The kernel's callables
+  // point at it: a KernelSpec stays where it was read.
+  Hooks hooks;
+
+  KernelSpec() = default;
+  KernelSpec(const KernelSpec&) = delete;
+  KernelSpec& operator=(const KernelSpec&) = delete;
+
+  // kiln.ConfigError unless `n` names a parameter (`field` says where).
+  void check_name(const std::string& n, const char* field) const;
+  // The backend of a call: the declared one, or the tensors' with "auto";
+  // an error for tensors on another backend's device.
+  BackendKind kind_from(const CallArgs& ca) const;
+  // The call's arguments by name (the launch rule's meta).
+  nanobind::dict named_args(nanobind::handle args) const;
+  // A call's stream= (None when not given); any other keyword is refused:
+  // the arguments are positional.
+  nanobind::handle stream_keyword(nanobind::kwargs kwargs) const;
+};
+
+// Reads `spec` into `ks`: the template and signature, the space, the
+// launch rule, the argument lists and the pruning hooks, each checked as
+// it is read (kiln.ConfigError naming what is wrong).
+void read_kernel_spec(nanobind::dict spec, KernelSpec& ks);
+
+// The tuning options of `spec`: search, budget, timing, the output check.
+TuneOptions read_tune_options(nanobind::dict spec, KernelSpec& ks);
+
+}  // namespace kiln::py
