@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 #include "kiln/tuner/recorded_space.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "kiln/tuner/virtual_clock.hpp"

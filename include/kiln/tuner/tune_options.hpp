@@ -17,7 +17,7 @@
 #include <string>
 
 #include "kiln/core/error.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 #include "kiln/tuner/args.hpp"
 #include "kiln/tuner/compare.hpp"
 #include "kiln/tuner/search.hpp"
