@@ -18,8 +18,8 @@
 
 #include "compile/compile_worker.hpp"
 #include "kiln/compile/compile_run.hpp"
-#include "kiln/runtime/nvrtc.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/nvrtc.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "tuner/bench_worker.hpp"
 
 namespace {

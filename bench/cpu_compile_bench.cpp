@@ -28,7 +28,7 @@
 
 #include "cpu/clang_compiler.hpp"
 #include "cpu/clang_prelude.hpp"
-#include "kiln/runtime/cpu.hpp"
+#include "kiln/backends/cpu.hpp"
 
 namespace {
 

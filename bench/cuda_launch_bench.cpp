@@ -11,7 +11,7 @@
 
 #include "cuda/cuda_device.hpp"
 #include "cuda/delay_kernel.hpp"
-#include "kiln/runtime/cuda.hpp"
+#include "kiln/backends/cuda.hpp"
 
 namespace {
 

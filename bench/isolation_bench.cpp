@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "kiln/cache/artifact_cache.hpp"
-#include "kiln/runtime/cpu.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/cpu.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "process/worker_process.hpp"
 #include "tuner/bench_call.hpp"

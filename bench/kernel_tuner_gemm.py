@@ -25,7 +25,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 template = (ROOT / "templates/cpu/gemm_f32_tiled.cpp").read_text()
 template = template.replace('#include "kiln/cpu_kernel.h"', "")
 
-# The block context of Kiln's CPU prelude (runtime/cpu/clang_prelude.cpp),
+# The block context of Kiln's CPU prelude (backends/cpu/clang_prelude.cpp),
 # then the template, then a launcher that runs the grid like Kiln's device.
 kernel = """
 #include <omp.h>

@@ -12,7 +12,7 @@
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/kernels/tuning_target.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/toolchain.hpp"
 
 using namespace kiln;
 

@@ -17,7 +17,7 @@
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/hash.hpp"
 #include "kiln/kernels/tuning_target.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/toolchain.hpp"
 
 using namespace kiln;
 

@@ -8,8 +8,8 @@
 
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/runtime/cpu.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/cpu.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "shapes.hpp"
 
 using namespace kiln;

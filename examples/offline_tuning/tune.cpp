@@ -9,7 +9,7 @@
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "shapes.hpp"
 
 using namespace kiln;

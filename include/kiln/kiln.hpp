@@ -4,14 +4,15 @@
 //
 //   core/      configs, spaces, errors, hashing, keys, options, tensors
 //   compile/   kernel templates, the compile stage, the compile pool
+//   device/    the device and backend interfaces
 //   cache/     the artifact and tuning caches
-//   runtime/   the registered backends, devices, the toolchain report
+//   backends/  the registered backends, opening devices, the toolchain report
 //   kernels/   the shipped kernels, user kernels, calls described as data
 //   tuner/     the autotuner, search strategies, measurements, selection
 //   framework/ runners, choose_one, scopes, capture, dynamic shapes
 //
-// Backend-specific headers (kiln/runtime/cpu.hpp, kiln/runtime/cuda.hpp,
-// kiln/runtime/nvrtc.hpp) stay out: they exist only where that backend is built.
+// Backend-specific headers (kiln/backends/cpu.hpp, kiln/backends/cuda.hpp,
+// kiln/backends/nvrtc.hpp) stay out: they exist only where that backend is built.
 #pragma once
 
 #include "kiln/core/checked_math.hpp"
@@ -38,10 +39,10 @@
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/cache/tuning_record.hpp"
 
-#include "kiln/runtime/backend.hpp"
-#include "kiln/runtime/device.hpp"
-#include "kiln/runtime/devices.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/device/backend.hpp"
+#include "kiln/device/device.hpp"
+#include "kiln/backends/devices.hpp"
+#include "kiln/backends/toolchain.hpp"
 
 #include "kiln/kernels/int_expr.hpp"
 #include "kiln/kernels/kernel_call.hpp"

@@ -1,5 +1,5 @@
 // Worker processes for the compile pool: the compile operations of the
-// worker program (runtime/worker/, `kiln-bench-worker --compile BACKEND`).
+// worker program (tools/worker/, `kiln-bench-worker --compile BACKEND`).
 //
 // Measured with NVRTC 13.0: its front end runs under a process-wide lock, so
 // compile threads overlap only NVVM and PTX translation. Front ends overlap

@@ -1,5 +1,5 @@
 // A child process spoken to over a socket: what Kiln's worker processes
-// (compile and benchmark workers, one program: runtime/worker/) and every
+// (compile and benchmark workers, one program: tools/worker/) and every
 // other child Kiln starts (run_child) are built on.
 //
 // The child is forked and at once exec'd (a fork of a multi-threaded

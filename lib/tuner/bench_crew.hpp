@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "benchmark_worker.hpp"
-#include "pipeline_clock.hpp"
+#include "kiln/device/clock.hpp"
 #include "ready_queue.hpp"
 #include "result_ledger.hpp"
 #include "tuner/trace.hpp"

@@ -1,5 +1,5 @@
 // Benchmark worker processes: crash isolation for tuning. Benchmarking is a
-// set of operations of the one worker program (runtime/worker/).
+// set of operations of the one worker program (tools/worker/).
 //
 // With BenchPlacement::isolation at kProcess (or kAuto where it can), each
 // benchmark worker of a tuning run is a child process running the
@@ -20,7 +20,7 @@
 
 #include "process/worker_server.hpp"
 #include "kiln/compile/compile_pool.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 
 namespace kiln {
 

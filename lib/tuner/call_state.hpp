@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 #include "kiln/tuner/args.hpp"
 #include "kiln/tuner/tuner.hpp"
 

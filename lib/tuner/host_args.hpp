@@ -20,7 +20,7 @@
 
 #include "process/shared_memory.hpp"
 #include "process/worker_protocol.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 #include "kiln/tuner/args.hpp"
 
 namespace kiln::internal {

@@ -18,7 +18,7 @@
 #include "kiln/tuner/tuner.hpp"
 #include "measure.hpp"
 #include "output_judge.hpp"
-#include "pipeline_clock.hpp"
+#include "kiln/device/clock.hpp"
 #include "tuner/progress.hpp"
 #include "tuner/trace.hpp"
 
@@ -55,7 +55,7 @@ struct PipelineInputs {
   // time for a backend that replays recorded costs (runtime/replay/). The
   // run tells it where work changes hands (units queued, artifacts pushed,
   // workers started) so that simulated time never passes while a config is
-  // on its way between threads (pipeline_clock.hpp).
+  // on its way between threads (kiln/device/clock.hpp).
   PipelineClock* clock = &real_clock();
   // Optional: every valid config where the space is a list (a replay's
   // recorded configs), handed to the search as SearchSetup::listed.

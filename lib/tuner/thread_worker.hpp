@@ -16,7 +16,7 @@
 #include "benchmark_worker.hpp"
 #include "call_state.hpp"
 #include "host_args.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 
 namespace kiln::internal {
 

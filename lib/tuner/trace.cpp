@@ -5,45 +5,10 @@
 #include <algorithm>
 #include <fstream>
 
+#include "kiln/device/clock.hpp"
+
 namespace kiln {
 
-namespace {
-
-// Sorted, disjoint intervals covering the same points as `in`.
-std::vector<std::pair<double, double>> merged(std::vector<std::pair<double, double>> in) {
-  std::sort(in.begin(), in.end());
-  std::vector<std::pair<double, double>> out;
-  for (const auto& [s, e] : in) {
-    if (e <= s) continue;
-    if (!out.empty() && s <= out.back().second)
-      out.back().second = std::max(out.back().second, e);
-    else
-      out.emplace_back(s, e);
-  }
-  return out;
-}
-
-}  // namespace
-
-double union_length(std::vector<std::pair<double, double>> intervals) {
-  double total = 0;
-  for (const auto& [s, e] : merged(std::move(intervals))) total += e - s;
-  return total;
-}
-
-double intersection_length(std::vector<std::pair<double, double>> a,
-                           std::vector<std::pair<double, double>> b) {
-  auto ma = merged(std::move(a)), mb = merged(std::move(b));
-  double total = 0;
-  std::size_t i = 0, j = 0;
-  while (i < ma.size() && j < mb.size()) {
-    double lo = std::max(ma[i].first, mb[j].first);
-    double hi = std::min(ma[i].second, mb[j].second);
-    if (hi > lo) total += hi - lo;
-    (ma[i].second < mb[j].second) ? ++i : ++j;
-  }
-  return total;
-}
 
 TraceRecorder::TraceRecorder() : origin_(Clock::now()) {}
 

@@ -78,10 +78,5 @@ class TraceRecorder {
   std::vector<Span> spans_;
 };
 
-// Measure of the union of `intervals` (each [start, end)).
-double union_length(std::vector<std::pair<double, double>> intervals);
-// Measure of union(a) ∩ union(b).
-double intersection_length(std::vector<std::pair<double, double>> a,
-                           std::vector<std::pair<double, double>> b);
 
 }  // namespace kiln

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kiln/core/tensor.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 #include "kiln/tuner/args.hpp"
 
 namespace kiln::py {

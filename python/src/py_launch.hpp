@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 
 namespace kiln::py {
 

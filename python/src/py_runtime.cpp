@@ -12,7 +12,7 @@
 #include <nanobind/stl/string.h>
 
 #include "kiln/core/options.hpp"
-#include "kiln/runtime/backend.hpp"
+#include "kiln/device/backend.hpp"
 #include "plugin/cpu_plugin_proxy.hpp"
 #include "py_gil.hpp"
 

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "kiln/core/error.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 #include "py_args.hpp"
 
 namespace kiln::py {

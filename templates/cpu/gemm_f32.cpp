@@ -9,7 +9,7 @@
 // The micro-kernel keeps an MR x NR tile of C in vector registers and does
 // MR*NR/V fused multiply-adds per step of k; the packed panels make its
 // loads contiguous (B's panel stays in L1, A's slab in L2). The config space
-// (runtime/kernels/cpu_templates.cpp) keeps only tiles that fit the
+// (kernels/cpu_templates.cpp) keeps only tiles that fit the
 // device's vector registers and blocks that fit its caches.
 //
 // PACK=1 packs both operands; PACK=2 packs B only and reads A's rows in

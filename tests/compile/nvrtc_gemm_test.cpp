@@ -6,8 +6,8 @@
 #include "cuda/nvrtc_api.hpp"
 #include "kiln/compile/compile_engine.hpp"
 #include "kiln/compile/templates.hpp"
-#include "kiln/runtime/nvrtc.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/nvrtc.hpp"
+#include "kiln/backends/toolchain.hpp"
 
 #include "skip.hpp"
 #include "test_kernels.hpp"

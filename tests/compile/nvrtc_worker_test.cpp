@@ -10,8 +10,8 @@
 #include "compile/compile_worker.hpp"
 #include "cuda/nvrtc_api.hpp"
 #include "kiln/compile/compile_pool.hpp"
-#include "kiln/runtime/nvrtc.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/nvrtc.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "skip.hpp"
 #include "test_kernels.hpp"
 

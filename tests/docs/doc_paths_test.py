@@ -6,7 +6,7 @@ lib/tuner/search_memory.hpp, `kiln/cache/failed_configs.hpp` under
 include/ or lab/include/, bench/search_goal_shares.py) and that is no longer there sends a
 reader to nothing: a renamed file leaves its old name behind in prose no
 compiler reads. Brace lists (`entry_format.{hpp,cpp}`) and globs
-(`runtime/cuda/nvrtc_*`, `search_gp.*`) are expanded. Names of the
+(`backends/cuda/nvrtc_*`, `search_gp.*`) are expanded. Names of the
 in-memory files the CPU compiler gives its units are not on disk and are
 listed below. Exit 0 when every name resolves, 1 with each stale one and
 where it is named.
@@ -24,10 +24,10 @@ ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
 
 # Top-level folders whose files a path may name.
 AREAS = ("lib", "tools", "include", "bench", "scripts", "tests", "templates", "examples",
-         "python", "runtime", "fuzz", "cmake", "docs", "lab")
+         "python", "backends", "kernels", "fuzz", "cmake", "docs", "lab")
 # Where a `kiln/...` header lives: the product's include/, the lab's own.
 INCLUDE_DIRS = ("include/", "lab/include/")
-# Files of the in-memory root of a CPU compile (runtime/cpu/clang_prelude.hpp,
+# Files of the in-memory root of a CPU compile (backends/cpu/clang_prelude.hpp,
 # clang_compiler.cpp), which no disk holds.
 VIRTUAL = {"kiln/cpu_kernel.h", "kiln/cpu_pch.h", "include/stddef.h"}
 # Where prose is read: docs, and every source file's comments.

@@ -19,7 +19,7 @@
 #include "kiln/framework/runner.hpp"
 #include "kiln/framework/tuning_scope.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 #include "kiln/tuner/compare.hpp"
 #include "kiln/tuner/tuner.hpp"
 

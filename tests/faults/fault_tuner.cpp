@@ -23,8 +23,8 @@
 
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
-#include "kiln/runtime/cpu.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/cpu.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/tuner/tuner.hpp"
 
 namespace {

@@ -12,7 +12,7 @@
 #include "kiln/framework/kernel_runner.hpp"
 #include "kiln/framework/tuning_scope.hpp"
 #include "kiln/kernels/tuning_target.hpp"
-#include "kiln/runtime/cpu.hpp"
+#include "kiln/backends/cpu.hpp"
 #include "skip.hpp"
 
 namespace kiln {

@@ -8,7 +8,7 @@
 
 #include "kiln/kernels/kernel_call.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/runtime/cpu.hpp"
+#include "kiln/backends/cpu.hpp"
 
 namespace kiln {
 namespace {

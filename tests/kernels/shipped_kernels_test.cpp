@@ -10,8 +10,8 @@
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/runtime/cpu.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/cpu.hpp"
+#include "kiln/backends/toolchain.hpp"
 
 namespace kiln {
 namespace {

@@ -4,7 +4,7 @@
 // a result came from, what was compiled), never on times.
 #include "cli_runner.hpp"
 #include "kiln/kernels/tuning_target.hpp"
-#include "kiln/runtime/cpu.hpp"
+#include "kiln/backends/cpu.hpp"
 #include "skip.hpp"
 
 namespace kiln {

@@ -6,9 +6,9 @@
 #include "cli_runner.hpp"
 #include "kiln/compile/compile_run.hpp"
 #include "kiln/kernels/user_kernel.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/toolchain.hpp"
 #if KILN_BACKEND_CUDA
-#include "kiln/runtime/nvrtc.hpp"
+#include "kiln/backends/nvrtc.hpp"
 #include "skip.hpp"
 #endif
 

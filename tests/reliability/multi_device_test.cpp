@@ -5,7 +5,7 @@
 // starts, which only the other worker can do.
 #include <mutex>
 
-#include "kiln/runtime/devices.hpp"
+#include "kiln/backends/devices.hpp"
 
 #include "reliability_util.hpp"
 

@@ -12,7 +12,7 @@
 
 #include "process/shared_memory.hpp"
 #include "process/worker_process.hpp"
-#include "kiln/runtime/cpu.hpp"
+#include "kiln/backends/cpu.hpp"
 #include "tuner/bench_call.hpp"
 
 namespace kiln {

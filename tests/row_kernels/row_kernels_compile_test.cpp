@@ -6,8 +6,8 @@
 #include "cuda/nvrtc_api.hpp"
 #include "cuda_row_kernels.hpp"
 #include "kiln/compile/compile_engine.hpp"
-#include "kiln/runtime/nvrtc.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/nvrtc.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "sanitized.hpp"
 #include "skip.hpp"
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cuda_row_kernels.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "skip.hpp"
 
 namespace kiln {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cpu/cache_flush.hpp"
-#include "kiln/runtime/cpu.hpp"
+#include "kiln/backends/cpu.hpp"
 #include "skip.hpp"
 
 namespace {

@@ -11,7 +11,7 @@
 
 #include "cpu/clang_compiler.hpp"
 #include "cpu_test_util.hpp"
-#include "kiln/runtime/cpu.hpp"
+#include "kiln/backends/cpu.hpp"
 
 namespace kiln {
 namespace {

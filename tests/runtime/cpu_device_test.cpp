@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "cpu_test_util.hpp"
-#include "kiln/runtime/cpu.hpp"
+#include "kiln/backends/cpu.hpp"
 #include "kiln/tuner/tuner.hpp"
 
 namespace kiln {

@@ -14,7 +14,7 @@
 
 #include "cpu_test_util.hpp"
 #include "kiln/compile/compile_engine.hpp"
-#include "kiln/runtime/cpu.hpp"
+#include "kiln/backends/cpu.hpp"
 #include "sanitized.hpp"
 #include "skip.hpp"
 

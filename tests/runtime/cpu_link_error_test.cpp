@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu_test_util.hpp"
-#include "kiln/runtime/cpu.hpp"
+#include "kiln/backends/cpu.hpp"
 #include "kiln/tuner/tuner.hpp"
 
 namespace kiln {

@@ -13,7 +13,7 @@
 
 #include "cpu_test_util.hpp"
 #include "kiln/cache/artifact_store.hpp"
-#include "kiln/runtime/cpu.hpp"
+#include "kiln/backends/cpu.hpp"
 
 int main(int argc, char** argv) {
   const bool from_cache = argc == 6 && std::string(argv[1]) == "cache";

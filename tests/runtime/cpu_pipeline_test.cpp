@@ -12,7 +12,7 @@
 #include "cpu_test_util.hpp"
 #include "kiln/cache/artifact_store.hpp"
 #include "kiln/compile/compile_engine.hpp"
-#include "kiln/runtime/cpu.hpp"
+#include "kiln/backends/cpu.hpp"
 
 namespace kiln {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cuda/delay_kernel.hpp"
-#include "kiln/runtime/cuda.hpp"
+#include "kiln/backends/cuda.hpp"
 #include "skip.hpp"
 
 namespace kiln {

@@ -6,7 +6,7 @@
 #include "cuda/delay_kernel.hpp"
 #include "cuda/driver_api.hpp"
 #include "cuda/nvrtc_api.hpp"
-#include "kiln/runtime/cuda.hpp"
+#include "kiln/backends/cuda.hpp"
 #include "skip.hpp"
 
 namespace kiln {

@@ -10,7 +10,7 @@
 
 #include "cuda/delay_kernel.hpp"
 #include "cuda/driver_api.hpp"
-#include "kiln/runtime/cuda.hpp"
+#include "kiln/backends/cuda.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "skip.hpp"
 

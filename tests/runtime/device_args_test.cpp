@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 
 namespace kiln {
 namespace {

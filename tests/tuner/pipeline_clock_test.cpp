@@ -1,11 +1,11 @@
-// The pipeline's real clock (lib/tuner/pipeline_clock.hpp): what every
+// The pipeline's real clock (kiln/device/clock.hpp): what every
 // tuning run that names no clock of its own times its benchmarks on.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
-#include "pipeline_clock.hpp"
+#include "kiln/device/clock.hpp"
 
 namespace kiln::internal {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "kiln/core/error.hpp"
 #include "kiln/core/tensor.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 
 namespace kiln {
 namespace {

@@ -1,6 +1,6 @@
 // The toolchain probe on this machine: NVRTC is loaded with dlopen when a
 // toolkit is present; the driver's absence is a state with a reason.
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/toolchain.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "kiln/core/error.hpp"
 #include "kiln/core/options.hpp"
-#include "kiln/runtime/backend.hpp"
+#include "kiln/device/backend.hpp"
 #include "skip.hpp"
 
 namespace kiln {

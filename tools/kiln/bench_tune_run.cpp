@@ -11,8 +11,8 @@
 #include "kiln/core/error.hpp"
 #include "kiln/core/options.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/runtime/devices.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/devices.hpp"
+#include "kiln/backends/toolchain.hpp"
 
 namespace kiln::tool {
 

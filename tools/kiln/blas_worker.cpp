@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "blas_library.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 #include "option_checks.hpp"
 
 namespace kiln::tool {

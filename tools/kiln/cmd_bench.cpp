@@ -12,7 +12,7 @@
 #include "compile_backend.hpp"
 #include "kiln/compile/compile_run.hpp"
 #include "kiln/compile/templates.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "option_checks.hpp"
 
 namespace kiln::tool {

@@ -23,7 +23,7 @@
 #include "kiln/compile/compile_run.hpp"
 #include "kiln/compile/templates.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "option_checks.hpp"
 
 namespace kiln::tool {

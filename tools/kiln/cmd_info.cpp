@@ -9,7 +9,7 @@
 #include "kiln/cache/remote_cache.hpp"
 #include "kiln/core/options.hpp"
 #include "kiln/distributed/collective.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/toolchain.hpp"
 
 namespace kiln::tool {
 

@@ -26,7 +26,7 @@
 #include "commands.hpp"
 #include "kiln/cache/remote_cache.hpp"
 #include "kiln/kernels/tune_request.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/search/search_plan.hpp"
 #include "option_checks.hpp"
 #include "tune_distributed.hpp"

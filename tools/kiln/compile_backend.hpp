@@ -1,5 +1,5 @@
 // The compiler behind `kiln compile` and `kiln bench compile`: the
-// registered backend's (kiln/runtime/backend.hpp), in this process or in
+// registered backend's (kiln/device/backend.hpp), in this process or in
 // worker processes of Kiln's one worker program
 // (`kiln-bench-worker --compile <backend>`).
 #pragma once
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "kiln/compile/compile_pool.hpp"
-#include "kiln/runtime/backend.hpp"
+#include "kiln/device/backend.hpp"
 
 namespace kiln::tool {
 

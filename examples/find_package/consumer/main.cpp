@@ -9,8 +9,8 @@
 
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
-#include "kiln/runtime/cpu.hpp"
-#include "kiln/runtime/toolchain.hpp"
+#include "kiln/backends/cpu.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/tuner/tuner.hpp"
 
 constexpr const char* kSource = R"(

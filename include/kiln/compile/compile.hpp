@@ -1,5 +1,5 @@
 // The compile stage's value types and the one interface every backend
-// implements (NVRTC in runtime/cuda, Clang + LLVM ORC in runtime/cpu):
+// implements (NVRTC in backends/cuda, Clang + LLVM ORC in backends/cpu):
 //
 //   Specialization  one template instantiation (kernel, config, entry expression)
 //   CompileUnit     one program: source + G specializations + options + target

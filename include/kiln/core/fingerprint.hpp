@@ -3,7 +3,7 @@
 // key, so an upgrade of Kiln or of that compiler can never serve an old
 // binary or winner, while upgrading NVRTC leaves CPU keys alone and
 // upgrading LLVM leaves CUDA keys alone (each backend adds only its part:
-// kiln/runtime/backend.hpp).
+// kiln/device/backend.hpp).
 #pragma once
 
 #include <string>

@@ -19,7 +19,7 @@ std::size_t dtype_size(DType dtype);       // bytes per element
 DType parse_dtype(std::string_view name);  // accepts the names above and "float16", "half", ...
 
 // The kind of device a tensor lives on, which is also the backend that
-// compiles for it and runs it (one choice: kiln/runtime/backend.hpp).
+// compiles for it and runs it (one choice: kiln/device/backend.hpp).
 enum class DeviceKind : std::uint8_t { kCpu, kCuda };
 // "cpu", "cuda": the backend's name on the command line, in worker
 // arguments and in the toolchain fingerprint.

@@ -71,7 +71,7 @@ struct TacticTunerOptions {
   // The toolchain records are tagged with. Default: Kiln's version and
   // codegen hash alone, for runners no backend compiles; runners whose code
   // a Kiln backend compiles pass its fingerprint,
-  // kiln::current_toolchain(kind) (kiln/runtime/toolchain.hpp), so an
+  // kiln::current_toolchain(kind) (kiln/backends/toolchain.hpp), so an
   // upgrade of that compiler retunes them.
   std::optional<ToolchainFingerprint> toolchain;
   // A cache consulted beneath the scopes' files; decisions are saved to it

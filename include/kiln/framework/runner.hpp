@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 #include "kiln/tuner/args.hpp"
 
 namespace kiln {

@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 
 namespace kiln {
 

@@ -15,7 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "kiln/kernels/int_expr.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 #include "kiln/tuner/args.hpp"
 
 namespace kiln {

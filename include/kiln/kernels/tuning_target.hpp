@@ -45,7 +45,7 @@ struct TuningTarget {
 };
 
 // Opens the backend and its devices; `toolchain` enters every key
-// (kiln::current_toolchain(kind), kiln/runtime/toolchain.hpp). CPU: the host with one
+// (kiln::current_toolchain(kind), kiln/backends/toolchain.hpp). CPU: the host with one
 // block runner per hardware thread. CUDA: `devices` (empty: device 0), one benchmark worker
 // per device, arguments on the first. Errors (kUnavailable) say what is
 // missing and the fix, e.g. "no CUDA device (...): tune on a machine with

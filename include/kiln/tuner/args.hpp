@@ -13,7 +13,7 @@
 
 #include "kiln/core/problem.hpp"
 #include "kiln/core/tensor.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 
 namespace kiln {
 

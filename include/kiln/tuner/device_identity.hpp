@@ -3,7 +3,7 @@
 #pragma once
 
 #include "kiln/cache/tuning_record.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 
 namespace kiln {
 

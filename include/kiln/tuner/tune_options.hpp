@@ -17,7 +17,7 @@
 #include <string>
 
 #include "kiln/core/error.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 #include "kiln/search/search.hpp"
 #include "kiln/search/search_plan.hpp"
 #include "kiln/tuner/args.hpp"

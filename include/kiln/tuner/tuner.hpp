@@ -24,7 +24,7 @@
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/compile/kernel.hpp"
 #include "kiln/core/fingerprint.hpp"
-#include "kiln/runtime/device.hpp"
+#include "kiln/device/device.hpp"
 #include "kiln/search/search.hpp"
 #include "kiln/tuner/args.hpp"
 #include "kiln/tuner/compare.hpp"

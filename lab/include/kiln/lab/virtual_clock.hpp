@@ -31,12 +31,12 @@
 #include <memory>
 #include <string_view>
 
-#include "tuner/pipeline_clock.hpp"
+#include "kiln/device/clock.hpp"
 
 namespace kiln {
 
-// The pipeline's clock interface (lib/tuner/pipeline_clock.hpp), simulated.
-class VirtualClock final : public internal::PipelineClock {
+// The pipeline's clock interface (kiln/device/clock.hpp), simulated.
+class VirtualClock final : public PipelineClock {
  public:
   VirtualClock();
   ~VirtualClock() override;
