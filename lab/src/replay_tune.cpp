@@ -2,7 +2,6 @@
 // and one run of the tuner's search through the pipeline on a VirtualClock.
 #include "kiln/lab/replay_tune.hpp"
 
-#include "call_state.hpp"
 #include "kiln/lab/virtual_clock.hpp"
 #include "kiln/search/search.hpp"
 #include "kiln/search/search_plan.hpp"

@@ -1,3 +1,4 @@
+#include "kiln/device/clock.hpp"
 #include "tuner/trace.hpp"
 
 #include <gtest/gtest.h>
