@@ -13,7 +13,7 @@
 #include "cuda/cuda_backend.hpp"
 #endif
 #if KILN_CPU_PLUGIN
-#include "plugin/cpu_plugin_proxy.hpp"
+#include "kiln/backends/cpu_plugin.hpp"
 #endif
 
 namespace kiln {

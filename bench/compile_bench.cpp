@@ -16,11 +16,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "compile/compile_worker.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "kiln/compile/compile_run.hpp"
 #include "kiln/backends/nvrtc.hpp"
 #include "kiln/backends/toolchain.hpp"
-#include "tuner/bench_worker.hpp"
+#include "kiln/tuner/bench_worker.hpp"
 
 namespace {
 

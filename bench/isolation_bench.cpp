@@ -20,9 +20,9 @@
 #include "kiln/backends/cpu.hpp"
 #include "kiln/backends/toolchain.hpp"
 #include "kiln/tuner/tuner.hpp"
-#include "process/worker_process.hpp"
+#include "kiln/process/worker_process.hpp"
 #include "tuner/bench_call.hpp"
-#include "tuner/bench_worker.hpp"
+#include "kiln/tuner/bench_worker.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The worker protocol's readers (lib/process/worker_protocol.hpp, the
+// The worker protocol's readers (include/kiln/process/worker_protocol.hpp, the
 // compile operations' messages and the benchmark call's): a worker reads what its parent sends and
 // a parent reads what a worker (or a program that is not one) answers. Promises: any bytes give a
 // value or an error naming the problem, never an exception or a crash; a request that decodes
@@ -9,9 +9,9 @@
 #include <exception>
 #include <string_view>
 
-#include "compile/compile_worker.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "fuzz_check.hpp"
-#include "process/worker_protocol.hpp"
+#include "kiln/process/worker_protocol.hpp"
 #include "tuner/bench_call.hpp"
 
 namespace {

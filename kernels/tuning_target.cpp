@@ -8,7 +8,7 @@
 #include "kiln/core/log.hpp"
 #include "kiln/device/backend.hpp"
 #include "kiln/backends/toolchain.hpp"
-#include "tuner/bench_worker.hpp"
+#include "kiln/tuner/bench_worker.hpp"
 
 namespace kiln {
 

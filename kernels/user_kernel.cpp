@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "core/input_file.hpp"
+#include "kiln/core/input_file.hpp"
 #include "kiln/core/error.hpp"
 
 namespace kiln {

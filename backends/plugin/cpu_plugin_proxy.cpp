@@ -1,7 +1,7 @@
 // See cpu_plugin_proxy.hpp. The plugin is found at $KILN_CPU_BACKEND_PLUGIN,
 // else next to the shared library (or executable) holding this code: the
 // Python package installs libkiln.so, the plugin and the worker side by side.
-#include "plugin/cpu_plugin_proxy.hpp"
+#include "kiln/backends/cpu_plugin.hpp"
 
 #include <dlfcn.h>
 

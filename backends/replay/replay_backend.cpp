@@ -1,6 +1,6 @@
 // The replay's compiler and device: recorded costs spent on the run's
 // clock, recorded outcomes returned.
-#include "replay_backend.hpp"
+#include "kiln/backends/replay.hpp"
 
 #include <cstdio>
 #include <cstring>

@@ -7,7 +7,7 @@
 #include "kiln/search/search_plan.hpp"
 #include "kiln/tuner/selection.hpp"
 #include "kiln/tuner/warm_start.hpp"
-#include "replay/replay_backend.hpp"
+#include "kiln/backends/replay.hpp"
 #include "tuner/call_state.hpp"
 #include "tuner/pipeline.hpp"
 #include "tuner/search_memory.hpp"

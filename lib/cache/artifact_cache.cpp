@@ -4,11 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checked_read.hpp"
+#include "kiln/cache/checked_read.hpp"
 #include "dir_safety.hpp"
 #include "entry_check.hpp"
 #include "entry_format.hpp"
-#include "file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/remote_cache.hpp"
 #include "memory_lru.hpp"
 

@@ -11,7 +11,7 @@
 
 #include "dir_safety.hpp"
 #include "entry_check.hpp"
-#include "file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/core/log.hpp"
 

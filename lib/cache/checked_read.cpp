@@ -1,4 +1,4 @@
-#include "checked_read.hpp"
+#include "kiln/cache/checked_read.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 
 namespace kiln::cache {
 

@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "kiln/core/log.hpp"
 
 namespace kiln::cache {

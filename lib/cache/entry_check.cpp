@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checked_read.hpp"
+#include "kiln/cache/checked_read.hpp"
 #include "dir_safety.hpp"
 #include "json_guard.hpp"
 

@@ -9,9 +9,9 @@
 #include <set>
 #include <tuple>
 
-#include "checked_read.hpp"
+#include "kiln/cache/checked_read.hpp"
 #include "dir_safety.hpp"
-#include "file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "json_guard.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/keys.hpp"

@@ -1,4 +1,4 @@
-#include "file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dir_safety.hpp"
-#include "file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "tuning_file.hpp"
 
 namespace kiln {

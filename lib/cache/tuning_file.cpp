@@ -1,6 +1,6 @@
 #include "tuning_file.hpp"
 
-#include "checked_read.hpp"
+#include "kiln/cache/checked_read.hpp"
 #include "dir_safety.hpp"
 #include "json_guard.hpp"
 #include "kiln/cache/tuning_cache.hpp"

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checked_read.hpp"
+#include "kiln/cache/checked_read.hpp"
 #include "kiln/cache/tuning_record.hpp"
 #include "kiln/core/error.hpp"
 

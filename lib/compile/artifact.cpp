@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "process/worker_protocol.hpp"
+#include "kiln/process/worker_protocol.hpp"
 #include "kiln/compile/compile.hpp"
 
 namespace kiln {

@@ -1,7 +1,7 @@
 // Worker-process compiler: the compile operations' messages, the parent
 // side (WorkerProcessCompiler) and the worker's handlers. See
 // compile/compile_worker.hpp.
-#include "compile/compile_worker.hpp"
+#include "kiln/compile/compile_worker.hpp"
 
 #include <chrono>
 #include <nlohmann/json.hpp>

@@ -7,7 +7,7 @@
 #include <map>
 #include <mutex>
 
-#include "core/input_file.hpp"
+#include "kiln/core/input_file.hpp"
 #include "kiln/core/log.hpp"
 
 namespace kiln::internal {

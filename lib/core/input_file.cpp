@@ -1,5 +1,5 @@
 // read_input_file: see input_file.hpp.
-#include "input_file.hpp"
+#include "kiln/core/input_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // Sealed anonymous memory shared with worker processes (shared_memory.hpp).
-#include "process/shared_memory.hpp"
+#include "kiln/process/shared_memory.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,5 +1,5 @@
-// A child process over a socketpair; see lib/process/worker_process.hpp.
-#include "process/worker_process.hpp"
+// A child process over a socketpair; see include/kiln/process/worker_process.hpp.
+#include "kiln/process/worker_process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,7 +14,7 @@
 #include <memory>
 #include <optional>
 
-#include "worker_spawner.hpp"
+#include "kiln/process/worker_spawner.hpp"
 
 namespace kiln {
 

@@ -1,5 +1,5 @@
 // The worker protocol's envelope and hello (worker_protocol.hpp).
-#include "process/worker_protocol.hpp"
+#include "kiln/process/worker_protocol.hpp"
 
 #include <unistd.h>
 

@@ -1,9 +1,9 @@
 // The worker's serve loop (worker_server.hpp).
-#include "process/worker_server.hpp"
+#include "kiln/process/worker_server.hpp"
 
 #include <unistd.h>
 
-#include "process/worker_process.hpp"
+#include "kiln/process/worker_process.hpp"
 
 namespace kiln::worker {
 

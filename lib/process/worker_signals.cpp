@@ -1,10 +1,10 @@
 // install_worker_signal_handlers: a program that starts workers ends them
-// when a signal ends it (lib/process/worker_process.hpp).
+// when a signal ends it (include/kiln/process/worker_process.hpp).
 #include <signal.h>
 
 #include <cerrno>
 
-#include "process/worker_process.hpp"
+#include "kiln/process/worker_process.hpp"
 
 namespace kiln {
 

@@ -1,6 +1,6 @@
 // The spawner thread and the registry of live worker groups; see
 // worker_spawner.hpp for why both exist.
-#include "worker_spawner.hpp"
+#include "kiln/process/worker_spawner.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "kiln/core/log.hpp"
-#include "process/worker_process.hpp"
+#include "kiln/process/worker_process.hpp"
 
 extern char** environ;
 

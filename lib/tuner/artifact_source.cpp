@@ -1,5 +1,5 @@
 // Artifacts for configs: the artifact cache first, the compiler second.
-#include "artifact_source.hpp"
+#include "kiln/tuner/artifact_source.hpp"
 
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/artifact_store.hpp"

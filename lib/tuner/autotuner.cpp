@@ -2,7 +2,7 @@
 // disk, a tuning run, or the heuristic default, in that order.
 #include <chrono>
 
-#include "artifact_source.hpp"
+#include "kiln/tuner/artifact_source.hpp"
 #include "check_plan.hpp"
 #include "finalists.hpp"
 #include "kiln/cache/artifact_cache.hpp"

@@ -1,5 +1,5 @@
 // The messages between the tuner and a benchmark worker process
-// (lib/tuner/bench_worker.hpp). Once per worker, the call: its arguments copied
+// (include/kiln/tuner/bench_worker.hpp). Once per worker, the call: its arguments copied
 // to the host, the expected outputs, the in-place lists, the timing and
 // checking options and the device to open. Then per config: the artifact
 // and its launch geometry (computed by the tuner: a LaunchRule is a
@@ -21,7 +21,7 @@
 #include "host_args.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "measure.hpp"
-#include "process/worker_protocol.hpp"
+#include "kiln/process/worker_protocol.hpp"
 
 namespace kiln::internal {
 

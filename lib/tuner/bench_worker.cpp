@@ -1,6 +1,6 @@
-// The benchmark worker's side of lib/tuner/bench_worker.hpp (where the tuner
+// The benchmark worker's side of include/kiln/tuner/bench_worker.hpp (where the tuner
 // finds the worker: worker_find.cpp).
-#include "tuner/bench_worker.hpp"
+#include "kiln/tuner/bench_worker.hpp"
 
 #include <memory>
 #include <optional>

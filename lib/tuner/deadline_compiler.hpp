@@ -4,7 +4,7 @@
 // that fires at the deadline; one that comes back cancelled because of it
 // is reported as kTimeout. A compiler that cannot stop mid-compile (Clang in
 // process) still runs to its end; worker-process compilers are killed
-// (lib/tuner/bench_worker.hpp: process_compilers).
+// (include/kiln/tuner/bench_worker.hpp: process_compilers).
 #pragma once
 
 #include <memory>

@@ -1,4 +1,4 @@
-#include "failure_evidence.hpp"
+#include "kiln/tuner/failure_evidence.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/input_file.hpp"
+#include "kiln/core/input_file.hpp"
 #include "kiln/core/hash.hpp"
 
 namespace kiln::internal {

@@ -18,8 +18,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "process/shared_memory.hpp"
-#include "process/worker_protocol.hpp"
+#include "kiln/process/shared_memory.hpp"
+#include "kiln/process/worker_protocol.hpp"
 #include "kiln/device/device.hpp"
 #include "kiln/tuner/args.hpp"
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "process/worker_protocol.hpp"
+#include "kiln/process/worker_protocol.hpp"
 #include "kiln/core/error.hpp"
 
 namespace kiln {

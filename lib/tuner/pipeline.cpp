@@ -10,7 +10,7 @@
 #include <exception>
 #include <memory>
 
-#include "artifact_source.hpp"
+#include "kiln/tuner/artifact_source.hpp"
 #include "bench_crew.hpp"
 #include "deadline_compiler.hpp"
 #include "host_args.hpp"

@@ -1,4 +1,4 @@
-// The tuner's side of one benchmark worker process (lib/tuner/bench_worker.hpp):
+// The tuner's side of one benchmark worker process (include/kiln/tuner/bench_worker.hpp):
 // starts it, sends it the call, measures configs through it, and turns a
 // worker that dies or passes its deadline into that config's failure. The
 // next measure() starts a fresh worker.
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "bench_call.hpp"
-#include "process/worker_process.hpp"
+#include "kiln/process/worker_process.hpp"
 #include "kiln/tuner/measurement.hpp"
 
 namespace kiln::internal {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "failure_evidence.hpp"
+#include "kiln/tuner/failure_evidence.hpp"
 #include "search_run.hpp"
 
 namespace kiln::internal {

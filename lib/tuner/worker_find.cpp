@@ -1,5 +1,5 @@
 // Where the tuner finds its worker executables, and the check that a worker
-// the user named is one (worker_find.hpp, lib/tuner/bench_worker.hpp).
+// the user named is one (worker_find.hpp, include/kiln/tuner/bench_worker.hpp).
 #include "worker_find.hpp"
 
 #include <dlfcn.h>
@@ -10,10 +10,10 @@
 #include <optional>
 #include <vector>
 
-#include "compile/compile_worker.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "kiln/core/options.hpp"
 #include "process_bench.hpp"
-#include "tuner/bench_worker.hpp"
+#include "kiln/tuner/bench_worker.hpp"
 
 namespace kiln {
 

@@ -15,7 +15,7 @@
 #include "py_gil.hpp"
 #include "py_launch.hpp"
 #include "py_runtime.hpp"
-#include "tuner/artifact_source.hpp"
+#include "kiln/tuner/artifact_source.hpp"
 
 namespace nb = nanobind;
 

@@ -16,7 +16,7 @@
 #include "py_kernel_spec.hpp"
 #include "py_launch.hpp"
 #include "py_runtime.hpp"
-#include "tuner/artifact_source.hpp"
+#include "kiln/tuner/artifact_source.hpp"
 
 namespace nb = nanobind;
 

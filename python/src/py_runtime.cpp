@@ -13,7 +13,7 @@
 
 #include "kiln/core/options.hpp"
 #include "kiln/device/backend.hpp"
-#include "plugin/cpu_plugin_proxy.hpp"
+#include "kiln/backends/cpu_plugin.hpp"
 #include "py_gil.hpp"
 
 namespace nb = nanobind;

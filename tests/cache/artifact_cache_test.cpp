@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "cache_test_util.hpp"
-#include "file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 
 namespace kiln {

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "checked_read.hpp"
+#include "kiln/cache/checked_read.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_record.hpp"
 #include "kiln/core/options.hpp"

@@ -19,7 +19,7 @@
 
 #include "cache_test_util.hpp"
 #include "entry_format.hpp"
-#include "file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "tuning_file.hpp"
 

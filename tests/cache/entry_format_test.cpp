@@ -7,7 +7,7 @@
 
 #include "cache_test_util.hpp"
 #include "entry_format.hpp"
-#include "file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 
 namespace kiln {

@@ -12,7 +12,7 @@
 #include <tuple>
 
 #include "cache_test_util.hpp"
-#include "file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "tuning_file.hpp"
 

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "compile/compile_worker.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "cuda/nvrtc_api.hpp"
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/backends/nvrtc.hpp"

@@ -4,7 +4,7 @@
 // one past its deadline is killed. The other configs compile, are measured,
 // and win.
 #include "reliability_util.hpp"
-#include "tuner/bench_worker.hpp"
+#include "kiln/tuner/bench_worker.hpp"
 
 namespace kiln {
 namespace {

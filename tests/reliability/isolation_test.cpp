@@ -15,7 +15,7 @@
 
 #include "reliability_util.hpp"
 #include "sanitized.hpp"
-#include "tuner/bench_worker.hpp"
+#include "kiln/tuner/bench_worker.hpp"
 
 namespace kiln {
 namespace {

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "cache/file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "reliability_util.hpp"
 
 namespace kiln {

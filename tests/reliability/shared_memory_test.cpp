@@ -10,8 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "process/shared_memory.hpp"
-#include "process/worker_process.hpp"
+#include "kiln/process/shared_memory.hpp"
+#include "kiln/process/worker_process.hpp"
 #include "kiln/backends/cpu.hpp"
 #include "tuner/bench_call.hpp"
 

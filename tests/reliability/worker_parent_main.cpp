@@ -9,7 +9,7 @@
 #include <optional>
 #include <thread>
 
-#include "process/worker_process.hpp"
+#include "kiln/process/worker_process.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

@@ -1,4 +1,4 @@
-// The one worker program and its one protocol (lib/process/worker_protocol.hpp):
+// The one worker program and its one protocol (include/kiln/process/worker_protocol.hpp):
 // the envelope and the hello, a WorkerServer over a real socket, the real
 // kiln-bench-worker serving compile and benchmark operations in one
 // process, and run_child through the one spawner.
@@ -9,13 +9,13 @@
 
 #include <thread>
 
-#include "compile/compile_worker.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "kiln/compile/compile_engine.hpp"
 #include "kiln/compile/kernel.hpp"
-#include "process/worker_process.hpp"
-#include "process/worker_server.hpp"
+#include "kiln/process/worker_process.hpp"
+#include "kiln/process/worker_server.hpp"
 #include "tuner/bench_call.hpp"
-#include "tuner/bench_worker.hpp"
+#include "kiln/tuner/bench_worker.hpp"
 
 namespace kiln {
 namespace {

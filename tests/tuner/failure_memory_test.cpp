@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "failure_evidence.hpp"
+#include "kiln/tuner/failure_evidence.hpp"
 #include "search_memory.hpp"
 
 namespace kiln::internal {

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "process/worker_process.hpp"
+#include "kiln/process/worker_process.hpp"
 #include "gemm_measure.hpp"
 #include "kiln/core/error.hpp"
 

@@ -17,7 +17,7 @@
 
 #include "bench_tune_run.hpp"
 #include "commands.hpp"
-#include "process/worker_process.hpp"
+#include "kiln/process/worker_process.hpp"
 #include "option_checks.hpp"
 #include "sample_stats.hpp"
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <set>
 
-#include "cache/file_io.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/options.hpp"
 #include "kiln/tuner/kernel_tuner_export.hpp"

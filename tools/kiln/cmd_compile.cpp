@@ -7,7 +7,7 @@
 // a CI job can fill a cache ahead of use. Exit 1 when any config failed.
 //
 // kiln compile-worker [--backend B] [--no-pch]: (hidden) a worker process of
-// the compile pool, serving programs on stdin/stdout (lib/compile/compile_worker.hpp).
+// the compile pool, serving programs on stdin/stdout (include/kiln/compile/compile_worker.hpp).
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "compile/compile_worker.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "compile_backend.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/artifact_store.hpp"

@@ -32,7 +32,7 @@
 #include "tune_distributed.hpp"
 #include "tune_flags.hpp"
 #include "tune_report.hpp"
-#include "tuner/failure_evidence.hpp"
+#include "kiln/tuner/failure_evidence.hpp"
 
 namespace kiln::tool {
 

@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "compile/compile_worker.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "kiln/core/options.hpp"
-#include "tuner/bench_worker.hpp"
+#include "kiln/tuner/bench_worker.hpp"
 
 namespace kiln::tool {
 

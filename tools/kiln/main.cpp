@@ -6,13 +6,13 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "process/worker_process.hpp"
+#include "kiln/process/worker_process.hpp"
 #include "kiln/cache/remote_cache.hpp"
 #include "kiln/core/fingerprint.hpp"
 
 int main(int argc, char** argv) {
   // SIGTERM or Ctrl-C ends the worker processes (and what they started) with
-  // kiln; SIGKILL does too, through PR_SET_PDEATHSIG (lib/process/worker_process.hpp).
+  // kiln; SIGKILL does too, through PR_SET_PDEATHSIG (include/kiln/process/worker_process.hpp).
   kiln::install_worker_signal_handlers();
   CLI::App app{"Kiln: JIT kernel generation with an integrated autotuner", "kiln"};
   app.set_version_flag("--version", std::string("kiln ") + kiln::kiln_version());

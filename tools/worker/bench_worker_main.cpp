@@ -21,11 +21,11 @@
 #include <cstring>
 #include <memory>
 
-#include "compile/compile_worker.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "kiln/core/options.hpp"
 #include "kiln/device/backend.hpp"
 #include "kiln/backends/devices.hpp"
-#include "tuner/bench_worker.hpp"
+#include "kiln/tuner/bench_worker.hpp"
 
 namespace {
 

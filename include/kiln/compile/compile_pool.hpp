@@ -6,7 +6,7 @@
 // Workers are threads; each owns a Compiler from the factory. Thread workers
 // usually share one thread-safe compiler (NVRTC), but NVRTC's front end runs
 // under a process-wide lock, so threads only overlap its back end. Process
-// workers (lib/compile/compile_worker.hpp: a WorkerProcessCompiler per worker
+// workers (include/kiln/compile/compile_worker.hpp: a WorkerProcessCompiler per worker
 // thread) overlap front ends too.
 #pragma once
 

@@ -55,7 +55,7 @@ struct Options {
   // KILN_RANK, else RANK, else LOCAL_RANK: this process's rank in a
   // multi-process job, which gets its own tuning file; -1 = none.
   int rank = -1;
-  // KILN_WORKER: the benchmark worker executable (lib/tuner/bench_worker.hpp);
+  // KILN_WORKER: the benchmark worker executable (include/kiln/tuner/bench_worker.hpp);
   // empty = the build tree's, else the installed one. Named and missing or
   // broken, it is an error unless benchmarks run in threads.
   std::filesystem::path bench_worker;

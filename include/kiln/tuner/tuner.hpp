@@ -147,7 +147,7 @@ enum class Isolation {
   // the choice is logged. A raw pointer argument of unknown extent is the
   // call's error, as for kProcess: never a silent fall back to threads.
   kAuto,
-  // One kiln-bench-worker process per device (lib/tuner/bench_worker.hpp): a
+  // One kiln-bench-worker process per device (include/kiln/tuner/bench_worker.hpp): a
   // config that segfaults, poisons its CUDA context or hangs costs only its
   // worker, which is replaced. Each worker measures on its own copy of the
   // arguments (tensors, and raw pointers with their extent: Arg::of_pointer),
@@ -181,7 +181,7 @@ struct BenchPlacement {
 struct Backend {
   std::shared_ptr<Compiler> compiler;
   // Optional: a compiler per compile pool worker for tuning runs instead of
-  // sharing `compiler`. process_compilers() (lib/tuner/bench_worker.hpp) gives
+  // sharing `compiler`. process_compilers() (include/kiln/tuner/bench_worker.hpp) gives
   // worker processes: a compile past its deadline is killed there, so a
   // compile that never finishes cannot hold up the run.
   CompilerFactory compiler_factory;

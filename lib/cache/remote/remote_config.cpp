@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/input_file.hpp"
+#include "kiln/core/input_file.hpp"
 #include "kiln/cache/remote_cache.hpp"
 
 namespace kiln {

@@ -18,7 +18,7 @@
 #include "kiln/cache/tuning_record.hpp"
 #include "kiln/core/config_space.hpp"
 #include "kiln/core/error.hpp"
-#include "replay/replay_backend.hpp"
+#include "kiln/backends/replay.hpp"
 
 namespace kiln {
 

@@ -12,7 +12,7 @@
 //   process.
 // - Each child leads a process group of its own, so that a kill reaches
 //   whatever it started, and is registered while it lives, so that a signal
-//   handler can kill every group (signal_worker_groups, lib/process/worker_process.hpp).
+//   handler can kill every group (signal_worker_groups, include/kiln/process/worker_process.hpp).
 #pragma once
 
 #include <sys/types.h>

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "kiln/core/error.hpp"
-#include "process/worker_protocol.hpp"
+#include "kiln/process/worker_protocol.hpp"
 
 namespace kiln {
 

@@ -14,7 +14,7 @@
 #include <map>
 #include <string>
 
-#include "process/worker_protocol.hpp"
+#include "kiln/process/worker_protocol.hpp"
 
 namespace kiln::worker {
 

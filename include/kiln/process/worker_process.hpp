@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/core/error.hpp"
-#include "process/worker_protocol.hpp"
+#include "kiln/process/worker_protocol.hpp"
 
 namespace kiln {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "checked_read.hpp"
+#include "kiln/cache/checked_read.hpp"
 #include "kiln/core/error.hpp"
 
 namespace kiln::cache {

@@ -17,7 +17,7 @@
 #include "kiln/core/error.hpp"
 
 namespace kiln::internal {
-const char* file_type_name(mode_t mode);  // lib/core/input_file.hpp
+const char* file_type_name(mode_t mode);  // include/kiln/core/input_file.hpp
 }  // namespace kiln::internal
 
 namespace kiln::cache {

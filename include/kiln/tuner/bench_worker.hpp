@@ -18,7 +18,7 @@
 #include <memory>
 #include <string>
 
-#include "process/worker_server.hpp"
+#include "kiln/process/worker_server.hpp"
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/device/device.hpp"
 

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "kiln/compile/compile.hpp"
-#include "process/worker_process.hpp"
-#include "process/worker_server.hpp"
+#include "kiln/process/worker_process.hpp"
+#include "kiln/process/worker_server.hpp"
 
 namespace kiln {
 
