@@ -1,5 +1,5 @@
 """A synthetic recorded space shaped like the benchmark hub's hotspot
-spaces (kernels/hotspot_milo.py there): a gzip'd Kernel Tuner cache file
+spaces (its hotspot_milo kernel): a gzip'd Kernel Tuner cache file
 (../shared/recorded-spaces/README.md), every valid config with a made-up but
 structured run time, for checking that Kiln's replay and searches scale to
 hundreds of thousands of configs (docs/benchmarks.md, "The search's own
