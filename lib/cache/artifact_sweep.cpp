@@ -11,8 +11,8 @@
 
 #include "dir_safety.hpp"
 #include "entry_check.hpp"
-#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "kiln/core/log.hpp"
 
 namespace kiln {
@@ -141,109 +141,165 @@ std::vector<ArtifactFileInfo> ArtifactCache::scan(bool check,
   return out;
 }
 
+namespace {
+
+// The scanned files by kind; the entries are ordered oldest last use first,
+// each with the program its header names (none when it does not read:
+// damaged, version 1).
+struct PruneSet {
+  std::vector<ArtifactFileInfo> entries, stale;
+  std::vector<std::optional<Hash128>> names;
+  std::map<Hash128, ArtifactFileInfo> programs;
+  // Each program's references, from the entries' headers.
+  std::map<Hash128, std::size_t> refs;
+};
+
+PruneSet classify(std::vector<ArtifactFileInfo>& files, std::int64_t now_ns) {
+  PruneSet set;
+  for (auto& f : files) {
+    if (f.is_program)
+      set.programs.emplace(f.key, std::move(f));
+    else if (!f.temporary)
+      set.entries.push_back(std::move(f));
+    else if (now_ns - f.last_use > kStaleTempSeconds * 1'000'000'000)
+      set.stale.push_back(std::move(f));
+  }
+  set.names.resize(set.entries.size());
+  // Oldest last use first; the path breaks ties so the order is stable.
+  std::sort(set.entries.begin(), set.entries.end(), [](const auto& a, const auto& b) {
+    return a.last_use != b.last_use ? a.last_use < b.last_use : a.path < b.path;
+  });
+  for (std::size_t i = 0; i < set.entries.size(); ++i) {
+    if (auto header = cache::peek_index(set.entries[i].path)) set.names[i] = header->program;
+  }
+  return set;
+}
+
+// An entry naming a program that is gone (removed by hand, or a repair
+// killed before it removed the entries) is a miss for good: stale, swept
+// like a dead writer's file. Looked for once more, since a store writes
+// its program before the entry and the listing may predate the program.
+// The others count as references to their programs.
+template <typename PathOf>
+void drop_orphan_entries(PruneSet& set, const PathOf& program_path) {
+  for (std::size_t i = 0; i < set.entries.size();) {
+    struct stat st {};
+    const auto& name = set.names[i];
+    if (name && !set.programs.count(*name) && ::lstat(program_path(*name).c_str(), &st) != 0 &&
+        errno == ENOENT) {
+      set.stale.push_back(std::move(set.entries[i]));
+      set.entries.erase(set.entries.begin() + static_cast<std::ptrdiff_t>(i));
+      set.names.erase(set.names.begin() + static_cast<std::ptrdiff_t>(i));
+      continue;
+    }
+    if (name) ++set.refs[*name];
+    ++i;
+  }
+}
+
+// The bytes of every entry and program; a program no entry names, old
+// enough not to be a store in progress, is stale.
+std::uint64_t total_bytes(PruneSet& set, std::int64_t now_ns) {
+  std::uint64_t total = 0;
+  for (const auto& f : set.entries) total += f.size;
+  for (const auto& [hash, f] : set.programs) {
+    total += f.size;
+    if (!set.refs.count(hash) && now_ns - f.last_use > kUnnamedProgramSeconds * 1'000'000'000)
+      set.stale.push_back(f);
+  }
+  return total;
+}
+
+// The prune lock, or why not (in report.skipped).
+std::optional<cache::FileLock> take_prune_lock(CacheState state, const std::string& state_reason,
+                                               const std::filesystem::path& dir,
+                                               SweepReport& report) {
+  if (state != CacheState::kReady) {
+    report.skipped =
+        std::string("the cache is ") + cache_state_name(state) + " (" + state_reason + ")";
+  } else if (auto taken = cache::FileLock::try_acquire(dir / ".prune.lock"); !taken) {
+    report.skipped = "cannot take the prune lock: " + taken.error().message;
+  } else if (!taken->has_value()) {
+    report.skipped = "another process is pruning " + dir.string();
+  } else {
+    return std::move(*taken);
+  }
+  return std::nullopt;
+}
+
+void remove_stale(const PruneSet& set, std::uint64_t& total, std::set<Hash128>& dropped,
+                  SweepReport& report) {
+  for (const auto& f : set.stale) {
+    if (remove_file(f, report) || errno == ENOENT) {
+      if (f.is_program) total -= f.size, dropped.insert(f.key);
+    }
+  }
+}
+
+// The last entry naming this program is gone: so is the program, unless
+// a writer touched it since the scan (it is about to name it again).
+void drop_unnamed_program(const PruneSet& set, const Hash128& name, std::uint64_t& total,
+                          std::set<Hash128>& dropped, SweepReport& report) {
+  auto program = set.programs.find(name);
+  if (program == set.programs.end() || dropped.count(program->first)) return;
+  struct stat st {};
+  if (::lstat(program->second.path.c_str(), &st) != 0 || mtime_ns(st) != program->second.last_use) {
+    return;
+  }
+  if (remove_file(program->second, report) || errno == ENOENT) {
+    total -= program->second.size;
+    dropped.insert(program->first);
+  }
+}
+
+// Entries removed oldest first until the cache fits max_bytes.
+void evict_oldest(PruneSet& set, std::uint64_t max_bytes, std::uint64_t& total,
+                  std::set<Hash128>& dropped, SweepReport& report) {
+  for (std::size_t i = 0; i < set.entries.size(); ++i) {
+    if (total <= max_bytes) break;
+    // Gone already (another process pruned it) also counts as gone.
+    if (!remove_file(set.entries[i], report) && errno != ENOENT) continue;
+    total -= set.entries[i].size;
+    if (!set.names[i] || --set.refs[*set.names[i]] > 0) continue;
+    drop_unnamed_program(set, *set.names[i], total, dropped, report);
+  }
+}
+
+// What is left on disk, counted after the removals.
+void count_survivors(const PruneSet& set, const std::set<Hash128>& dropped, SweepReport& report) {
+  for (const auto& f : set.entries) {
+    if (::access(f.path.c_str(), F_OK) == 0) ++report.entries;
+  }
+  for (const auto& [hash, f] : set.programs) {
+    if (!dropped.count(hash) && ::access(f.path.c_str(), F_OK) == 0) ++report.programs;
+  }
+}
+
+}  // namespace
+
 SweepReport ArtifactCache::prune(std::uint64_t max_bytes) {
   SweepReport report;
   std::vector<std::string> unlisted;
   std::vector<ArtifactFileInfo> files = scan(false, &unlisted);
   for (const auto& problem : unlisted) note_failure(report, problem);
   const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1'000'000'000;
-  std::vector<ArtifactFileInfo> entries, stale;
-  std::map<Hash128, ArtifactFileInfo> programs;
-  for (auto& f : files) {
-    if (f.is_program)
-      programs.emplace(f.key, std::move(f));
-    else if (!f.temporary)
-      entries.push_back(std::move(f));
-    else if (now_ns - f.last_use > kStaleTempSeconds * 1'000'000'000)
-      stale.push_back(std::move(f));
-  }
-  // Each program's references, from the entries' headers. An entry whose
-  // header does not read (damaged, version 1) names nothing; one naming a
-  // missing program is evicted like any other.
-  std::map<Hash128, std::size_t> refs;
-  std::vector<std::optional<Hash128>> names(entries.size());
-  // Oldest last use first; the path breaks ties so the order is stable.
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-    return a.last_use != b.last_use ? a.last_use < b.last_use : a.path < b.path;
-  });
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (auto header = cache::peek_index(entries[i].path)) names[i] = header->program;
-  }
-  // An entry naming a program that is gone (removed by hand, or a repair
-  // killed before it removed the entries) is a miss for good: stale, swept
-  // like a dead writer's file. Looked for once more, since a store writes
-  // its program before the entry and the listing may predate the program.
-  for (std::size_t i = 0; i < entries.size();) {
-    struct stat st {};
-    if (names[i] && !programs.count(*names[i]) &&
-        ::lstat(program_path(*names[i]).c_str(), &st) != 0 && errno == ENOENT) {
-      stale.push_back(std::move(entries[i]));
-      entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
-      names.erase(names.begin() + static_cast<std::ptrdiff_t>(i));
-      continue;
-    }
-    if (names[i]) ++refs[*names[i]];
-    ++i;
-  }
-  std::uint64_t total = 0;
-  for (const auto& f : entries) total += f.size;
-  for (const auto& [hash, f] : programs) {
-    total += f.size;
-    if (!refs.count(hash) && now_ns - f.last_use > kUnnamedProgramSeconds * 1'000'000'000)
-      stale.push_back(f);
-  }
+  PruneSet set = classify(files, now_ns);
+  drop_orphan_entries(set, [this](const Hash128& h) { return program_path(h); });
+  std::uint64_t total = total_bytes(set, now_ns);
   // The lock is only needed (and only its failure reported) when there is
   // something to remove: a read-only cache already under the bound is fine.
-  bool may_remove = false;
   std::optional<cache::FileLock> lock;
-  if (total > max_bytes || !stale.empty()) {
-    if (state_ != CacheState::kReady) {
-      report.skipped =
-          std::string("the cache is ") + cache_state_name(state_) + " (" + state_reason_ + ")";
-    } else if (auto taken = cache::FileLock::try_acquire(dir_ / ".prune.lock"); !taken) {
-      report.skipped = "cannot take the prune lock: " + taken.error().message;
-    } else if (!taken->has_value()) {
-      report.skipped = "another process is pruning " + dir_.string();
-    } else {
-      lock = std::move(*taken);
-      may_remove = true;
-    }
+  if (total > max_bytes || !set.stale.empty()) {
+    lock = take_prune_lock(state_, state_reason_, dir_, report);
   }
+  const bool may_remove = lock.has_value();
   std::set<Hash128> dropped;
   if (may_remove) {
-    for (const auto& f : stale) {
-      if (remove_file(f, report) || errno == ENOENT) {
-        if (f.is_program) total -= f.size, dropped.insert(f.key);
-      }
-    }
-  }
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (total <= max_bytes || !may_remove) break;
-    // Gone already (another process pruned it) also counts as gone.
-    if (!remove_file(entries[i], report) && errno != ENOENT) continue;
-    total -= entries[i].size;
-    if (!names[i] || --refs[*names[i]] > 0) continue;
-    // The last entry naming this program is gone: so is the program, unless
-    // a writer touched it since the scan (it is about to name it again).
-    auto program = programs.find(*names[i]);
-    if (program == programs.end() || dropped.count(program->first)) continue;
-    struct stat st {};
-    if (::lstat(program->second.path.c_str(), &st) != 0 ||
-        mtime_ns(st) != program->second.last_use) {
-      continue;
-    }
-    if (remove_file(program->second, report) || errno == ENOENT) {
-      total -= program->second.size;
-      dropped.insert(program->first);
-    }
+    remove_stale(set, total, dropped, report);
+    evict_oldest(set, max_bytes, total, dropped, report);
   }
   report.bytes = total;
-  for (const auto& f : entries) {
-    if (::access(f.path.c_str(), F_OK) == 0) ++report.entries;
-  }
-  for (const auto& [hash, f] : programs) {
-    if (!dropped.count(hash) && ::access(f.path.c_str(), F_OK) == 0) ++report.programs;
-  }
+  count_survivors(set, dropped, report);
   if (may_remove) approx_bytes_.store(static_cast<std::int64_t>(total));
   return report;
 }

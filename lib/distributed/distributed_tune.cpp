@@ -210,6 +210,85 @@ Result<TuningRecord> decide(const std::vector<nlohmann::json>& reports, bool* se
   return record;
 }
 
+// Every rank tunes alone and saves its own decision.
+Result<DistributedOutcome> tune_independent(Collective& collective, const TuneOptions& mine,
+                                            const RankTune& tune) {
+  DistributedOutcome outcome;
+  Result<TuneResult> result = tune(mine);
+  if (!result) return result.error();
+  if (!result->record)
+    return make_error(ErrorCode::kNotFound,
+                      "rank " + std::to_string(collective.rank()) + " found no config");
+  outcome.record = *result->record;
+  for (const auto& m : result->measurements)
+    if (m.outcome != Outcome::kPruned && m.outcome != Outcome::kCancelled) ++outcome.benchmarked;
+  outcome.saved = result->saved;
+  outcome.not_saved_reason = result->not_saved_reason;
+  outcome.collective_seconds = collective.seconds_in_collectives();
+  return outcome;
+}
+
+// Rank 0 tunes and every rank receives its report.
+Status broadcast_report(Collective& collective, const TuneOptions& mine, const RankTune& tune,
+                        std::vector<nlohmann::json>& reports, DistributedOutcome& outcome) {
+  std::string report;
+  if (collective.rank() == 0) report = rank_report(tune(mine)).dump();
+  Result<std::string> root = collective.broadcast(report, 0);
+  if (!root) return root.error();
+  Result<nlohmann::json> report0 = parse_report(*root, 0);
+  if (!report0) return report0.error();
+  reports.push_back(std::move(*report0));
+  outcome.benchmarked_by_rank.assign(collective.size(), 0);
+  outcome.benchmarked_by_rank[0] = reports[0].value("measured", nlohmann::json::array()).size();
+  return ok_status();
+}
+
+// Every rank tunes (its shard of the space, when parallel) and every rank
+// receives every report.
+Status gather_reports(Collective& collective, DistributedStrategy strategy, TuneOptions& mine,
+                      const RankTune& tune, std::vector<nlohmann::json>& reports,
+                      DistributedOutcome& outcome) {
+  if (strategy == DistributedStrategy::kParallel) {
+    mine.search.shard_index = static_cast<std::uint32_t>(collective.rank());
+    mine.search.shard_count = static_cast<std::uint32_t>(collective.size());
+  }
+  Result<std::vector<std::string>> all = collective.all_gather(rank_report(tune(mine)).dump());
+  if (!all) return all.error();
+  for (std::size_t r = 0; r < all->size(); ++r) {
+    Result<nlohmann::json> report = parse_report((*all)[r], r);
+    if (!report) return report.error();
+    reports.push_back(std::move(*report));
+    outcome.benchmarked_by_rank.push_back(
+        reports.back().value("measured", nlohmann::json::array()).size());
+  }
+  return ok_status();
+}
+
+// decide(), with a malformed report (a JSON type error) as an error value.
+Result<TuningRecord> decide_checked(const std::vector<nlohmann::json>& reports, bool* served) {
+  try {
+    return decide(reports, served);
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::kCorrupt,
+                      std::string("a rank's report is malformed: ") + e.what());
+  }
+}
+
+// The decision saved, the same on every rank; why not, when it is not.
+void save_decision(TuningCache& cache, DistributedOutcome& outcome) {
+  cache.put(outcome.record, TuningCache::PutMode::kReplace);
+  Result<StoreOutcome> saved = cache.save();
+  if (!saved) {
+    outcome.not_saved_reason = saved.error().message;
+  } else if (*saved != StoreOutcome::kWritten) {
+    std::string why;
+    cache.writable(&why);
+    outcome.not_saved_reason = why;
+  } else {
+    outcome.saved = true;
+  }
+}
+
 }  // namespace
 
 Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedStrategy strategy,
@@ -217,20 +296,10 @@ Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedS
                                             const RankTune& tune, std::string_view problem) {
   DistributedOutcome outcome;
   TuneOptions mine = options;
-  const int rank = collective.rank(), size = collective.size();
+  const int rank = collective.rank();
 
   if (strategy == DistributedStrategy::kIndependent) {
-    Result<TuneResult> result = tune(mine);
-    if (!result) return result.error();
-    if (!result->record)
-      return make_error(ErrorCode::kNotFound, "rank " + std::to_string(rank) + " found no config");
-    outcome.record = *result->record;
-    for (const auto& m : result->measurements)
-      if (m.outcome != Outcome::kPruned && m.outcome != Outcome::kCancelled) ++outcome.benchmarked;
-    outcome.saved = result->saved;
-    outcome.not_saved_reason = result->not_saved_reason;
-    outcome.collective_seconds = collective.seconds_in_collectives();
-    return outcome;
+    return tune_independent(collective, mine, tune);
   }
 
   // Before anything is measured: every rank names its problem, and ranks
@@ -246,56 +315,18 @@ Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedS
   // made from everyone's reports is saved below, the same on every rank.
   mine.cache.save = false;
   std::vector<nlohmann::json> reports;
-  if (strategy == DistributedStrategy::kBroadcast) {
-    std::string report;
-    if (rank == 0) report = rank_report(tune(mine)).dump();
-    Result<std::string> root = collective.broadcast(report, 0);
-    if (!root) return root.error();
-    Result<nlohmann::json> report0 = parse_report(*root, 0);
-    if (!report0) return report0.error();
-    reports.push_back(std::move(*report0));
-    outcome.benchmarked_by_rank.assign(size, 0);
-    outcome.benchmarked_by_rank[0] = reports[0].value("measured", nlohmann::json::array()).size();
-  } else {
-    if (strategy == DistributedStrategy::kParallel) {
-      mine.search.shard_index = static_cast<std::uint32_t>(rank);
-      mine.search.shard_count = static_cast<std::uint32_t>(size);
-    }
-    Result<std::vector<std::string>> all = collective.all_gather(rank_report(tune(mine)).dump());
-    if (!all) return all.error();
-    for (std::size_t r = 0; r < all->size(); ++r) {
-      Result<nlohmann::json> report = parse_report((*all)[r], r);
-      if (!report) return report.error();
-      reports.push_back(std::move(*report));
-      outcome.benchmarked_by_rank.push_back(
-          reports.back().value("measured", nlohmann::json::array()).size());
-    }
-  }
+  Status gathered = strategy == DistributedStrategy::kBroadcast
+                        ? broadcast_report(collective, mine, tune, reports, outcome)
+                        : gather_reports(collective, strategy, mine, tune, reports, outcome);
+  if (!gathered.ok()) return gathered.error();
   outcome.benchmarked = strategy == DistributedStrategy::kBroadcast
                             ? (rank == 0 ? outcome.benchmarked_by_rank[0] : 0)
                             : outcome.benchmarked_by_rank[rank];
   if (Status ranks = check_ranks(reports); !ranks.ok()) return ranks.error();
-  Result<TuningRecord> decided = [&]() -> Result<TuningRecord> {
-    try {
-      return decide(reports, &outcome.served);
-    } catch (const std::exception& e) {
-      return make_error(ErrorCode::kCorrupt,
-                        std::string("a rank's report is malformed: ") + e.what());
-    }
-  }();
+  Result<TuningRecord> decided = decide_checked(reports, &outcome.served);
   if (!decided) return decided.error();
   outcome.record = std::move(*decided);
-  cache.put(outcome.record, TuningCache::PutMode::kReplace);
-  Result<StoreOutcome> saved = cache.save();
-  if (!saved) {
-    outcome.not_saved_reason = saved.error().message;
-  } else if (*saved != StoreOutcome::kWritten) {
-    std::string why;
-    cache.writable(&why);
-    outcome.not_saved_reason = why;
-  } else {
-    outcome.saved = true;
-  }
+  save_decision(cache, outcome);
   outcome.collective_seconds = collective.seconds_in_collectives();
   return outcome;
 }

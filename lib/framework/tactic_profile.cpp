@@ -84,52 +84,159 @@ std::optional<TacticTuner::Entry> entry_from_record(const TuningRecord& record,
 
 }  // namespace internal
 
+namespace {
+
+using Outputs = std::vector<std::vector<double>>;
+using Profile = std::vector<std::int64_t>;
+
+// NOTES: the calling thread's scope, not the newest attached cache: two
+// threads each in its own scope would otherwise both write to whichever
+// file was opened last.
+TuningCache* record_target(TuningCache* own, const std::vector<TuningCache*>& caches) {
+  TuningCache* mine = internal::thread_context().cache;
+  if (mine && std::find(caches.begin(), caches.end(), mine) != caches.end()) return mine;
+  return own;
+}
+
+// What the first runner's fallback writes: the reference of the check.
+std::optional<Outputs> reference_outputs(std::string_view name, TunableRunner& runner,
+                                         const ArgList& args, const TacticTunerOptions& options) {
+  if (options.check_outputs.empty()) return std::nullopt;
+  Status st = runner.run(args, kFallbackTactic);
+  if (st.ok()) st = runner.synchronize();
+  auto out = st.ok() ? internal::read_outputs(args, options.check_outputs, options.device)
+                     : Result<Outputs>(st.error());
+  if (!out.ok()) {
+    KILN_LOG(kWarn) << name << ": the reference (fallback of '" << runner.id().text()
+                    << "') did not run, so outputs are not checked: " << out.error().message;
+    return std::nullopt;
+  }
+  return std::move(*out);
+}
+
+void check_against(const Outputs& want, const ArgList& args, const TacticTunerOptions& options,
+                   Measurement& m) {
+  auto got = internal::read_outputs(args, options.check_outputs, options.device);
+  if (!got.ok()) {
+    m.outcome = Outcome::kWrongResult;
+    m.error =
+        make_error(outcome_error_code(m.outcome), "outputs not readable: " + got.error().message);
+    return;
+  }
+  for (std::size_t o = 0; o < want.size(); ++o) {
+    Comparison c = compare((*got)[o], want[o], options.tolerance);
+    if (c.ok) continue;
+    m.outcome = Outcome::kWrongResult;
+    m.error = make_error(outcome_error_code(m.outcome),
+                         "output '" + options.check_outputs[o] + "': " + c.describe());
+    return;
+  }
+}
+
+// The runner's tactics for `args`; the fallback alone when it lists none
+// or throws.
+std::vector<int> list_tactics(std::string_view op, TunableRunner& runner, const ArgList& args) {
+  std::vector<int> tactics;
+  try {
+    tactics = runner.tactics(args);
+  } catch (const std::exception& e) {
+    KILN_LOG(kWarn) << op << ": runner '" << runner.id().text()
+                    << "' failed to list tactics: " << e.what();
+  }
+  if (tactics.empty()) tactics.push_back(kFallbackTactic);
+  return tactics;
+}
+
+// Prepares the tactics not yet prepared in this pass (untimed); why it
+// failed, or empty.
+std::string prepare_fresh(TunableRunner& runner, const ArgList& args,
+                          const std::vector<int>& tactics, std::set<int>& prepared) {
+  std::vector<int> fresh;
+  for (int t : tactics) {
+    if (prepared.insert(t).second) fresh.push_back(t);
+  }
+  if (fresh.empty()) return {};
+  Status st = ok_status();
+  try {
+    st = runner.prepare(args, fresh);
+  } catch (const std::exception& e) {
+    st = make_error(ErrorCode::kInternal, e.what());
+  }
+  return st.ok() ? std::string() : st.error().describe();
+}
+
+// One profile's inputs and what the tactics are measured with.
+struct ProfileRun {
+  std::string_view op;
+  const ArgList& args;
+  const std::optional<Outputs>& reference;
+  const TacticTunerOptions& options;
+  std::atomic<std::uint64_t>& profiled;
+  std::atomic<std::uint64_t>& failed;
+};
+
+// Every tactic of runner `r` timed (and checked) on the profile's inputs.
+void measure_runner(const ProfileRun& run, TunableRunner& runner, std::size_t r,
+                    std::set<int>& prepared, std::vector<Measurement>& measured) {
+  std::vector<int> tactics = list_tactics(run.op, runner, run.args);
+  std::string unprepared = prepare_fresh(runner, run.args, tactics, prepared);
+  for (int t : tactics) {
+    Measurement m;
+    if (!unprepared.empty()) {
+      m.outcome = Outcome::kCompileFailed;
+      m.error = make_error(outcome_error_code(m.outcome), "prepare failed: " + unprepared);
+    } else {
+      m = internal::time_tactic(runner, run.args, t, run.options);
+      // The last timed run left its outputs in place.
+      if (m.ok() && run.reference) check_against(*run.reference, run.args, run.options, m);
+    }
+    m.config = Config{{"runner", static_cast<std::int64_t>(r)}, {"tactic", std::int64_t{t}}};
+    run.profiled.fetch_add(1, std::memory_order_relaxed);
+    if (!m.ok()) run.failed.fetch_add(1, std::memory_order_relaxed);
+    measured.push_back(std::move(m));
+  }
+}
+
+void warn_nothing_ran(std::string_view op, const std::vector<Measurement>& measured) {
+  std::string reasons;
+  for (const auto& m : measured)
+    reasons += "\n  {" + m.config.to_string() + "}: " + m.reason().substr(0, 300);
+  KILN_LOG(kWarn) << op << ": no (runner, tactic) ran; using the fallback" << reasons;
+}
+
+// The persisted decision of one profile, with every (runner, tactic)
+// measured under its persisted name.
+TuningRecord profile_record(std::string_view op, std::span<TunableRunner* const> runners,
+                            const ArgList& inputs, const TuningSpec& spec, const Profile& profile,
+                            const TuningIdentity& identity, const TacticTuner::Entry& entry,
+                            const Measurement& best, const std::vector<Measurement>& measured) {
+  TuningRecord record;
+  record.problem = internal::persisted_problem(op, runners, inputs, spec, profile);
+  record.definition = identity.definition;
+  record.device = identity.device;
+  record.toolchain = identity.toolchain;
+  record.env = identity.env;
+  record.best = internal::decision_config(*runners[entry.runner_index], entry.tactic);
+  record.best_time_ms = best.stats.median * 1e3;
+  for (const auto& m : measured) {
+    const TunableRunner& runner = *runners[m.config.get_int("runner")];
+    int t = static_cast<int>(m.config.get_int("tactic"));
+    record.measured.push_back(MeasuredConfig{internal::decision_config(runner, t),
+                                             m.ok() ? m.stats.median * 1e3 : 0, m.ok(),
+                                             m.reason().substr(0, 500)});
+  }
+  return record;
+}
+
+}  // namespace
+
 void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* const> runners,
                                 const ArgList& inputs, const TuningSpec& spec) {
-  std::vector<std::vector<std::int64_t>> profiles =
-      spec.dynamic.empty() ? std::vector<std::vector<std::int64_t>>(1) : spec.profiles();
-  // NOTES: the calling thread's scope, not the newest attached cache: two
-  // threads each in its own scope would otherwise both write to whichever
-  // file was opened last.
-  TuningCache* target = options_.cache;
-  TuningCache* mine = internal::thread_context().cache;
-  if (mine && std::find(caches_.begin(), caches_.end(), mine) != caches_.end()) target = mine;
+  std::vector<Profile> profiles = spec.dynamic.empty() ? std::vector<Profile>(1) : spec.profiles();
+  TuningCache* target = record_target(options_.cache, caches_);
   // Per runner, the tactics already prepared in this pass.
   std::vector<std::set<int>> prepared(runners.size());
   std::size_t recorded = 0;
-  using Outputs = std::vector<std::vector<double>>;
-  // What the first runner's fallback writes: the reference of the check.
-  auto reference_outputs = [&](std::string_view name, TunableRunner& runner,
-                               const ArgList& args) -> std::optional<Outputs> {
-    if (options_.check_outputs.empty()) return std::nullopt;
-    Status st = runner.run(args, kFallbackTactic);
-    if (st.ok()) st = runner.synchronize();
-    auto out = st.ok() ? internal::read_outputs(args, options_.check_outputs, options_.device)
-                       : Result<Outputs>(st.error());
-    if (!out.ok()) {
-      KILN_LOG(kWarn) << name << ": the reference (fallback of '" << runner.id().text()
-                      << "') did not run, so outputs are not checked: " << out.error().message;
-      return std::nullopt;
-    }
-    return std::move(*out);
-  };
-  auto check_against = [&](const Outputs& want, const ArgList& args, Measurement& m) {
-    auto got = internal::read_outputs(args, options_.check_outputs, options_.device);
-    if (!got.ok()) {
-      m.outcome = Outcome::kWrongResult;
-      m.error =
-          make_error(outcome_error_code(m.outcome), "outputs not readable: " + got.error().message);
-      return;
-    }
-    for (std::size_t o = 0; o < want.size(); ++o) {
-      Comparison c = compare((*got)[o], want[o], options_.tolerance);
-      if (c.ok) continue;
-      m.outcome = Outcome::kWrongResult;
-      m.error = make_error(outcome_error_code(m.outcome),
-                           "output '" + options_.check_outputs[o] + "': " + c.describe());
-      return;
-    }
-  };
   for (const auto& profile : profiles) {
     TacticKey key = internal::key_under(op, runners, inputs, spec, profile);
     {
@@ -148,55 +255,16 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
       continue;
     }
     const ArgList& args = generated->args;
-    auto reference = reference_outputs(op, *runners[0], args);
+    auto reference = reference_outputs(op, *runners[0], args, options_);
+    ProfileRun run{op, args, reference, options_, counters_->profiled, counters_->failed};
     std::vector<Measurement> measured;
     for (std::size_t r = 0; r < runners.size(); ++r) {
-      TunableRunner& runner = *runners[r];
-      std::vector<int> tactics;
-      try {
-        tactics = runner.tactics(args);
-      } catch (const std::exception& e) {
-        KILN_LOG(kWarn) << op << ": runner '" << runner.id().text()
-                        << "' failed to list tactics: " << e.what();
-      }
-      if (tactics.empty()) tactics.push_back(kFallbackTactic);
-      std::vector<int> fresh;
-      for (int t : tactics) {
-        if (prepared[r].insert(t).second) fresh.push_back(t);
-      }
-      std::string unprepared;
-      if (!fresh.empty()) {
-        Status st = ok_status();
-        try {
-          st = runner.prepare(args, fresh);
-        } catch (const std::exception& e) {
-          st = make_error(ErrorCode::kInternal, e.what());
-        }
-        if (!st.ok()) unprepared = st.error().describe();
-      }
-      for (int t : tactics) {
-        Measurement m;
-        if (!unprepared.empty()) {
-          m.outcome = Outcome::kCompileFailed;
-          m.error = make_error(outcome_error_code(m.outcome), "prepare failed: " + unprepared);
-        } else {
-          m = internal::time_tactic(runner, args, t, options_);
-          // The last timed run left its outputs in place.
-          if (m.ok() && reference) check_against(*reference, args, m);
-        }
-        m.config = Config{{"runner", static_cast<std::int64_t>(r)}, {"tactic", std::int64_t{t}}};
-        counters_->profiled.fetch_add(1, std::memory_order_relaxed);
-        if (!m.ok()) counters_->failed.fetch_add(1, std::memory_order_relaxed);
-        measured.push_back(std::move(m));
-      }
+      measure_runner(run, *runners[r], r, prepared[r], measured);
     }
     counters_->tuned_profiles.fetch_add(1, std::memory_order_relaxed);
     auto chosen = select_winner(measured, options_.selection);
     if (!chosen) {
-      std::string reasons;
-      for (const auto& m : measured)
-        reasons += "\n  {" + m.config.to_string() + "}: " + m.reason().substr(0, 300);
-      KILN_LOG(kWarn) << op << ": no (runner, tactic) ran; using the fallback" << reasons;
+      warn_nothing_ran(op, measured);
       insert(key, Entry{0, kFallbackTactic, false});
       continue;
     }
@@ -205,22 +273,8 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
                 static_cast<int>(best.config.get_int("tactic")), false};
     insert(key, entry);
     if (!target) continue;
-    TuningRecord record;
-    record.problem = internal::persisted_problem(op, runners, inputs, spec, profile);
-    record.definition = identity_.definition;
-    record.device = identity_.device;
-    record.toolchain = identity_.toolchain;
-    record.env = identity_.env;
-    record.best = internal::decision_config(*runners[entry.runner_index], entry.tactic);
-    record.best_time_ms = best.stats.median * 1e3;
-    for (const auto& m : measured) {
-      const TunableRunner& runner = *runners[m.config.get_int("runner")];
-      int t = static_cast<int>(m.config.get_int("tactic"));
-      record.measured.push_back(MeasuredConfig{internal::decision_config(runner, t),
-                                               m.ok() ? m.stats.median * 1e3 : 0, m.ok(),
-                                               m.reason().substr(0, 500)});
-    }
-    target->put(std::move(record));
+    target->put(
+        profile_record(op, runners, inputs, spec, profile, identity_, entry, best, measured));
     ++recorded;
   }
   // A scope's file is saved when the scope ends; the tuner's own cache now.

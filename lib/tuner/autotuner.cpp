@@ -2,7 +2,6 @@
 // disk, a tuning run, or the heuristic default, in that order.
 #include <chrono>
 
-#include "kiln/tuner/artifact_source.hpp"
 #include "check_plan.hpp"
 #include "finalists.hpp"
 #include "kiln/cache/artifact_cache.hpp"
@@ -12,6 +11,7 @@
 #include "kiln/core/keys.hpp"
 #include "kiln/core/log.hpp"
 #include "kiln/core/options.hpp"
+#include "kiln/tuner/artifact_source.hpp"
 #include "kiln/tuner/selection.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "pipeline.hpp"
@@ -110,6 +110,70 @@ struct SearchRun {
   ReferenceReport reference;
 };
 
+// What the pipeline runs on: the call, its checking plan and where its
+// benchmarks run; the budget counts from when the call started.
+internal::PipelineInputs pipeline_inputs(const TuneCall& call, const Backend& backend,
+                                         ArtifactCache* artifacts, const CallState& state,
+                                         const internal::Checking& checking,
+                                         internal::BenchPlan plan,
+                                         std::chrono::steady_clock::time_point started) {
+  const TuneOptions& opt = call.options;
+  internal::PipelineInputs in;
+  in.kernel = call.kernel;
+  in.args = call.args;
+  in.state = state;
+  in.reference = checking.reference;
+  in.judge = checking.judge;
+  in.options = opt;
+  in.backend = backend;
+  in.plan = std::move(plan);
+  in.context = call.context;
+  in.artifacts = artifacts;
+  in.home = &call.device;
+  in.trace = std::make_shared<TraceRecorder>();
+  if (opt.pipeline.budget_seconds > 0) {
+    in.deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double>(opt.pipeline.budget_seconds));
+  }
+  return in;
+}
+
+void log_forgotten(const TuneCall& call, const internal::SearchMemory& memory) {
+  for (const auto& f : memory.forgotten) {
+    KILN_LOG(kInfo) << call.kernel.tmpl.name << ": {" << f.failure.config.to_string()
+                    << "} failed before (" << f.failure.outcome
+                    << ") and is measured again: " << f.why;
+  }
+}
+
+// Outputs judged after the run: the verdicts the default's outputs did not
+// settle during it come from the consensus now.
+void judge_outputs(const internal::Checking& checking, SearchRun& run) {
+  if (checking.judge) {
+    run.reference = checking.judge->finish();
+    internal::apply_verdicts(checking.judge->wrong(), run.out.measurements, run.out.stats);
+  } else {
+    run.reference = checking.report;
+  }
+}
+
+// An interrupted run remembers no failures: what the interruption cut
+// short is not the config's fault.
+void remember_failures(const TuneCall& call, const SearchRun& run, FailedConfigs& failures,
+                       const FailureKey& failure_key, const internal::SearchMemory& memory) {
+  if (!call.options.cache.save || run.out.interrupted) return;
+  std::error_code ec;
+  Status kept = failures.update(
+      failure_key, internal::failure_update(run.out.measurements,
+                                            internal::failures_to_remember(
+                                                run.out.measurements, call.kernel.tmpl.include_dirs,
+                                                std::filesystem::current_path(ec)),
+                                            memory, run.out.skipped, call.retune));
+  if (!kept.ok())
+    KILN_LOG(kWarn) << call.kernel.tmpl.name
+                    << ": failed configs not remembered: " << kept.error().describe();
+}
+
 // The search through the pipeline, its outputs judged, and the caller's
 // tensors restored; what earlier tunings remember seeds and filters it,
 // and its failures are remembered in turn (search_memory.hpp).
@@ -124,25 +188,10 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
   if (!plan.ok()) return plan.error();
   auto state = CallState::capture(call.device, call.kernel, call.args);
   if (!state.ok()) return state.error();
-  internal::PipelineInputs in;
-  in.kernel = call.kernel;
-  in.args = call.args;
-  in.state = *state;
   internal::Checking checking =
       internal::plan_checking(call.kernel, call.args, call.device, *state, opt, call.problem);
-  in.reference = checking.reference;
-  in.judge = checking.judge;
-  in.options = opt;
-  in.backend = backend;
-  in.plan = std::move(*plan);
-  in.context = call.context;
-  in.artifacts = artifacts;
-  in.home = &call.device;
-  in.trace = std::make_shared<TraceRecorder>();
-  if (opt.pipeline.budget_seconds > 0) {
-    in.deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                std::chrono::duration<double>(opt.pipeline.budget_seconds));
-  }
+  internal::PipelineInputs in =
+      pipeline_inputs(call, backend, artifacts, *state, checking, std::move(*plan), started);
   ProgressBar progress(call.kernel.tmpl.name, 0, stderr, opt.pipeline.progress);
   auto trace = in.trace;
   const FailureKey failure_key{
@@ -157,11 +206,7 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
   internal::SearchMemory memory = internal::recall_memory(
       sharded ? nullptr : tunings, failures, failure_key, call.kernel.tmpl.space,
       opt.search.warm_start, opt.search.warm_start_devices, call.retune);
-  for (const auto& f : memory.forgotten) {
-    KILN_LOG(kInfo) << call.kernel.tmpl.name << ": {" << f.failure.config.to_string()
-                    << "} failed before (" << f.failure.outcome
-                    << ") and is measured again: " << f.why;
-  }
+  log_forgotten(call, memory);
   SearchRun run;
   run.out = internal::drive_search(call.problem, std::move(in), &progress, memory);
   progress.finish();
@@ -173,30 +218,8 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
   Status restored = state->restore(call.device);
   if (restored.ok()) restored = call.device.synchronize();
   if (!restored.ok()) return restored.error();
-
-  // Outputs judged after the run: the verdicts the default's outputs did not
-  // settle during it come from the consensus now.
-  if (checking.judge) {
-    run.reference = checking.judge->finish();
-    internal::apply_verdicts(checking.judge->wrong(), run.out.measurements, run.out.stats);
-  } else {
-    run.reference = checking.report;
-  }
-  // An interrupted run remembers no failures: what the interruption cut
-  // short is not the config's fault.
-  if (opt.cache.save && !run.out.interrupted) {
-    std::error_code ec;
-    Status kept = failures.update(
-        failure_key,
-        internal::failure_update(
-            run.out.measurements,
-            internal::failures_to_remember(run.out.measurements, call.kernel.tmpl.include_dirs,
-                                           std::filesystem::current_path(ec)),
-            memory, run.out.skipped, call.retune));
-    if (!kept.ok())
-      KILN_LOG(kWarn) << call.kernel.tmpl.name
-                      << ": failed configs not remembered: " << kept.error().describe();
-  }
+  judge_outputs(checking, run);
+  remember_failures(call, run, failures, failure_key, memory);
   return run;
 }
 
