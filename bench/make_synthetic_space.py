@@ -2,8 +2,9 @@
 spaces (its hotspot_milo kernel): a gzip'd Kernel Tuner cache file
 (../shared/recorded-spaces/README.md), every valid config with a made-up but
 structured run time, for checking that Kiln's replay and searches scale to
-hundreds of thousands of configs (docs/benchmarks.md, "The search's own
-cost"). Standard library only; deterministic for a seed.
+hundreds of thousands of configs (docs/lab/search-cost-journal.md, "Spaces
+of 100,000 configs and more"). Standard library only; deterministic for a
+seed.
 
   python3 bench/make_synthetic_space.py OUT.json.gz [--seed N] [--scale F]
                                                     [--shared-limit BYTES]

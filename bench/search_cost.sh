@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The search's own CPU: what the steered strategies cost to decide, apart
-# from the kernels they choose (docs/benchmarks.md, "The search's own
-# cost"). Each strategy replays one seed of a recorded space to a fixed
-# number of configs under every binary given, interleaved, ROUNDS times,
-# so binaries built from two commits are timed side by side in one run.
+# from the kernels they choose (docs/lab/search-cost-journal.md, "The
+# search's own cost"). Each strategy replays one seed of a recorded space
+# to a fixed number of configs under every binary given, interleaved,
+# ROUNDS times, so binaries built from two commits are timed side by side in one run.
 # The replay's compile and benchmark times are simulated: wall and user
 # time here are the search's decisions and the replay's bookkeeping.
 #   bash bench/search_cost.sh [KILN_BINARY ...]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The default strategy on recorded spaces it was not tuned on
-# (docs/benchmarks.md, "Beyond the three shared files"): every Kernel Tuner
-# cache file under DIR (e.g. a clone of the AutoTuningAssociation
+# (docs/lab/search-hub-journal.md, "Beyond the three shared files"): every
+# Kernel Tuner cache file under DIR (e.g. a clone of the AutoTuningAssociation
 # benchmark_hub: cachefiles/*/ and currently_unused/cachefiles/*/, KTT's
 # output files included), hybrid against random, 25 seeds, the best-so-far
 # fraction of each file's optimum at 0.5, 1 and 2% of its configs. Files

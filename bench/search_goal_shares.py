@@ -7,9 +7,9 @@ usage: kiln-lab bench search --recorded FILE... --strategy S --json > out.json
 For each file and strategy: the share of seeds whose best so far reached
 0.90 of the optimum by 1% of the space and 0.95 by 2% (the goal wants a
 median at those levels, so a share above one half), and the median at 0.5,
-1, 2 and 5%. What judged each variant in docs/benchmarks.md's lists of
-what was tried: a median moves between bimodal modes from seed to seed,
-the share moves smoothly. Standard library only.
+1, 2 and 5%. What judged each variant in the lists of what was tried
+(docs/lab/search-*-journal.md): a median moves between bimodal modes
+from seed to seed, the share moves smoothly. Standard library only.
 """
 import json
 import sys

@@ -19,7 +19,8 @@ by Thompson sampling instead, one joint posterior draw over a shortlist of TSN c
 WNORM=1 weighs each parameter's codes so that the parameter counts one mismatch in all.
 Prints, per file, the share of seeds reaching 0.90 of the
 optimum by 1% of the space and 0.95 by 2%, and the medians at 0.5/1/2%.
-docs/benchmarks.md ("The gp strategy") lists what each setting scored.
+docs/lab/search-models-journal.md ("The gp strategy") lists what each setting
+scored.
 Needs numpy (the venv of scripts/setup.sh has it).
 """
 import gzip, itertools, json, math, os, sys

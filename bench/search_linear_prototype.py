@@ -12,7 +12,8 @@ prior on the weights. PICK: ts draws the weights from the posterior
 (Thompson sampling), mean takes the lowest predicted time, a number K the
 lowest mean - K standard deviations. Prints the share of seeds reaching
 0.90 of the optimum by 1% of the space and 0.95 by 2%, and the medians at
-0.5/1/2%. docs/benchmarks.md ("What the whole space says") has the result:
+0.5/1/2%. docs/lab/search-spaces-journal.md ("What the whole space says")
+has the result:
 on A100 it does worse than gp.
 """
 import os

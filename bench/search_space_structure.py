@@ -22,8 +22,9 @@ so they bound what a search that sees 1% of the space can learn:
   the number of local optima, and the share of configs whose descent ends
   at a config within 0.90 of the optimum.
 
-Needs numpy (the venv of scripts/setup.sh has it). docs/benchmarks.md,
-"Where the 1% point is lost", has the numbers for the shared files.
+Needs numpy (the venv of scripts/setup.sh has it).
+docs/lab/search-spaces-journal.md, "What the whole space says", has the
+numbers for the shared files.
 """
 import collections
 import gzip

@@ -15,9 +15,9 @@ namespace kiln::internal {
 // row conditioned on. Where the space is too large to keep those values
 // for all its configs (sampled_), a pick used to draw its own thousands
 // of candidates and compute each one's values afresh: candidates x rows
-// kernels a pick, n^2 solves for the most promising, and a 1% budget of
-// the 105,412-config hotspot space took 144 s a seed, 10% over ten
-// minutes (docs/benchmarks.md, "Candidates in epochs"). Instead the
+// kernels a pick, n^2 solves for the most promising, and a search of the
+// hub's hotspot space spent minutes a seed on that alone
+// (docs/lab/search-cost-journal.md, "Candidates in epochs"). Instead the
 // candidates are drawn once per epoch (bounds_.drawn unmeasured configs
 // before the bound, bounds_.candidates past it, plus each pick's
 // neighbours of the fastest), and their kernel values and solves are

@@ -139,9 +139,9 @@ class BayesSearch final : public SearchStrategy {
     // (1)'s size: eight configs whatever the budget. A start that grew with
     // the budget (15% of it, up to 20) was all of a 10% run's first 0.5%,
     // where it did no better than random draws; with eight the model steers
-    // from the ninth config on (recorded convolution spaces, 50 seeds, mean
-    // at 0.5%: A100 0.595 -> 0.624, random 0.601; MI250X 0.424 -> 0.479,
-    // random 0.328; 1-10% and nine other files at 2% within seed noise).
+    // from the ninth config on, better early and no worse later (measured:
+    // docs/lab/search-models-journal.md, "bayes against the goal", the
+    // start of 8).
     for (const Parameter& p : setup.space->parameters()) varying_ += p.values.size() > 1;
     first_round_ = kFirstRound;
     if (budget_) first_round_ = std::min(first_round_, budget_);
@@ -377,7 +377,8 @@ class BayesSearch final : public SearchStrategy {
   // rows times their log times the features at each depth, and a forest
   // refitted at each sixteenth more over every measurement made a 10%
   // budget of a 100,000-config space (the hub's hotspot) cost hours
-  // (docs/benchmarks.md, "The search's own cost"); what decides a pick is
+  // (docs/lab/search-cost-journal.md, "Spaces of 100,000 configs and
+  // more"); what decides a pick is
   // where the fast configs are, which these keep. kFitWhole is past every
   // run measured before (up to 1,796 configs), which pick as before.
   std::vector<std::size_t> fit_rows(const std::vector<double>& y) const {

@@ -9,10 +9,10 @@
 // process predicts a config from every measured config that shares values
 // with it, so what it learns about one parameter's value carries over to
 // every combination of the others. On the recorded convolution spaces that
-// finds a lone optimum sooner (A100: the exact best within 2% of the space
-// in about half of the seeds, where the forest finds it in a third); where
-// the best configs sit in one corner of ordered axes the forest's threshold
-// splits do as well or better (docs/autotuning.md has the numbers).
+// finds a lone optimum sooner than the forest does; where the best configs
+// sit in one corner of ordered axes the forest's threshold splits do as
+// well or better (docs/autotuning.md, "Searches", Hybrid's GP; measured:
+// docs/lab/search-models-journal.md, "The gp strategy").
 //
 // A round of several proposals is chosen one at a time: after each pick the
 // process is told the pick's predicted time as if measured (the "kriging
@@ -44,9 +44,10 @@ GpSearch::GpSearch(const SearchSetup& setup, std::size_t random_start, internal:
   // when each pick scores them all, or when keeping them for the whole
   // budget fits kKeptLimit: a pick then scores its candidates in n
   // multiply-adds each instead of n kernels and an n^2 solve. Without
-  // them, a 10% budget of the hub's 17,956-config GEMM space took over 9
-  // minutes a seed; with them, docs/benchmarks.md ("The search's own
-  // cost"). A larger budget of a larger space computes them afresh.
+  // them, a large budget of the hub's GEMM space took minutes a seed
+  // (measured with and without: docs/lab/search-cost-journal.md, "The
+  // search's own cost"). A larger budget of a larger space computes them
+  // afresh.
   const std::size_t rows_at_most =
       setup.max_configs == 0 ? pool_.size() : std::min(setup.max_configs, pool_.size());
   if (!pool_.empty() &&
@@ -92,7 +93,9 @@ std::vector<Config> GpSearch::propose(std::size_t n) {
   // Proposed earlier and not measured yet (configs in flight, when the
   // driver asks for one config as each result lands): believed at their
   // predicted times, as the picks below, so the next pick is not their
-  // twin (docs/benchmarks.md, "Proposals without rounds").
+  // twin (docs/autotuning.md, "Steered searches: configs in flight or
+  // rounds"; measured: docs/lab/search-journal.md, "Configs in flight:
+  // proposals without a round barrier").
   for (const Config& c : pending_) {
     const GpRow row = encoder_.encode(c);
     const double mean = gp_.predict(row).mean;
@@ -135,8 +138,9 @@ std::vector<double> GpSearch::targets() const {
 // NOTES: the bounded model. An exact process over every measured row
 // costs n^2 per candidate's solve and n^3 per refit, and with 16,384
 // candidates a pick, each needing n kernel values, a 10% budget of a
-// 100,000-config space (the hub's hotspot) ran for hours (docs/
-// benchmarks.md, "The search's own cost"). Past bounds_.from measured
+// 100,000-config space (the hub's hotspot) ran for hours
+// (docs/lab/search-cost-journal.md, "Spaces of 100,000 configs and more").
+// Past bounds_.from measured
 // configs (GpBounds), the model conditions on a base of at most best +
 // spread + recent of them, rebased each `epoch` measurements:
 //  - the fastest, which is where expected improvement is decided (the

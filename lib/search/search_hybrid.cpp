@@ -9,10 +9,10 @@
 // space-filling start, then forest picks kept apart from one another) finds
 // a good region within the first 1% of a space more often than gp's random
 // start; gp, once it has data, pins a lone optimum sooner than the forest.
-// On the recorded convolution spaces and eight benchmark-hub files this
-// opening-then-gp is level with the better of the two at 1% and at 2% of
-// the space, where either alone falls behind on some (docs/benchmarks.md,
-// "The hybrid strategy").
+// On recorded spaces this opening-then-gp keeps up with the better of the
+// two at small shares of the space, where either alone falls behind on
+// some (docs/autotuning.md, "Searches", Hybrid; measured:
+// docs/lab/search-journal.md, "The hybrid strategy").
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -29,15 +29,14 @@
 namespace kiln {
 namespace {
 
-// bayes's part: 0.6% of the space (a fifth of the default plan's 3%),
-// within [16, 64] configs and at most the budget. On the recorded
-// convolution spaces (4,362 configs), seeds reaching 0.90 by 1% of the
-// space (A100 / MI250X, 100 seeds): an opening of 26 0.32 / 0.36, gp
-// alone 0.24 / 0.42, bayes alone 0.26 / 0.42; an opening of bayes's
-// space-filling start alone (8) did worse than gp's random start (A100
-// 0.14, 50 seeds). It is a share of the space, not of the budget, so that
-// a larger budget does not lengthen the opening past the point where gp
-// does better (docs/benchmarks.md, "The hybrid strategy").
+// bayes's part: 0.6% of the space (a fifth of the default plan's 3%), within
+// [16, 64] configs and at most the budget. On the recorded convolution spaces
+// an opening of this size was ahead of gp alone and bayes alone on one and a
+// little behind them on the other, and an opening of bayes's space-filling
+// start alone did worse than gp's random start. It is a share of the space, not
+// of the budget, so that a larger budget does not lengthen the opening past the
+// point where gp does better (measured: docs/lab/search-journal.md, "The hybrid
+// strategy", the opening's table).
 constexpr double kOpeningShare = 0.006;
 constexpr std::size_t kOpeningAtLeast = 16, kOpeningAtMost = 64;
 // The prior of search_whole_warps.hpp: for the first 3% of the space (the
@@ -45,18 +44,19 @@ constexpr std::size_t kOpeningAtLeast = 16, kOpeningAtMost = 64;
 // a gp over the whole space takes over, told every measurement. Off where
 // such blocks are under a tenth of the space: there the space's author did
 // not mean x to be a warp's row (the dedispersion spaces' block_size_x runs
-// 1 to 32, and 1% of their configs would pass). Seeds reaching 0.90 of the
-// optimum by 1% of the space / 0.95 by 2%, 3% budget, seeds 1-100: A100's
-// convolution 0.28 / 0.55 without it, 0.48 / 0.80 with it; MI250X's 0.34 /
-// 0.85 and 0.55 / 0.85 (docs/benchmarks.md, "Blocks of whole warps first").
+// 1 to 32, and 1% of their configs would pass). With the rule, on the recorded
+// convolution spaces more seeds reach near the optimum by 1% of the space, and
+// as many or more by 2% (docs/autotuning.md, "Searches", "Blocks of whole warps
+// first"; measured: docs/lab/search-spaces-journal.md, "Blocks of whole warps
+// first").
 // Inside that part, gp's model reads each integer by its value and its
 // place alone, without the power-of-two codes (search_gp.cpp): those were
 // to tell an aligned block from a ragged one, which the rule has done, and
 // kept they made each block or tile change count two or three times over
-// in a kernel that counts the codes two configs differ in. Seeds 1-200,
-// 2% budget, reaching 0.90 by 1% / 0.95 by 2%: A100 0.475 / 0.78 with the
-// codes, 0.55 / 0.885 without; MI250X 0.555 / 0.87 and 0.56 / 0.895
-// (docs/benchmarks.md, "Whole-warp blocks without alignment codes").
+// in a kernel that counts the codes two configs differ in. Without them
+// more seeds reach near the optimum by 1% and 2% of the space (measured:
+// docs/lab/search-spaces-journal.md, "Whole-warp blocks without alignment
+// codes").
 constexpr double kPreferredShare = 0.03;
 constexpr double kPreferredAtLeast = 0.1;
 constexpr int kAsks = 4;  // times a part is asked again when its picks were taken
@@ -126,10 +126,12 @@ class HybridSearch final : public SearchStrategy {
     // A config neither part proposed (nor the default) is a warm start's
     // seed: what other tunings found fast. gp hears it; bayes's opening
     // does not, so the opening maps this device's own space first. Told of
-    // seeds from other devices, the opening climbed their region: on the
-    // A100 convolution, where those seeds hold 0.67 of the optimum, it
-    // reached 0.95 by 2% in none of 25 seeds (0.28 with the opening cold,
-    // 0.56 with no warm start; docs/benchmarks.md).
+    // seeds from other devices, the opening climbed their region: where
+    // those seeds are far from this device's optimum, the run did worse
+    // than with the opening cold, and worse than with no warm start at all
+    // (docs/autotuning.md, "Across tunings", "Seeds from other devices";
+    // measured: docs/lab/search-spaces-journal.md, "A warm start from other
+    // devices").
     // The narrowed parts hear only configs of their space: their models
     // place a value by its position in the cut lists, and a block off the
     // rule (the default, a seed, wide_'s picks) has none there.

@@ -20,9 +20,12 @@ struct EffortRule {
 };
 
 // quick and default: the share of the space, clamped. On the recorded GPU
-// spaces hybrid is within 5% of the optimum by 2% of the space (median over
-// seeds); 3% leaves a margin for spaces harder than those, and the floor of
-// 64 lets the model's first round (8-20 configs) be a small part of it.
+// spaces hybrid comes close to the optimum within a smaller share than the
+// default's; 3% leaves a margin for spaces harder than those, and the floor
+// of 64 lets the search's opening be a small part of it
+// (docs/autotuning.md, "The default plan: `--search auto` and `--effort`";
+// numbers: docs/benchmarks.md, "Search strategies on recorded GPU
+// spaces").
 EffortRule rule(SearchEffort effort) {
   return effort == SearchEffort::kQuick ? EffortRule{0.01, 16, 128} : EffortRule{0.03, 64, 512};
 }

@@ -9,7 +9,7 @@ namespace kiln {
 const std::vector<SearchStrategyInfo>& search_strategies() {
   // exhaustive and hybrid: what the default plan picks (search_plan.hpp).
   // random: the named baseline every search benchmark compares against
-  // (`kiln bench search`, docs/autotuning.md), kept selectable for that.
+  // (`kiln-lab bench search`, docs/autotuning.md), kept selectable for that.
   static const std::vector<SearchStrategyInfo> list = {
       internal::exhaustive_strategy(),
       internal::random_strategy(),

@@ -1,5 +1,5 @@
-// What earlier tunings tell a new one (docs/autotuning.md, "Warm start and
-// remembered failures"):
+// What earlier tunings tell a new one (docs/autotuning.md, "Across tunings:
+// warm start, finalists, remembered failures"):
 // - warm start: the configs that won for neighbouring problems of the same
 //   kernel (other shapes in the tuning cache), nearest first, then what
 //   other devices found fast for it (kiln/tuner/warm_start.hpp), are

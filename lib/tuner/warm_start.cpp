@@ -95,10 +95,11 @@ std::vector<Config> other_device_winners(const std::vector<TuningRecord>& record
   // already taken waits until the others are taken: seeds that differ in
   // one block width alone tell a search about one region, and a region
   // another device liked may be a poor one here.
-  // Measured on six recorded convolution spaces, each warm from the other
-  // five (docs/benchmarks.md): seeds that were block-width variants of one
-  // config reached 0.95 of W6600's optimum by 2% in 0.48 of the seeds,
-  // seeds apart in two parameters or more in all of them.
+  // On recorded convolution spaces, each warm from the others, seeds apart
+  // in two parameters or more led a search to the optimum far more often
+  // than seeds that were block-width variants of one config (measured:
+  // docs/lab/search-spaces-journal.md, "A warm start from other devices",
+  // the spread of the seeds).
   auto near_taken = [&](const Config& c, const std::vector<Config>& taken) {
     for (const Config& t : taken) {
       int differ = 0;

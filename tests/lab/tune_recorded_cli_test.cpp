@@ -540,10 +540,10 @@ TEST_F(TuneRecordedCli, BenchSearchReportsBestSoFarAgainstSimulatedTime) {
 // seed's lines carry 0.25, 0.5, 1, 0 (D fails to compile), 0 (E fails to
 // run) and the running best; random draws' first lines agree with the JSON
 // curves' per-seed values.
-// bench/search_goal_shares.py, which docs/benchmarks.md's search variants
-// were judged with, reads `bench search --json`: in a five-config space the
-// points up to 5% are all the first config, A at 0.25 of the optimum, so no
-// seed reaches 0.90 or 0.95 there.
+// bench/search_goal_shares.py, which the search variants of
+// docs/lab/search-*-journal.md were judged with, reads `bench search
+// --json`: in a five-config space the points up to 5% are all the first
+// config, A at 0.25 of the optimum, so no seed reaches 0.90 or 0.95 there.
 TEST_F(TuneRecordedCli, GoalSharesScriptReadsTheSearchReport) {
   const fs::path report = dir_ / "shares.json";
   CliRun run = kiln("bench search --recorded " + hand().string() +
@@ -559,11 +559,12 @@ TEST_F(TuneRecordedCli, GoalSharesScriptReadsTheSearchReport) {
       << shares.out;
 }
 
-// bench/search_cross_device.py, behind docs/benchmarks.md's warm-start
-// bound: another device ranks D (2,2) first, B (1,2) second, A, C; on the
-// hand file D failed (0), B is at 0.5 of the optimum and C is the optimum,
-// so its fastest 1 / 3 / 10 hold 0.000 / 0.500 / 1.000, and so does the
-// mean rank over that one device. A file of other parameters is refused.
+// bench/search_cross_device.py, behind the warm-start bound of
+// docs/lab/search-spaces-journal.md ("What the whole space says"): another
+// device ranks D (2,2) first, B (1,2) second, A, C; on the hand file D
+// failed (0), B is at 0.5 of the optimum and C is the optimum, so its
+// fastest 1 / 3 / 10 hold 0.000 / 0.500 / 1.000, and so does the mean rank
+// over that one device. A file of other parameters is refused.
 TEST_F(TuneRecordedCli, CrossDeviceScriptLooksTheOtherWinnersUp) {
   const fs::path other = dir_ / "other.json", wrong = dir_ / "wrong.json";
   std::ofstream(other) << R"({"tune_params_keys": ["x", "y"], "cache": {

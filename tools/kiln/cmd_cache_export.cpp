@@ -18,7 +18,7 @@ namespace {
 
 // `--format kernel-tuner`: the newest record's measurements (of `kernel`
 // when given) as a Kernel Tuner cache file, for Kernel Tuner's tools and
-// for `kiln bench search --recorded`.
+// for `kiln-lab bench search --recorded`.
 void run_export_kernel_tuner(const CacheOutput& c, const std::string& file,
                              const std::string& kernel) {
   TuningCache tuning(Options::global());

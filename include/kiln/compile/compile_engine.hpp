@@ -15,9 +15,11 @@
 namespace kiln {
 
 // Specializations per program when nobody says otherwise. Measured on the
-// shipped GEMM (docs/benchmarks.md): with PCH on two cores, groups of 4-8
-// reach the (NVVM + PTX translation) / cores floor; bigger groups leave a core
-// idle at the end of a run and make a failure's retries costlier.
+// shipped GEMM (docs/benchmarks.md, "Compile engine"; the sweep:
+// docs/lab/pipeline-journal.md, "Compile engine"): with PCH on two cores,
+// groups of 4-8 reach the (NVVM + PTX translation) / cores floor; bigger
+// groups leave a core idle at the end of a run and make a failure's retries
+// costlier.
 inline constexpr std::size_t kDefaultGroupSize = 8;
 
 // `requested` when non-zero, else Options::group_size (KILN_GROUP_SIZE) when

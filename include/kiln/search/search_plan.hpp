@@ -1,6 +1,7 @@
 // The default search: how many configs a tuning measures and which strategy
 // picks them, from the size of the space and an effort level. Chosen by
-// measurement on recorded GPU spaces (`kiln bench search`, docs/benchmarks.md):
+// measurement on recorded GPU spaces (`kiln-lab bench search`;
+// docs/benchmarks.md, "Search strategies on recorded GPU spaces"):
 // when the budget covers the space every config is measured (exhaustive);
 // else the model-based "hybrid" search (bayes's forest for an opening of
 // 0.6% of the space, then gp's Gaussian process), which reaches the optimum

@@ -1,7 +1,8 @@
-// Whether a remembered failure still stands (docs/autotuning.md, "Warm
-// start and remembered failures"). The failure key (failed_configs.hpp)
-// holds the kernel's definition, device, toolchain and environment; what it
-// cannot hold is checked here, each time the failure is recalled:
+// Whether a remembered failure still stands (docs/autotuning.md, "Across
+// tunings: warm start, finalists, remembered failures", "Remembered
+// failures"). The failure key (failed_configs.hpp) holds the kernel's
+// definition, device, toolchain and environment; what it cannot hold is
+// checked here, each time the failure is recalled:
 // - a compile failure remembers the paths where the compiler looked for a
 //   header and did not find it: once one of them is there, the failure is
 //   forgotten; and the files its diagnostics named, by content: once one

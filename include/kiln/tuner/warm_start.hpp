@@ -1,4 +1,5 @@
-// Where a warm start's seeds come from (docs/autotuning.md, "Warm start"):
+// Where a warm start's seeds come from (docs/autotuning.md, "Across
+// tunings: warm start, finalists, remembered failures"):
 // configs that earlier tunings in the tuning records found fast, measured
 // first by a new tuning, before anything its strategy proposes.
 //
@@ -6,10 +7,12 @@
 // device (other shapes, nearest first). Then, when there is room left, what
 // other devices found fast for the same kernel: a shared cache (the Redis
 // tier, an imported file) holds other GPUs' tunings, and a new GPU's tuning
-// can start from them. Replays of recorded GPU spaces measured what that is
-// worth (docs/benchmarks.md, "A warm start from other devices"): on the
-// MI250X convolution another GPU's winners hold 0.97-0.98 of the optimum
-// before the first measurement of its own; on the A100 they hold 0.67.
+// can start from them. What that is worth depends on the devices: another
+// GPU's winners may be close to this one's optimum or far from it
+// (docs/autotuning.md, "Across tunings", "Seeds from other devices";
+// measured on replays of recorded GPU spaces:
+// docs/lab/search-spaces-journal.md, "What the whole space says" and "A
+// warm start from other devices").
 //
 //   auto seeds = warm_start_seeds(cache.records(), problem, identity, space, 3,
 //                                 WarmStartDevices::kAny);

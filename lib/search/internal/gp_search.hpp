@@ -156,9 +156,10 @@ class GpSearch final : public BudgetedSearch {
   // there to say where the fast configs are, and a slow half that varies
   // tenfold would otherwise decide its fit. Where a parameter's value is
   // slow on average but holds the optimum (no shared memory on the A4000
-  // convolution: median 0.25 of the optimum, best 1.0), log times mark it
-  // bad; clipped, its fast corner shows (docs/benchmarks.md: A4000 at 2%,
-  // seeds reaching 0.95 0.40 -> 0.70-0.84).
+  // convolution: slow at its median, yet the optimum), log times mark it
+  // bad; clipped, its fast corner shows (measured:
+  // docs/lab/search-models-journal.md, "The gp strategy", the target
+  // transforms).
   // The median is of every config that ran, in the model or not.
   std::vector<double> targets() const;
 

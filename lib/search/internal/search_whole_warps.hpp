@@ -27,9 +27,9 @@ std::optional<Constraint> whole_warps_rule(const ConfigSpace& space);
 // `space` narrowed by `rule`: its constraints and the rule, and
 // block_size_x's list cut to multiples of the warp. A model places a value
 // by its position along the list, and with the values no whole-warp block
-// takes left in, 32 and 64 sit two steps apart instead of one (on the A100
-// convolution, seeds 1-25, reaching 0.90 by 1% / 0.95 by 2% of the space:
-// 0.36 / 0.60 with the full list, 0.40 / 0.72 with the cut one). A config
+// takes left in, 32 and 64 sit two steps apart instead of one, and the
+// search reaches near the optimum later (measured:
+// docs/lab/search-spaces-journal.md, "Blocks of whole warps first"). A config
 // off the rule has no place in the cut list: tell the narrowed space's
 // models only of configs it contains.
 ConfigSpace whole_warps_space(const ConfigSpace& space, const Constraint& rule);
