@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "kiln/core/input_file.hpp"
 #include "kiln/core/error.hpp"
+#include "kiln/core/input_file.hpp"
 
 namespace kiln {
 
@@ -274,18 +274,14 @@ void check_tensor_names(const UserKernel& k, const std::vector<std::string>& nam
   }
 }
 
-}  // namespace
+bool is_param(const UserKernel& k, const std::string& n) {
+  const auto& params = k.tmpl.space.parameters();
+  return std::any_of(params.begin(), params.end(), [&](const Parameter& p) { return p.name == n; });
+}
 
-UserKernel parse_user_kernel(const json& spec, std::string source, std::string entry,
-                             std::string name) {
-  check_keys(spec, "spec",
-             {"name", "description", "backend", "entry", "space", "launch", "args", "outputs",
-              "restore_value", "reset_to_zero", "reference", "tolerance", "early_prune", "defines",
-              "options", "include_dirs"});
-  UserKernel k;
-  // nlohmann's dump sorts keys: the same spec, however it is laid out in
-  // its file, gives the same hash.
-  k.spec_hash = Hasher().field("kiln-user-spec-v1").field(spec.dump()).finish();
+// The template: backend, name, source, entry, build settings and space.
+void parse_template(const json& spec, UserKernel& k, std::string source, const std::string& entry,
+                    std::string name) {
   auto backend = parse_backend_kind(get_string(spec, "backend", "spec"));
   if (!backend) bad("backend", "expected \"cpu\" or \"cuda\"");
   k.backend = *backend;
@@ -305,12 +301,9 @@ UserKernel parse_user_kernel(const json& spec, std::string source, std::string e
   k.tmpl.space = parse_space(spec);
   check_not_empty(k.tmpl.space);
   at_field("entry", [&] { return k.tmpl.check(); });
-  const auto& params = k.tmpl.space.parameters();
-  auto is_param = [&](const std::string& n) {
-    return std::any_of(params.begin(), params.end(),
-                       [&](const Parameter& p) { return p.name == n; });
-  };
+}
 
+void parse_args(const json& spec, UserKernel& k) {
   if (!spec.contains("args") || !spec["args"].is_array() || spec["args"].empty())
     bad("args", "required: the kernel's arguments in parameter order");
   std::set<std::string> seen;
@@ -322,19 +315,23 @@ UserKernel parse_user_kernel(const json& spec, std::string source, std::string e
   }
   // The call is built before any config exists: it sees the dims only.
   for (const auto& d : dims_used(k.args)) {
-    if (is_param(d))
+    if (is_param(k, d))
       bad("args", "a shape or value reads config parameter '" + d +
                       "': arguments depend on the shape (--shape) only");
   }
-  parse_launch(spec, k);
-  if (spec.contains("early_prune")) {
-    if (!spec["early_prune"].is_array()) bad("early_prune", "expected an array of expressions");
-    for (std::size_t i = 0; i < spec["early_prune"].size(); ++i)
-      k.early_prune.push_back(
-          expr_of(spec["early_prune"][i], "early_prune[" + std::to_string(i) + "]"));
-  }
-  // Dims: every name an argument, the launch rule or a prune reads that is
-  // not a parameter.
+}
+
+void parse_early_prune(const json& spec, UserKernel& k) {
+  if (!spec.contains("early_prune")) return;
+  if (!spec["early_prune"].is_array()) bad("early_prune", "expected an array of expressions");
+  for (std::size_t i = 0; i < spec["early_prune"].size(); ++i)
+    k.early_prune.push_back(
+        expr_of(spec["early_prune"][i], "early_prune[" + std::to_string(i) + "]"));
+}
+
+// Dims: every name an argument, the launch rule or a prune reads that is
+// not a parameter.
+std::vector<std::string> dims_of(const UserKernel& k) {
   std::set<std::string> dims;
   for (const auto& d : dims_used(k.args)) dims.insert(d);
   std::vector<const IntExpr*> rule = {&k.shared_bytes};
@@ -345,9 +342,11 @@ UserKernel parse_user_kernel(const json& spec, std::string source, std::string e
   for (const auto& e : k.early_prune) rule.push_back(&e);
   for (const auto* e : rule)
     for (const auto& v : e->variables())
-      if (!is_param(v)) dims.insert(v);
-  k.dims.assign(dims.begin(), dims.end());
+      if (!is_param(k, v)) dims.insert(v);
+  return {dims.begin(), dims.end()};
+}
 
+void parse_tensor_lists(const json& spec, UserKernel& k) {
   k.outputs = names_of(spec, "outputs");
   if (!spec.contains("outputs")) {
     for (const auto& a : k.args)
@@ -363,7 +362,9 @@ UserKernel parse_user_kernel(const json& spec, std::string source, std::string e
   check_tensor_names(k, k.outputs, "outputs");
   check_tensor_names(k, k.restore_value, "restore_value");
   check_tensor_names(k, k.reset_to_zero, "reset_to_zero");
+}
 
+void parse_checking(const json& spec, UserKernel& k) {
   const std::string reference = optional_string(spec, "reference", "default_config", "spec");
   if (reference == "none")
     k.reference = ReferenceKind::kNone;
@@ -380,6 +381,27 @@ UserKernel parse_user_kernel(const json& spec, std::string source, std::string e
     tol.min_cosine = optional_number(t, "min_cosine", tol.min_cosine, 0, 1, "tolerance");
     k.tolerance = tol;
   }
+}
+
+}  // namespace
+
+UserKernel parse_user_kernel(const json& spec, std::string source, std::string entry,
+                             std::string name) {
+  check_keys(spec, "spec",
+             {"name", "description", "backend", "entry", "space", "launch", "args", "outputs",
+              "restore_value", "reset_to_zero", "reference", "tolerance", "early_prune", "defines",
+              "options", "include_dirs"});
+  UserKernel k;
+  // nlohmann's dump sorts keys: the same spec, however it is laid out in
+  // its file, gives the same hash.
+  k.spec_hash = Hasher().field("kiln-user-spec-v1").field(spec.dump()).finish();
+  parse_template(spec, k, std::move(source), entry, std::move(name));
+  parse_args(spec, k);
+  parse_launch(spec, k);
+  parse_early_prune(spec, k);
+  k.dims = dims_of(k);
+  parse_tensor_lists(spec, k);
+  parse_checking(spec, k);
   return k;
 }
 

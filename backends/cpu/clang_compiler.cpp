@@ -26,9 +26,9 @@
 #include <sstream>
 
 #include "clang_prelude.hpp"
+#include "kiln/backends/cpu.hpp"
 #include "kiln/core/log.hpp"
 #include "kiln/core/options.hpp"
-#include "kiln/backends/cpu.hpp"
 #include "llvm_info.hpp"
 
 #ifndef KILN_CLANG_EXECUTABLE
@@ -327,6 +327,56 @@ Result<std::shared_ptr<const std::string>> ClangCompiler::pch_for(
   return pch;
 }
 
+namespace {
+
+struct UnitFiles {
+  llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> memory;
+  llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> files;  // memory over the real disk
+};
+
+// The sources, from memory: the generated main file, the template's source
+// as its own file, the prelude, the PCH's header and the unit's headers.
+UnitFiles unit_files(const CompileUnit& unit, const std::string& pch_header) {
+  const std::string root = kRoot;
+  const std::string source_name = source_file_name(unit.kernel);
+  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  auto add = [&](const std::string& path, const std::string& text) {
+    memory->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(text, path));
+  };
+  add(root + "/unit.cpp", unit_main_source(unit, source_name));
+  add(root + "/" + source_name, unit.source);
+  add(root + "/include/" + kPreludeHeader, prelude_source());
+  add(root + "/include/" + kPchHeader, pch_header);
+  for (const auto& h : unit.headers) add(root + "/include/" + h.name, h.content);
+  auto files =
+      llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
+  files->pushOverlay(memory);
+  return {memory, files};
+}
+
+double ms_between(std::chrono::steady_clock::time_point from,
+                  std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+CompiledProgram object_program(const CompileUnit& unit, const llvm::SmallString<0>& object,
+                               std::string log, const std::vector<std::string>& args,
+                               std::chrono::steady_clock::time_point start) {
+  CompiledProgram program;
+  program.format = BinaryFormat::kCpuObject;
+  program.arch = unit.arch;
+  program.binary = std::make_shared<const std::string>(object.data(), object.size());
+  for (std::size_t i = 0; i < unit.specializations.size(); ++i) {
+    program.lowered_names.push_back(entry_symbol(i));
+  }
+  program.log = user_paths(std::move(log));
+  program.options = args;
+  program.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return program;
+}
+
+}  // namespace
+
 Result<CompiledProgram> ClangCompiler::compile(const CompileUnit& unit, const CancelToken& cancel) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::string> args = driver_args(unit);
@@ -347,23 +397,9 @@ Result<CompiledProgram> ClangCompiler::compile(const CompileUnit& unit, const Ca
   if (auto dir = checked_resource_dir(settings_.resource_dir); !dir) return dir.error();
   ensure_native_target();
 
-  // (1) The sources, from memory: the generated main file, the template's
-  // source as its own file, the prelude, the PCH's header and the unit's
-  // headers.
+  // (1) The sources, from memory, and the PCH when the unit uses one.
   const std::string root = kRoot;
-  const std::string source_name = source_file_name(unit.kernel);
-  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-  auto add = [&](const std::string& path, const std::string& text) {
-    memory->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(text, path));
-  };
-  add(root + "/unit.cpp", unit_main_source(unit, source_name));
-  add(root + "/" + source_name, unit.source);
-  add(root + "/include/" + kPreludeHeader, prelude_source());
-  add(root + "/include/" + kPchHeader, pch_header());
-  for (const auto& h : unit.headers) add(root + "/include/" + h.name, h.content);
-  auto files =
-      llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
-  files->pushOverlay(memory);
+  auto [memory, files] = unit_files(unit, pch_header());
   std::shared_ptr<const std::string> pch;  // kept alive: the file system refers to its bytes
   if (uses_pch(unit)) {
     auto built = pch_for(unit, files);
@@ -396,27 +432,12 @@ Result<CompiledProgram> ClangCompiler::compile(const CompileUnit& unit, const Ca
                       std::make_unique<llvm::raw_svector_ostream>(object));
   log_stream.flush();
   KILN_LOG(kDebug) << "clang-orc " << unit.describe() << ": setup "
-                   << std::chrono::duration<double, std::milli>(front_start - start).count()
-                   << " ms, front end + -O3 + codegen "
-                   << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                                front_start)
-                          .count()
-                   << " ms";
+                   << ms_between(start, front_start) << " ms, front end + -O3 + codegen "
+                   << ms_between(front_start, std::chrono::steady_clock::now()) << " ms";
   if (!ok || object.empty()) {
     return compile_error(unit, "Clang failed to compile " + unit.describe(), log, args, search);
   }
-
-  CompiledProgram program;
-  program.format = BinaryFormat::kCpuObject;
-  program.arch = unit.arch;
-  program.binary = std::make_shared<const std::string>(object.data(), object.size());
-  for (std::size_t i = 0; i < unit.specializations.size(); ++i) {
-    program.lowered_names.push_back(entry_symbol(i));
-  }
-  program.log = user_paths(std::move(log));
-  program.options = args;
-  program.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return program;
+  return object_program(unit, object, std::move(log), args, start);
 }
 
 }  // namespace kiln::cpu

@@ -127,6 +127,71 @@ CUfunction CudaDevice::raw_function(const LoadedKernel& kernel) const {
   return kernel.state_for<CudaKernelState>(*this, "kernel").function;
 }
 
+namespace {
+
+// Raises `function`'s opt-in dynamic shared memory attribute to what
+// `config` asks for.
+Status set_dynamic_shared(const DriverApi& api, const LoadedKernel& kernel,
+                          const LaunchConfig& config, CUfunction function) {
+  CUresult r = api.FuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    static_cast<int>(config.shared_bytes));
+  if (r != CUDA_SUCCESS) {
+    return launch_error(kernel, config,
+                        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES): " + api.describe(r));
+  }
+  return ok_status();
+}
+
+// More than the default 48 KiB needs the function's opt-in attribute,
+// raised once per new maximum: the lock is taken only on the rare launch
+// that asks for more than any before it.
+Status allow_shared(const DriverApi& api, const LoadedKernel& kernel, const LaunchConfig& config,
+                    CudaKernelState& k) {
+  if (config.shared_bytes <= k.shared_allowed.load(std::memory_order_acquire)) return ok_status();
+  std::lock_guard lock(k.attribute_mutex);
+  if (config.shared_bytes > k.shared_allowed.load()) {
+    if (auto s = set_dynamic_shared(api, kernel, config, k.function); !s) return s;
+    k.shared_allowed.store(config.shared_bytes, std::memory_order_release);
+  }
+  return ok_status();
+}
+
+CUlaunchConfig launch_config(const LaunchConfig& config, CUstream stream) {
+  CUlaunchConfig lc{};
+  lc.gridDimX = config.grid.x;
+  lc.gridDimY = config.grid.y;
+  lc.gridDimZ = config.grid.z;
+  lc.blockDimX = config.block.x;
+  lc.blockDimY = config.block.y;
+  lc.blockDimZ = config.block.z;
+  lc.sharedMemBytes = static_cast<unsigned>(config.shared_bytes);
+  lc.hStream = stream;
+  return lc;
+}
+
+Status launch_ex(const DriverApi& api, const LoadedKernel& kernel, const LaunchConfig& config,
+                 const CUlaunchConfig& lc, CUfunction function, const KernelArgs& args) {
+  // kernelParams on the stack for the usual few arguments: no allocation
+  // on the launch path, whose cost the tuner's timings include.
+  std::array<void*, 16> small{};
+  std::vector<void*> large;
+  void** params = small.data();
+  if (args.size() > small.size()) {
+    large.resize(args.size());
+    params = large.data();
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    params[i] = const_cast<void*>(args.value_address(i));
+  }
+  CUresult r = api.LaunchKernelEx(&lc, function, args.empty() ? nullptr : params, nullptr);
+  if (r != CUDA_SUCCESS) {
+    return launch_error(kernel, config, "cuLaunchKernelEx: " + api.describe(r));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Status CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config,
                           const KernelArgs& args) {
   auto& k = kernel.state_for<CudaKernelState>(*this, "kernel");
@@ -155,59 +220,15 @@ Status CudaDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config
     auto there = function_in(k, context);
     if (!there) return launch_error(kernel, config, there.error().message);
     function = *there;
+    // Its own attribute, raised per launch: a rare path (a foreign
+    // context and more than the default shared memory).
     if (config.shared_bytes + k.shared_static > 48 * 1024) {
-      // Its own attribute, raised per launch: a rare path (a foreign
-      // context and more than the default shared memory).
-      CUresult r = api_->FuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                          static_cast<int>(config.shared_bytes));
-      if (r != CUDA_SUCCESS) {
-        return launch_error(
-            kernel, config,
-            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES): " + api_->describe(r));
-      }
+      if (auto s = set_dynamic_shared(*api_, kernel, config, function); !s) return s;
     }
   }
-  if (config.shared_bytes > k.shared_allowed.load(std::memory_order_acquire)) {
-    // More than the default 48 KiB needs the function's opt-in attribute.
-    std::lock_guard lock(k.attribute_mutex);
-    if (config.shared_bytes > k.shared_allowed.load()) {
-      CUresult r =
-          api_->FuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                 static_cast<int>(config.shared_bytes));
-      if (r != CUDA_SUCCESS) {
-        return launch_error(
-            kernel, config,
-            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES): " + api_->describe(r));
-      }
-      k.shared_allowed.store(config.shared_bytes, std::memory_order_release);
-    }
-  }
-  CUlaunchConfig lc{};
-  lc.gridDimX = config.grid.x;
-  lc.gridDimY = config.grid.y;
-  lc.gridDimZ = config.grid.z;
-  lc.blockDimX = config.block.x;
-  lc.blockDimY = config.block.y;
-  lc.blockDimZ = config.block.z;
-  lc.sharedMemBytes = static_cast<unsigned>(config.shared_bytes);
-  lc.hStream = raw_stream(config.stream);
-  // kernelParams on the stack for the usual few arguments: no allocation
-  // on the launch path, whose cost the tuner's timings include.
-  std::array<void*, 16> small{};
-  std::vector<void*> large;
-  void** params = small.data();
-  if (args.size() > small.size()) {
-    large.resize(args.size());
-    params = large.data();
-  }
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    params[i] = const_cast<void*>(args.value_address(i));
-  }
-  CUresult r = api_->LaunchKernelEx(&lc, function, args.empty() ? nullptr : params, nullptr);
-  if (r != CUDA_SUCCESS) {
-    return launch_error(kernel, config, "cuLaunchKernelEx: " + api_->describe(r));
-  }
-  return ok_status();
+  if (auto s = allow_shared(*api_, kernel, config, k); !s) return s;
+  const CUlaunchConfig lc = launch_config(config, raw_stream(config.stream));
+  return launch_ex(*api_, kernel, config, lc, function, args);
 }
 
 // ----------------------------------------------------------------- factory

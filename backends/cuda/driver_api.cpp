@@ -16,23 +16,23 @@ std::string DriverApi::describe(CUresult result) const {
 
 namespace {
 
-Result<const DriverApi*> load_driver() {
-  static DynamicLibrary lib;
-  static DriverApi api;
-  std::string attempts;
-  // Only the loader's path: the toolkit's lib64/stubs/libcuda.so links but
-  // cannot run, so it is never a candidate.
-  lib = DynamicLibrary::open_first({"libcuda.so.1", "libcuda.so"}, &attempts);
-  if (!lib.loaded()) {
-    return make_error(ErrorCode::kUnavailable,
-                      "no NVIDIA driver: libcuda.so.1 is not installed on this machine",
-                      {{"tried", attempts}});
+// Resolves entry points by name, collecting the names the library lacks
+// (", "-separated) so that one error lists them all.
+class Binder {
+ public:
+  explicit Binder(const DynamicLibrary& lib) : lib_(lib) {}
+  template <class F>
+  void operator()(F& field, const char* name) {
+    field = reinterpret_cast<F>(lib_.symbol(name));
+    if (!field) missing += std::string(missing.empty() ? "" : ", ") + name;
   }
   std::string missing;
-  auto bind = [&](auto& field, const char* name) {
-    field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(lib.symbol(name));
-    if (!field) missing += std::string(missing.empty() ? "" : ", ") + name;
-  };
+
+ private:
+  const DynamicLibrary& lib_;
+};
+
+void bind_device_entry_points(Binder& bind, DriverApi& api) {
   bind(api.Init, "cuInit");
   bind(api.DriverGetVersion, "cuDriverGetVersion");
   bind(api.GetErrorName, "cuGetErrorName");
@@ -58,6 +58,9 @@ Result<const DriverApi*> load_driver() {
   bind(api.FuncGetAttribute, "cuFuncGetAttribute");
   bind(api.LaunchKernelEx, "cuLaunchKernelEx");
   bind(api.LaunchKernel, "cuLaunchKernel");
+}
+
+void bind_memory_entry_points(Binder& bind, DriverApi& api, const DynamicLibrary& lib) {
   bind(api.MemAlloc, "cuMemAlloc_v2");
   bind(api.MemFree, "cuMemFree_v2");
   bind(api.MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
@@ -82,10 +85,11 @@ Result<const DriverApi*> load_driver() {
   bind(api.GraphLaunch, "cuGraphLaunch");
   bind(api.GraphDestroy, "cuGraphDestroy");
   bind(api.GraphExecDestroy, "cuGraphExecDestroy");
-  if (!missing.empty()) {
-    return make_error(ErrorCode::kUnavailable,
-                      "the driver at " + lib.path() + " lacks entry points: " + missing);
-  }
+}
+
+// cuInit(0), with the toolkit's stub library told apart from a failing
+// driver: the two have different fixes.
+Status init_driver(DriverApi& api, const DynamicLibrary& lib) {
   api.library_path = lib.path();
   api.DriverGetVersion(&api.driver_version);
   CUresult init = api.Init(0);
@@ -99,6 +103,29 @@ Result<const DriverApi*> load_driver() {
     return make_error(ErrorCode::kUnavailable, "cuInit failed: " + api.describe(init),
                       {{"library", lib.path()}});
   }
+  return ok_status();
+}
+
+Result<const DriverApi*> load_driver() {
+  static DynamicLibrary lib;
+  static DriverApi api;
+  std::string attempts;
+  // Only the loader's path: the toolkit's lib64/stubs/libcuda.so links but
+  // cannot run, so it is never a candidate.
+  lib = DynamicLibrary::open_first({"libcuda.so.1", "libcuda.so"}, &attempts);
+  if (!lib.loaded()) {
+    return make_error(ErrorCode::kUnavailable,
+                      "no NVIDIA driver: libcuda.so.1 is not installed on this machine",
+                      {{"tried", attempts}});
+  }
+  Binder bind(lib);
+  bind_device_entry_points(bind, api);
+  bind_memory_entry_points(bind, api, lib);
+  if (!bind.missing.empty()) {
+    return make_error(ErrorCode::kUnavailable,
+                      "the driver at " + lib.path() + " lacks entry points: " + bind.missing);
+  }
+  if (auto s = init_driver(api, lib); !s) return s.error();
   return &api;
 }
 

@@ -84,6 +84,159 @@ bool starts_with(const std::string& s, std::string_view prefix) {
   return s.rfind(prefix, 0) == 0;
 }
 
+// The options of one program: the arch, the code options and the unit's
+// (checked), then what changes no code: include paths, PCH, split compile.
+Result<std::vector<std::string>> program_options(const CompileUnit& unit,
+                                                 const NvrtcSettings& settings,
+                                                 const std::vector<std::string>& code_options,
+                                                 PchDirectories& pch, bool use_pch) {
+  auto arch = nvrtc_arch_option(unit.arch, unit.format);
+  if (!arch.ok()) return arch.error();
+
+  std::vector<std::string> options{*arch};
+  for (const auto& o : code_options) options.push_back(o);
+  for (const auto& o : unit.options) options.push_back(o);
+  if (Status allowed = check_options(options); !allowed.ok()) return allowed.error();
+  for (const auto& dir : unit.include_dirs) options.push_back("-I" + dir);
+  for (const auto& dir : settings.system_include_dirs) options.push_back("-I" + dir);
+  if (use_pch) {
+    // Keyed by every option before it: the option set a PCH is valid for.
+    std::string dir = pch.dir_option(options);
+    if (!dir.empty()) {
+      options.push_back("-pch");
+      // Puts "creating/using precompiled header" in the log: evidence of
+      // what PCH did for each program.
+      options.push_back("-pch-messages=true");
+      options.push_back(std::move(dir));
+    }
+  }
+  if (settings.split_compile > 0) {
+    options.push_back("--split-compile=" + std::to_string(settings.split_compile));
+  }
+  return options;
+}
+
+Result<nvrtcProgram> create_program(const NvrtcApi& api, const CompileUnit& unit) {
+  std::vector<const char*> header_names, header_contents;
+  for (const auto& h : unit.headers) {
+    header_names.push_back(h.name.c_str());
+    header_contents.push_back(h.content.c_str());
+  }
+  nvrtcProgram raw = nullptr;
+  const std::string name = program_name(unit.kernel);
+  nvrtcResult rc = api.CreateProgram(&raw, unit.source.c_str(), name.c_str(),
+                                     static_cast<int>(header_names.size()), header_contents.data(),
+                                     header_names.data());
+  if (rc != NVRTC_SUCCESS) {
+    return make_error(ErrorCode::kInternal,
+                      std::string("nvrtcCreateProgram failed: ") + api.GetErrorString(rc));
+  }
+  return raw;
+}
+
+Status add_name_expressions(const NvrtcApi& api, nvrtcProgram raw, const CompileUnit& unit) {
+  for (const auto& s : unit.specializations) {
+    nvrtcResult rc = api.AddNameExpression(raw, s.entry.c_str());
+    if (rc != NVRTC_SUCCESS) {
+      return make_error(ErrorCode::kInvalidArgument, "NVRTC rejected entry expression '" + s.entry +
+                                                         "': " + api.GetErrorString(rc));
+    }
+  }
+  return ok_status();
+}
+
+struct CompileRun {
+  nvrtcResult rc;
+  double seconds;
+};
+
+// NOTES: the compile holds the PCH heap lock shared; growing the heap takes
+// it exclusively, so that happens only once the lock is released.
+CompileRun run_compile(const NvrtcApi& api, nvrtcProgram raw,
+                       const std::vector<std::string>& options, bool use_pch) {
+  std::vector<const char*> argv;
+  for (const auto& o : options) argv.push_back(o.c_str());
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t pch_required = 0;
+  nvrtcResult rc;
+  {
+    std::shared_lock heap(nvrtc_pch_heap_lock());
+    rc = api.CompileProgram(raw, static_cast<int>(argv.size()), argv.data());
+    if (use_pch && api.GetPCHCreateStatus(raw) == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) {
+      api.GetPCHHeapSizeRequired(raw, &pch_required);
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (pch_required > 0) nvrtc_grow_pch_heap(pch_required);
+  return {rc, seconds};
+}
+
+ErrorInfo compile_failure(const NvrtcApi& api, nvrtcResult rc, const CompileUnit& unit,
+                          const NvrtcSettings& settings, const std::string& log,
+                          const std::vector<std::string>& options) {
+  // Where a header it did not find was looked for: the -I directories,
+  // then the working directory, where NVRTC resolves a quoted name too
+  // (a remembered failure is forgotten once the header is there).
+  std::string search;
+  for (const auto& dir : unit.include_dirs) search += dir + "\n";
+  for (const auto& dir : settings.system_include_dirs) search += dir + "\n";
+  std::error_code ec;
+  search += std::filesystem::current_path(ec).string() + "\n";
+  return make_error(ErrorCode::kCompileFailed,
+                    "NVRTC failed to compile " + unit.describe() + ": " + first_error_line(log),
+                    {{"log", log},
+                     {"options", join(options)},
+                     {"nvrtc_result", api.GetErrorString(rc)},
+                     {"include_search", search}});
+}
+
+// The CUBIN or PTX into out.binary.
+Status read_binary(const NvrtcApi& api, nvrtcProgram raw, CompiledProgram& out) {
+  std::size_t size = 0;
+  std::string bytes;
+  nvrtcResult rc;
+  if (out.format == BinaryFormat::kCubin) {
+    rc = api.GetCUBINSize(raw, &size);
+    if (rc == NVRTC_SUCCESS) {
+      bytes.resize(size);
+      rc = api.GetCUBIN(raw, bytes.data());
+    }
+  } else {
+    rc = api.GetPTXSize(raw, &size);
+    if (rc == NVRTC_SUCCESS) {
+      bytes.resize(size);
+      rc = api.GetPTX(raw, bytes.data());
+      while (!bytes.empty() && bytes.back() == '\0') bytes.pop_back();  // the C string's NUL
+    }
+  }
+  if (rc != NVRTC_SUCCESS || bytes.empty()) {
+    return make_error(ErrorCode::kInternal,
+                      std::string("NVRTC compiled but returned no ") +
+                          binary_format_name(out.format) + ": " + api.GetErrorString(rc),
+                      {{"log", out.log}, {"options", join(out.options)}});
+  }
+  out.binary = std::make_shared<const std::string>(std::move(bytes));
+  return ok_status();
+}
+
+// One lowered (mangled) name per specialization, in order, into out.
+Status read_lowered_names(const NvrtcApi& api, nvrtcProgram raw, const CompileUnit& unit,
+                          CompiledProgram& out) {
+  for (const auto& s : unit.specializations) {
+    const char* lowered = nullptr;
+    nvrtcResult rc = api.GetLoweredName(raw, s.entry.c_str(), &lowered);
+    if (rc != NVRTC_SUCCESS || lowered == nullptr) {
+      return make_error(ErrorCode::kCompileFailed,
+                        "NVRTC has no lowered name for entry '" + s.entry +
+                            "': is it a __global__ function template instantiation?",
+                        {{"log", out.log}, {"options", join(out.options)}});
+    }
+    out.lowered_names.emplace_back(lowered);
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 NvrtcSettings NvrtcSettings::from_options(const Options& options) {
@@ -188,134 +341,35 @@ Result<CompiledProgram> NvrtcCompiler::compile(const CompileUnit& unit, const Ca
   if (cancel.cancelled()) {
     return make_error(ErrorCode::kCancelled, "compile of " + unit.describe() + " was cancelled");
   }
-  auto arch = nvrtc_arch_option(unit.arch, unit.format);
-  if (!arch.ok()) return arch.error();
-
-  std::vector<std::string> options{*arch};
-  for (const auto& o : code_options()) options.push_back(o);
-  for (const auto& o : unit.options) options.push_back(o);
-  if (Status allowed = check_options(options); !allowed.ok()) return allowed.error();
-  for (const auto& dir : unit.include_dirs) options.push_back("-I" + dir);
-  for (const auto& dir : settings_.system_include_dirs) options.push_back("-I" + dir);
   const bool use_pch = settings_.pch && api.GetPCHCreateStatus != nullptr;
-  if (use_pch) {
-    // Keyed by every option before it: the option set a PCH is valid for.
-    std::string dir = pch_->dir_option(options);
-    if (!dir.empty()) {
-      options.push_back("-pch");
-      // Puts "creating/using precompiled header" in the log: evidence of
-      // what PCH did for each program.
-      options.push_back("-pch-messages=true");
-      options.push_back(std::move(dir));
-    }
-  }
-  if (settings_.split_compile > 0) {
-    options.push_back("--split-compile=" + std::to_string(settings_.split_compile));
-  }
+  auto built = program_options(unit, settings_, code_options(), *pch_, use_pch);
+  if (!built) return built.error();
+  const std::vector<std::string>& options = *built;
 
-  std::vector<const char*> header_names, header_contents;
-  for (const auto& h : unit.headers) {
-    header_names.push_back(h.name.c_str());
-    header_contents.push_back(h.content.c_str());
-  }
-  nvrtcProgram raw = nullptr;
-  const std::string name = program_name(unit.kernel);
-  nvrtcResult rc = api.CreateProgram(&raw, unit.source.c_str(), name.c_str(),
-                                     static_cast<int>(header_names.size()), header_contents.data(),
-                                     header_names.data());
-  if (rc != NVRTC_SUCCESS) {
-    return make_error(ErrorCode::kInternal,
-                      std::string("nvrtcCreateProgram failed: ") + api.GetErrorString(rc));
-  }
-  Program program(api, raw);
-  for (const auto& s : unit.specializations) {
-    rc = api.AddNameExpression(raw, s.entry.c_str());
-    if (rc != NVRTC_SUCCESS) {
-      return make_error(ErrorCode::kInvalidArgument, "NVRTC rejected entry expression '" + s.entry +
-                                                         "': " + api.GetErrorString(rc));
-    }
-  }
+  auto raw = create_program(api, unit);
+  if (!raw) return raw.error();
+  Program program(api, *raw);
+  if (auto s = add_name_expressions(api, *raw, unit); !s) return s.error();
   FlowPayload payload{&cancel};
-  if (api.SetFlowCallback) api.SetFlowCallback(raw, &flow_callback, &payload);
+  if (api.SetFlowCallback) api.SetFlowCallback(*raw, &flow_callback, &payload);
 
-  std::vector<const char*> argv;
-  for (const auto& o : options) argv.push_back(o.c_str());
-  const auto start = std::chrono::steady_clock::now();
-  std::size_t pch_required = 0;
-  {
-    std::shared_lock heap(nvrtc_pch_heap_lock());
-    rc = api.CompileProgram(raw, static_cast<int>(argv.size()), argv.data());
-    if (use_pch && api.GetPCHCreateStatus(raw) == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) {
-      api.GetPCHHeapSizeRequired(raw, &pch_required);
-    }
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (pch_required > 0) nvrtc_grow_pch_heap(pch_required);
-  std::string log = read_log(api, raw);
-
-  if (rc == NVRTC_ERROR_CANCELLED || (rc != NVRTC_SUCCESS && payload.stop.load())) {
+  const CompileRun run = run_compile(api, *raw, options, use_pch);
+  std::string log = read_log(api, *raw);
+  if (run.rc == NVRTC_ERROR_CANCELLED || (run.rc != NVRTC_SUCCESS && payload.stop.load())) {
     return make_error(ErrorCode::kCancelled,
                       "compile of " + unit.describe() + " was cancelled while running",
                       {{"log", log}, {"options", join(options)}});
   }
-  if (rc != NVRTC_SUCCESS) {
-    // Where a header it did not find was looked for: the -I directories,
-    // then the working directory, where NVRTC resolves a quoted name too
-    // (a remembered failure is forgotten once the header is there).
-    std::string search;
-    for (const auto& dir : unit.include_dirs) search += dir + "\n";
-    for (const auto& dir : settings_.system_include_dirs) search += dir + "\n";
-    std::error_code ec;
-    search += std::filesystem::current_path(ec).string() + "\n";
-    return make_error(ErrorCode::kCompileFailed,
-                      "NVRTC failed to compile " + unit.describe() + ": " + first_error_line(log),
-                      {{"log", log},
-                       {"options", join(options)},
-                       {"nvrtc_result", api.GetErrorString(rc)},
-                       {"include_search", search}});
-  }
+  if (run.rc != NVRTC_SUCCESS) return compile_failure(api, run.rc, unit, settings_, log, options);
 
   CompiledProgram out;
   out.format = unit.format;
   out.arch = unit.arch;
   out.log = std::move(log);
   out.options = options;
-  out.seconds = seconds;
-  std::size_t size = 0;
-  std::string bytes;
-  if (unit.format == BinaryFormat::kCubin) {
-    rc = api.GetCUBINSize(raw, &size);
-    if (rc == NVRTC_SUCCESS) {
-      bytes.resize(size);
-      rc = api.GetCUBIN(raw, bytes.data());
-    }
-  } else {
-    rc = api.GetPTXSize(raw, &size);
-    if (rc == NVRTC_SUCCESS) {
-      bytes.resize(size);
-      rc = api.GetPTX(raw, bytes.data());
-      while (!bytes.empty() && bytes.back() == '\0') bytes.pop_back();  // the C string's NUL
-    }
-  }
-  if (rc != NVRTC_SUCCESS || bytes.empty()) {
-    return make_error(ErrorCode::kInternal,
-                      std::string("NVRTC compiled but returned no ") +
-                          binary_format_name(unit.format) + ": " + api.GetErrorString(rc),
-                      {{"log", out.log}, {"options", join(options)}});
-  }
-  out.binary = std::make_shared<const std::string>(std::move(bytes));
-  for (const auto& s : unit.specializations) {
-    const char* lowered = nullptr;
-    rc = api.GetLoweredName(raw, s.entry.c_str(), &lowered);
-    if (rc != NVRTC_SUCCESS || lowered == nullptr) {
-      return make_error(ErrorCode::kCompileFailed,
-                        "NVRTC has no lowered name for entry '" + s.entry +
-                            "': is it a __global__ function template instantiation?",
-                        {{"log", out.log}, {"options", join(options)}});
-    }
-    out.lowered_names.emplace_back(lowered);
-  }
+  out.seconds = run.seconds;
+  if (auto s = read_binary(api, *raw, out); !s) return s.error();
+  if (auto s = read_lowered_names(api, *raw, unit, out); !s) return s.error();
   return out;
 }
 
