@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "kiln/compile/compile_worker.hpp"
-#include "kiln/compile/compile_run.hpp"
 #include "kiln/backends/nvrtc.hpp"
 #include "kiln/backends/toolchain.hpp"
+#include "kiln/compile/compile_run.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "kiln/tuner/bench_worker.hpp"
 
 namespace {

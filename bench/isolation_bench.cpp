@@ -16,13 +16,13 @@
 #include <filesystem>
 #include <vector>
 
-#include "kiln/cache/artifact_cache.hpp"
 #include "kiln/backends/cpu.hpp"
 #include "kiln/backends/toolchain.hpp"
-#include "kiln/tuner/tuner.hpp"
+#include "kiln/cache/artifact_cache.hpp"
 #include "kiln/process/worker_process.hpp"
-#include "tuner/bench_call.hpp"
 #include "kiln/tuner/bench_worker.hpp"
+#include "kiln/tuner/tuner.hpp"
+#include "tuner/bench_call.hpp"
 
 namespace {
 

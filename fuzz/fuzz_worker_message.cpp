@@ -9,8 +9,8 @@
 #include <exception>
 #include <string_view>
 
-#include "kiln/compile/compile_worker.hpp"
 #include "fuzz_check.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "kiln/process/worker_protocol.hpp"
 #include "tuner/bench_call.hpp"
 

@@ -1,7 +1,7 @@
 // The shipped CPU templates (templates/cpu/, embedded at build time) as
 // KernelTemplates with their config spaces and launch geometry.
-#include "kiln/compile/templates.hpp"
 #include "kiln/backends/cpu.hpp"
+#include "kiln/compile/templates.hpp"
 
 namespace kiln::cpu {
 

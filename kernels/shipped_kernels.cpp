@@ -8,9 +8,9 @@
 
 #include "cuda_row_kernels.hpp"
 #include "host_reference.hpp"
+#include "kiln/backends/cpu.hpp"
 #include "kiln/compile/templates.hpp"
 #include "kiln/core/error.hpp"
-#include "kiln/backends/cpu.hpp"
 
 namespace kiln {
 

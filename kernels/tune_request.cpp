@@ -4,10 +4,10 @@
 
 #include <charconv>
 
+#include "kiln/backends/devices.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
 #include "kiln/kernels/user_kernel.hpp"
-#include "kiln/backends/devices.hpp"
 
 namespace kiln {
 

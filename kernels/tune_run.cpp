@@ -1,11 +1,11 @@
 // A tuning request from text to a TuneResult: resolve, open the target,
 // build the call, tune. Each failure names its step (details["step"]) so a
 // caller can tell bad input from a missing device or a failed run.
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/kernels/tune_request.hpp"
-#include "kiln/backends/toolchain.hpp"
 
 namespace kiln {
 

@@ -5,9 +5,9 @@
 
 #include <cctype>
 
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/core/log.hpp"
 #include "kiln/device/backend.hpp"
-#include "kiln/backends/toolchain.hpp"
 #include "kiln/tuner/bench_worker.hpp"
 
 namespace kiln {

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "cache_flush.hpp"
-#include "kiln/core/log.hpp"
 #include "kiln/backends/cpu.hpp"
+#include "kiln/core/log.hpp"
 #include "llvm_info.hpp"
 
 namespace kiln::cpu {

@@ -2,10 +2,10 @@
 // driver API loads and runs it; one device per GPU.
 #include "cuda_backend.hpp"
 
-#include "kiln/core/options.hpp"
 #include "kiln/backends/cuda.hpp"
 #include "kiln/backends/nvrtc.hpp"
 #include "kiln/backends/toolchain.hpp"
+#include "kiln/core/options.hpp"
 #include "probe.hpp"
 
 namespace kiln::cuda {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "kiln/backends/nvrtc.hpp"
 #include "kiln/compile/compile.hpp"
 #include "kiln/core/options.hpp"
-#include "kiln/backends/nvrtc.hpp"
 
 namespace kiln::cuda {
 

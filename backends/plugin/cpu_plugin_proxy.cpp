@@ -11,8 +11,8 @@
 #include <mutex>
 #include <string>
 
-#include "kiln/core/error.hpp"
 #include "kiln/backends/toolchain.hpp"
+#include "kiln/core/error.hpp"
 
 namespace kiln::internal {
 

@@ -9,10 +9,10 @@
 #include <cstring>
 #include <vector>
 
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/kernels/tuning_target.hpp"
-#include "kiln/backends/toolchain.hpp"
 
 using namespace kiln;
 

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/hash.hpp"
 #include "kiln/kernels/tuning_target.hpp"
-#include "kiln/backends/toolchain.hpp"
 
 using namespace kiln;
 

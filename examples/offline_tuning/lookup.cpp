@@ -6,10 +6,10 @@
 //   usage: kiln_example_offline_lookup [TABLE.json]
 #include <cstdio>
 
-#include "kiln/cache/tuning_cache.hpp"
-#include "kiln/kernels/shipped_kernels.hpp"
 #include "kiln/backends/cpu.hpp"
 #include "kiln/backends/toolchain.hpp"
+#include "kiln/cache/tuning_cache.hpp"
+#include "kiln/kernels/shipped_kernels.hpp"
 #include "shapes.hpp"
 
 using namespace kiln;

@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/backends/toolchain.hpp"
 #include "shapes.hpp"
 
 using namespace kiln;

@@ -39,10 +39,10 @@
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/cache/tuning_record.hpp"
 
-#include "kiln/device/backend.hpp"
-#include "kiln/device/device.hpp"
 #include "kiln/backends/devices.hpp"
 #include "kiln/backends/toolchain.hpp"
+#include "kiln/device/backend.hpp"
+#include "kiln/device/device.hpp"
 
 #include "kiln/kernels/int_expr.hpp"
 #include "kiln/kernels/kernel_call.hpp"

@@ -2,12 +2,12 @@
 // and one run of the tuner's search through the pipeline on a VirtualClock.
 #include "kiln/lab/replay_tune.hpp"
 
+#include "kiln/backends/replay.hpp"
 #include "kiln/lab/virtual_clock.hpp"
 #include "kiln/search/search.hpp"
 #include "kiln/search/search_plan.hpp"
 #include "kiln/tuner/selection.hpp"
 #include "kiln/tuner/warm_start.hpp"
-#include "kiln/backends/replay.hpp"
 #include "tuner/call_state.hpp"
 #include "tuner/pipeline.hpp"
 #include "tuner/search_memory.hpp"

@@ -4,10 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kiln/cache/checked_read.hpp"
 #include "dir_safety.hpp"
 #include "entry_check.hpp"
 #include "entry_format.hpp"
+#include "kiln/cache/checked_read.hpp"
 #include "kiln/cache/file_io.hpp"
 #include "kiln/cache/remote_cache.hpp"
 #include "memory_lru.hpp"

@@ -3,9 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kiln/cache/checked_read.hpp"
 #include "dir_safety.hpp"
 #include "json_guard.hpp"
+#include "kiln/cache/checked_read.hpp"
 
 namespace kiln::cache {
 

@@ -9,10 +9,10 @@
 #include <set>
 #include <tuple>
 
-#include "kiln/cache/checked_read.hpp"
 #include "dir_safety.hpp"
-#include "kiln/cache/file_io.hpp"
 #include "json_guard.hpp"
+#include "kiln/cache/checked_read.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/keys.hpp"
 #include "kiln/core/log.hpp"

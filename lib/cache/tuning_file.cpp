@@ -1,8 +1,8 @@
 #include "tuning_file.hpp"
 
-#include "kiln/cache/checked_read.hpp"
 #include "dir_safety.hpp"
 #include "json_guard.hpp"
+#include "kiln/cache/checked_read.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 
 namespace kiln::cache {

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "kiln/process/worker_protocol.hpp"
 #include "kiln/compile/compile.hpp"
+#include "kiln/process/worker_protocol.hpp"
 
 namespace kiln {
 

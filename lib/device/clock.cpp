@@ -23,8 +23,6 @@ std::vector<std::pair<double, double>> merged(std::vector<std::pair<double, doub
   return out;
 }
 
-
-
 class RealClock final : public PipelineClock {
  public:
   // Readings are taken from a fixed origin, so that their doubles stay

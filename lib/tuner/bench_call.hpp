@@ -19,9 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "host_args.hpp"
+#include "kiln/process/worker_protocol.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "measure.hpp"
-#include "kiln/process/worker_protocol.hpp"
 
 namespace kiln::internal {
 

@@ -6,8 +6,8 @@
 #include <set>
 #include <sstream>
 
-#include "kiln/core/input_file.hpp"
 #include "kiln/core/hash.hpp"
+#include "kiln/core/input_file.hpp"
 
 namespace kiln::internal {
 

@@ -18,9 +18,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "kiln/device/device.hpp"
 #include "kiln/process/shared_memory.hpp"
 #include "kiln/process/worker_protocol.hpp"
-#include "kiln/device/device.hpp"
 #include "kiln/tuner/args.hpp"
 
 namespace kiln::internal {

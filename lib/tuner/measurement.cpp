@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "kiln/process/worker_protocol.hpp"
 #include "kiln/core/error.hpp"
+#include "kiln/process/worker_protocol.hpp"
 
 namespace kiln {
 

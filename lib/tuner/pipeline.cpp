@@ -10,13 +10,13 @@
 #include <exception>
 #include <memory>
 
-#include "kiln/tuner/artifact_source.hpp"
 #include "bench_crew.hpp"
 #include "deadline_compiler.hpp"
 #include "host_args.hpp"
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/log.hpp"
+#include "kiln/tuner/artifact_source.hpp"
 #include "process_worker.hpp"
 #include "thread_worker.hpp"
 

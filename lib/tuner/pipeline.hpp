@@ -15,10 +15,10 @@
 #include "bench_plan.hpp"
 #include "call_state.hpp"
 #include "kiln/compile/compile_engine.hpp"
+#include "kiln/device/clock.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "measure.hpp"
 #include "output_judge.hpp"
-#include "kiln/device/clock.hpp"
 #include "tuner/progress.hpp"
 #include "tuner/trace.hpp"
 

@@ -9,7 +9,6 @@
 
 namespace kiln {
 
-
 TraceRecorder::TraceRecorder() : origin_(Clock::now()) {}
 
 int TraceRecorder::track(const std::string& name) {

@@ -78,5 +78,4 @@ class TraceRecorder {
   std::vector<Span> spans_;
 };
 
-
 }  // namespace kiln

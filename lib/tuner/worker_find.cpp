@@ -12,8 +12,8 @@
 
 #include "kiln/compile/compile_worker.hpp"
 #include "kiln/core/options.hpp"
-#include "process_bench.hpp"
 #include "kiln/tuner/bench_worker.hpp"
+#include "process_bench.hpp"
 
 namespace kiln {
 

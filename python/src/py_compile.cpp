@@ -11,11 +11,11 @@
 #include <nanobind/stl/vector.h>
 
 #include "kiln/core/options.hpp"
+#include "kiln/tuner/artifact_source.hpp"
 #include "py_args.hpp"
 #include "py_gil.hpp"
 #include "py_launch.hpp"
 #include "py_runtime.hpp"
-#include "kiln/tuner/artifact_source.hpp"
 
 namespace nb = nanobind;
 

@@ -11,9 +11,9 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 
+#include "kiln/backends/cpu_plugin.hpp"
 #include "kiln/core/options.hpp"
 #include "kiln/device/backend.hpp"
-#include "kiln/backends/cpu_plugin.hpp"
 #include "py_gil.hpp"
 
 namespace nb = nanobind;

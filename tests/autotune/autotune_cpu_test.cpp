@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "kiln/cache/artifact_cache.hpp"
-#include "kiln/cache/tuning_cache.hpp"
 #include "kiln/backends/cpu.hpp"
 #include "kiln/backends/toolchain.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "tune_session.hpp"
 

@@ -10,11 +10,11 @@
 #include <string>
 #include <tuple>
 
+#include "kiln/backends/cpu.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/options.hpp"
-#include "kiln/backends/cpu.hpp"
-#include "kiln/backends/toolchain.hpp"
 #include "kiln/tuner/tuner.hpp"
 
 namespace kiln::testing {

@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "cache_test_util.hpp"
-#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/file_io.hpp"
 
 namespace kiln {
 namespace {

@@ -13,8 +13,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "kiln/cache/checked_read.hpp"
 #include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/checked_read.hpp"
 #include "kiln/cache/tuning_record.hpp"
 #include "kiln/core/options.hpp"
 

@@ -7,8 +7,8 @@
 
 #include "cache_test_util.hpp"
 #include "entry_format.hpp"
-#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/file_io.hpp"
 
 namespace kiln {
 namespace {

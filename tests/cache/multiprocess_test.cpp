@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "cache_test_util.hpp"
-#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/file_io.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "process_util.hpp"
 

@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cache_test_util.hpp"
-#include "kiln/cache/checked_read.hpp"
 #include "deadline_run.hpp"
+#include "kiln/cache/checked_read.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "odd_files.hpp"
 #include "tuning_file.hpp"

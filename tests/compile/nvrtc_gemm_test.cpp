@@ -4,10 +4,10 @@
 
 #include <tuple>
 #include "cuda/nvrtc_api.hpp"
-#include "kiln/compile/compile_engine.hpp"
-#include "kiln/compile/templates.hpp"
 #include "kiln/backends/nvrtc.hpp"
 #include "kiln/backends/toolchain.hpp"
+#include "kiln/compile/compile_engine.hpp"
+#include "kiln/compile/templates.hpp"
 
 #include "skip.hpp"
 #include "test_kernels.hpp"

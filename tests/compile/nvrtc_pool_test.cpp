@@ -7,8 +7,8 @@
 
 #include "cuda/nvrtc_api.hpp"
 #include "cuda/nvrtc_compiler.hpp"
-#include "kiln/compile/compile_pool.hpp"
 #include "kiln/backends/toolchain.hpp"
+#include "kiln/compile/compile_pool.hpp"
 #include "skip.hpp"
 #include "test_kernels.hpp"
 

@@ -7,11 +7,11 @@
 #include <chrono>
 #include <thread>
 
-#include "kiln/compile/compile_worker.hpp"
 #include "cuda/nvrtc_api.hpp"
-#include "kiln/compile/compile_pool.hpp"
 #include "kiln/backends/nvrtc.hpp"
 #include "kiln/backends/toolchain.hpp"
+#include "kiln/compile/compile_pool.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "skip.hpp"
 #include "test_kernels.hpp"
 

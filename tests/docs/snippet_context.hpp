@@ -10,6 +10,7 @@
 
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
+#include "kiln/device/device.hpp"
 #include "kiln/distributed/distributed_tune.hpp"
 #include "kiln/framework/backend_select.hpp"
 #include "kiln/framework/capture.hpp"
@@ -19,7 +20,6 @@
 #include "kiln/framework/runner.hpp"
 #include "kiln/framework/tuning_scope.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/device/device.hpp"
 #include "kiln/tuner/compare.hpp"
 #include "kiln/tuner/tuner.hpp"
 

@@ -21,10 +21,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/cache/artifact_cache.hpp"
-#include "kiln/cache/tuning_cache.hpp"
 #include "kiln/backends/cpu.hpp"
 #include "kiln/backends/toolchain.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
 #include "kiln/tuner/tuner.hpp"
 
 namespace {

@@ -7,12 +7,12 @@
 #include <cmath>
 
 #include "framework_test_util.hpp"
+#include "kiln/backends/cpu.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/framework/backend_select.hpp"
 #include "kiln/framework/kernel_runner.hpp"
 #include "kiln/framework/tuning_scope.hpp"
 #include "kiln/kernels/tuning_target.hpp"
-#include "kiln/backends/cpu.hpp"
 #include "skip.hpp"
 
 namespace kiln {

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <limits>
 
+#include "kiln/backends/cpu.hpp"
 #include "kiln/kernels/kernel_call.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/backends/cpu.hpp"
 
 namespace kiln {
 namespace {

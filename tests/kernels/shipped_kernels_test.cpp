@@ -7,11 +7,11 @@
 #include <cmath>
 #include <filesystem>
 
+#include "kiln/backends/cpu.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/backends/cpu.hpp"
-#include "kiln/backends/toolchain.hpp"
 
 namespace kiln {
 namespace {

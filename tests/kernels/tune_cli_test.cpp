@@ -3,8 +3,8 @@
 // timings on the CPU backend. Assertions are on behaviour (statuses, where
 // a result came from, what was compiled), never on times.
 #include "cli_runner.hpp"
-#include "kiln/kernels/tuning_target.hpp"
 #include "kiln/backends/cpu.hpp"
+#include "kiln/kernels/tuning_target.hpp"
 #include "skip.hpp"
 
 namespace kiln {

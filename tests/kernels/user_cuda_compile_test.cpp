@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "cli_runner.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/compile/compile_run.hpp"
 #include "kiln/kernels/user_kernel.hpp"
-#include "kiln/backends/toolchain.hpp"
 #if KILN_BACKEND_CUDA
 #include "kiln/backends/nvrtc.hpp"
 #include "skip.hpp"

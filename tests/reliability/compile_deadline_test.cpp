@@ -3,8 +3,8 @@
 // the run: compiles run in worker processes (process_compilers), and the
 // one past its deadline is killed. The other configs compile, are measured,
 // and win.
-#include "reliability_util.hpp"
 #include "kiln/tuner/bench_worker.hpp"
+#include "reliability_util.hpp"
 
 namespace kiln {
 namespace {

@@ -13,9 +13,9 @@
 #include <set>
 #include <thread>
 
+#include "kiln/tuner/bench_worker.hpp"
 #include "reliability_util.hpp"
 #include "sanitized.hpp"
-#include "kiln/tuner/bench_worker.hpp"
 
 namespace kiln {
 namespace {

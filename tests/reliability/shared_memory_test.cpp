@@ -10,9 +10,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "kiln/backends/cpu.hpp"
 #include "kiln/process/shared_memory.hpp"
 #include "kiln/process/worker_process.hpp"
-#include "kiln/backends/cpu.hpp"
 #include "tuner/bench_call.hpp"
 
 namespace kiln {

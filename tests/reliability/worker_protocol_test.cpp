@@ -9,13 +9,13 @@
 
 #include <thread>
 
-#include "kiln/compile/compile_worker.hpp"
 #include "kiln/compile/compile_engine.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "kiln/compile/kernel.hpp"
 #include "kiln/process/worker_process.hpp"
 #include "kiln/process/worker_server.hpp"
-#include "tuner/bench_call.hpp"
 #include "kiln/tuner/bench_worker.hpp"
+#include "tuner/bench_call.hpp"
 
 namespace kiln {
 namespace {

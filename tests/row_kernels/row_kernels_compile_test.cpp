@@ -5,9 +5,9 @@
 
 #include "cuda/nvrtc_api.hpp"
 #include "cuda_row_kernels.hpp"
-#include "kiln/compile/compile_engine.hpp"
 #include "kiln/backends/nvrtc.hpp"
 #include "kiln/backends/toolchain.hpp"
+#include "kiln/compile/compile_engine.hpp"
 #include "sanitized.hpp"
 #include "skip.hpp"
 

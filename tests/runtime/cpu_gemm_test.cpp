@@ -13,8 +13,8 @@
 #include <tuple>
 
 #include "cpu_test_util.hpp"
-#include "kiln/compile/compile_engine.hpp"
 #include "kiln/backends/cpu.hpp"
+#include "kiln/compile/compile_engine.hpp"
 #include "sanitized.hpp"
 #include "skip.hpp"
 

@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "cpu_test_util.hpp"
-#include "kiln/cache/artifact_store.hpp"
 #include "kiln/backends/cpu.hpp"
+#include "kiln/cache/artifact_store.hpp"
 
 int main(int argc, char** argv) {
   const bool from_cache = argc == 6 && std::string(argv[1]) == "cache";

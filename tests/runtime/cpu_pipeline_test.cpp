@@ -10,9 +10,9 @@
 #include <filesystem>
 
 #include "cpu_test_util.hpp"
+#include "kiln/backends/cpu.hpp"
 #include "kiln/cache/artifact_store.hpp"
 #include "kiln/compile/compile_engine.hpp"
-#include "kiln/backends/cpu.hpp"
 
 namespace kiln {
 namespace {

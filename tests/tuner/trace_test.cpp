@@ -1,5 +1,5 @@
-#include "kiln/device/clock.hpp"
 #include "tuner/trace.hpp"
+#include "kiln/device/clock.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,13 +6,13 @@
 #include <chrono>
 #include <cstring>
 
+#include "kiln/backends/devices.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/tuning_cache.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/options.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/backends/devices.hpp"
-#include "kiln/backends/toolchain.hpp"
 
 namespace kiln::tool {
 

@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "kiln/process/worker_process.hpp"
 #include "gemm_measure.hpp"
 #include "kiln/core/error.hpp"
+#include "kiln/process/worker_process.hpp"
 
 namespace kiln::tool {
 

@@ -10,9 +10,9 @@
 
 #include "commands.hpp"
 #include "compile_backend.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/compile/compile_run.hpp"
 #include "kiln/compile/templates.hpp"
-#include "kiln/backends/toolchain.hpp"
 #include "option_checks.hpp"
 
 namespace kiln::tool {

@@ -16,14 +16,14 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "kiln/compile/compile_worker.hpp"
 #include "compile_backend.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/artifact_store.hpp"
 #include "kiln/compile/compile_run.hpp"
+#include "kiln/compile/compile_worker.hpp"
 #include "kiln/compile/templates.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/backends/toolchain.hpp"
 #include "option_checks.hpp"
 
 namespace kiln::tool {

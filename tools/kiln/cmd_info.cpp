@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/cache/remote_cache.hpp"
 #include "kiln/core/options.hpp"
 #include "kiln/distributed/collective.hpp"
-#include "kiln/backends/toolchain.hpp"
 
 namespace kiln::tool {
 

@@ -24,15 +24,15 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "kiln/backends/toolchain.hpp"
 #include "kiln/cache/remote_cache.hpp"
 #include "kiln/kernels/tune_request.hpp"
-#include "kiln/backends/toolchain.hpp"
 #include "kiln/search/search_plan.hpp"
+#include "kiln/tuner/failure_evidence.hpp"
 #include "option_checks.hpp"
 #include "tune_distributed.hpp"
 #include "tune_flags.hpp"
 #include "tune_report.hpp"
-#include "kiln/tuner/failure_evidence.hpp"
 
 namespace kiln::tool {
 

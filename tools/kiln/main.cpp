@@ -6,9 +6,9 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "kiln/process/worker_process.hpp"
 #include "kiln/cache/remote_cache.hpp"
 #include "kiln/core/fingerprint.hpp"
+#include "kiln/process/worker_process.hpp"
 
 int main(int argc, char** argv) {
   // SIGTERM or Ctrl-C ends the worker processes (and what they started) with

@@ -21,10 +21,10 @@
 #include <cstring>
 #include <memory>
 
+#include "kiln/backends/devices.hpp"
 #include "kiln/compile/compile_worker.hpp"
 #include "kiln/core/options.hpp"
 #include "kiln/device/backend.hpp"
-#include "kiln/backends/devices.hpp"
 #include "kiln/tuner/bench_worker.hpp"
 
 namespace {

@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <vector>
 
-#include "kiln/cache/artifact_cache.hpp"
-#include "kiln/cache/tuning_cache.hpp"
 #include "kiln/backends/cpu.hpp"
 #include "kiln/backends/toolchain.hpp"
+#include "kiln/cache/artifact_cache.hpp"
+#include "kiln/cache/tuning_cache.hpp"
 #include "kiln/tuner/tuner.hpp"
 
 constexpr const char* kSource = R"(

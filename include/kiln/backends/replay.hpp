@@ -21,12 +21,10 @@
 
 #include "kiln/compile/compile.hpp"
 #include "kiln/compile/compile_pool.hpp"
-#include "kiln/device/device.hpp"
 #include "kiln/device/clock.hpp"
+#include "kiln/device/device.hpp"
 
 namespace kiln::replay {
-
-
 
 // What a recording says of one config.
 struct ReplayRecord {

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "kiln/kernels/int_expr.hpp"
 #include "kiln/device/device.hpp"
+#include "kiln/kernels/int_expr.hpp"
 #include "kiln/tuner/args.hpp"
 
 namespace kiln {

@@ -34,9 +34,9 @@ struct TuneRequest {
   // Shipped kernels: "auto" (host code when cheap, else the default config),
   // "host" or "default". A user kernel's reference is in its spec.
   std::string reference = "auto";
-  std::uint64_t seed = 0;  // the input data's seed
+  std::uint64_t seed = 0;                  // the input data's seed
   Isolation isolation = Isolation::kAuto;  // as BenchPlacement's
-  int cpu_threads = 0;  // CPU block runners (0: one per hardware thread)
+  int cpu_threads = 0;                     // CPU block runners (0: one per hardware thread)
 };
 
 // A request resolved: the kernel, its call's arguments and what the outputs

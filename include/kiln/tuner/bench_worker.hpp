@@ -18,9 +18,9 @@
 #include <memory>
 #include <string>
 
-#include "kiln/process/worker_server.hpp"
 #include "kiln/compile/compile_pool.hpp"
 #include "kiln/device/device.hpp"
+#include "kiln/process/worker_server.hpp"
 
 namespace kiln {
 

@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "kiln/core/input_file.hpp"
 #include "kiln/cache/remote_cache.hpp"
+#include "kiln/core/input_file.hpp"
 
 namespace kiln {
 namespace {

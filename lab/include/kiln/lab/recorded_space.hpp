@@ -15,10 +15,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kiln/backends/replay.hpp"
 #include "kiln/cache/tuning_record.hpp"
 #include "kiln/core/config_space.hpp"
 #include "kiln/core/error.hpp"
-#include "kiln/backends/replay.hpp"
 
 namespace kiln {
 
