@@ -3,7 +3,7 @@
 // (backends/backends.cpp); this file asks it.
 #include "kiln/backends/toolchain.hpp"
 
-#include <array>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -15,23 +15,15 @@ namespace {
 
 ToolchainReport probe() {
   ToolchainReport r;
-  // What a backend this build lacks leaves in place.
-  for (DeviceKind kind : {DeviceKind::kCpu, DeviceKind::kCuda}) {
-    auto backend = find_backend(kind);
-    if (backend.ok()) continue;
-    const std::string why = backend.error().message;
-    if (kind == DeviceKind::kCuda) {
-      r.nvrtc.reason = why;
-      r.cuda.driver.reason = why;
-      r.cuda.devices_reason = why;
-    } else {
-      r.llvm.reason = why;
-      r.cpu.reason = why;
-    }
+  // The report's fixed sections (its JSON shape, `kiln info`) say why when
+  // this build lacks the backend that fills them.
+  if (auto cuda = find_backend("cuda"); !cuda.ok()) {
+    r.nvrtc.reason = r.cuda.driver.reason = r.cuda.devices_reason = cuda.error().message;
   }
+  if (auto cpu = find_backend("cpu"); !cpu.ok()) r.llvm.reason = r.cpu.reason = cpu.error().message;
   for (const DeviceBackend* b : backends()) {
     b->report(r);
-    r.fingerprints[b->name()] = current_toolchain(b->kind());
+    r.fingerprints[b->name()] = current_toolchain(b->name());
   }
   return r;
 }
@@ -85,18 +77,18 @@ const ToolchainReport& toolchain_report() {
   return report;
 }
 
-const ToolchainFingerprint& current_toolchain(DeviceKind kind) {
-  // One slot per kind, each probed on first use: a CUDA fingerprint never
-  // opens the CPU backend, nor the other way round.
-  static std::array<std::once_flag, 2> once;
-  static std::array<ToolchainFingerprint, 2> fingerprints;
-  const auto slot = static_cast<std::size_t>(kind);
-  std::call_once(once.at(slot), [&] {
-    auto backend = find_backend(kind);
-    fingerprints[slot] = backend.ok() ? (*backend)->fingerprint()
-                                      : ToolchainFingerprint::of(device_kind_name(kind), "absent");
-  });
-  return fingerprints[slot];
+const ToolchainFingerprint& current_toolchain(std::string_view backend) {
+  // Each probed on first use: a CUDA fingerprint never opens the CPU
+  // backend, nor the other way round. The map's nodes never move, so the
+  // reference outlives the lock.
+  static std::mutex mutex;
+  static std::map<std::string, ToolchainFingerprint, std::less<>> fingerprints;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = fingerprints.find(backend); it != fingerprints.end()) return it->second;
+  auto found = find_backend(backend);
+  ToolchainFingerprint f = found.ok() ? (*found)->fingerprint()
+                                      : ToolchainFingerprint::of(std::string(backend), "absent");
+  return fingerprints.emplace(std::string(backend), std::move(f)).first->second;
 }
 
 }  // namespace kiln

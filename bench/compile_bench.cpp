@@ -68,13 +68,12 @@ int main(int argc, char** argv) {
   // (2) the benchmark, its worker processes found where the tuner finds them
   const int cores = kiln::resolve_workers(threads);
   s.variants = kiln::compile_bench_variants(cores, /*processes=*/true, sweep);
-  s.context = {kiln::current_toolchain(kiln::DeviceKind::kCuda),
-               kiln::CacheEnvRegistry::global().snapshot()};
+  s.context = {kiln::current_toolchain("cuda"), kiln::CacheEnvRegistry::global().snapshot()};
   s.make_compiler = make;
   s.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   nlohmann::json report = kiln::run_compile_bench(s);
   report["cores"] = cores;
-  report["toolchain"] = kiln::current_toolchain(kiln::DeviceKind::kCuda).to_json();
+  report["toolchain"] = kiln::current_toolchain("cuda").to_json();
   std::cout << report.dump(2) << "\n";
   return 0;
 }

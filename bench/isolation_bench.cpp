@@ -55,7 +55,7 @@ Run tune_once(const TunableKernel& k, const ArgList& args, Device& device, Artif
               Isolation iso, double target_seconds) {
   Backend b;
   b.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
-  b.toolchain = current_toolchain(DeviceKind::kCpu);
+  b.toolchain = current_toolchain("cpu");
   b.arch = "host";
   b.format = BinaryFormat::kCpuObject;
   b.bench.isolation = iso;

@@ -43,7 +43,7 @@ Tolerance gemm_tolerance(const ShapeDims& dims) {
   return t;
 }
 
-ShippedKernel gemm_entry(std::string name, BackendKind backend, DType dtype) {
+ShippedKernel gemm_entry(std::string name, std::string backend, DType dtype) {
   ShippedKernel k;
   k.name = std::move(name);
   k.family = "gemm";
@@ -67,7 +67,7 @@ ShippedKernel gemm_entry(std::string name, BackendKind backend, DType dtype) {
 }
 
 ShippedKernel cuda_gemm(std::string name, DType dtype) {
-  ShippedKernel k = gemm_entry(name, BackendKind::kCuda, dtype);
+  ShippedKernel k = gemm_entry(name, "cuda", dtype);
   const KernelTemplate& tmpl = shipped_template(name);
   k.description = tmpl.description;
   k.kernel = [name] {
@@ -104,7 +104,7 @@ ShippedKernel cuda_gemm(std::string name, DType dtype) {
 using GemmGeometry = LaunchGeometry (*)(const Config&, std::int64_t m, std::int64_t n);
 
 ShippedKernel cpu_gemm_of(std::string name, KernelTemplate (*make)(), GemmGeometry geometry) {
-  ShippedKernel k = gemm_entry(std::move(name), BackendKind::kCpu, DType::kF32);
+  ShippedKernel k = gemm_entry(std::move(name), "cpu", DType::kF32);
   k.description = make().description;
   k.kernel = [make, geometry] {
     TunableKernel t;
@@ -146,7 +146,7 @@ ShippedKernel cpu_rmsnorm() {
   ShippedKernel k;
   k.name = "fused_add_rmsnorm";
   k.family = "fused_add_rmsnorm";
-  k.backend = BackendKind::kCpu;
+  k.backend = "cpu";
   k.description = cpu::fused_add_rmsnorm_template().description;
   k.dims = {"rows", "hidden"};
   k.dtypes = {DType::kF32};
@@ -225,7 +225,7 @@ std::string join_names(const std::vector<const ShippedKernel*>& kernels) {
 }
 
 // The kernel of `family` for this backend and dtype, if one exists.
-const ShippedKernel* sibling(const std::string& family, std::optional<BackendKind> backend,
+const ShippedKernel* sibling(const std::string& family, std::optional<std::string> backend,
                              std::optional<DType> dtype) {
   for (const auto& k : shipped_kernels()) {
     if (k.family != family) continue;
@@ -251,18 +251,16 @@ const ShippedKernel* find_shipped_kernel(std::string_view name) {
 }
 
 Result<const ShippedKernel*> resolve_shipped_kernel(std::string_view name,
-                                                    std::optional<BackendKind> backend,
+                                                    std::optional<std::string> backend,
                                                     std::optional<DType> dtype) {
   if (const ShippedKernel* k = find_shipped_kernel(name)) {
     // The kernel to suggest instead: of the backend asked for, or of any.
     const ShippedKernel* other = sibling(k->family, backend, dtype);
     const std::string instead =
-        other ? ": use --kernel " + other->name + " (" + backend_kind_name(other->backend) + ")"
-              : "";
+        other ? ": use --kernel " + other->name + " (" + other->backend + ")" : "";
     if (backend && k->backend != *backend) {
       return make_error(ErrorCode::kInvalidArgument,
-                        k->name + " is a " + backend_kind_name(k->backend) + " kernel, not " +
-                            backend_kind_name(*backend) +
+                        k->name + " is a " + k->backend + " kernel, not " + *backend +
                             (other ? instead : ": no shipped " + k->family + " runs there"));
     }
     if (dtype && std::find(k->dtypes.begin(), k->dtypes.end(), *dtype) == k->dtypes.end()) {
@@ -291,17 +289,16 @@ Result<const ShippedKernel*> resolve_shipped_kernel(std::string_view name,
                                                 "); `kiln kernels` lists them");
   }
   // A family without a backend: CUDA where a device is present, else the CPU.
-  std::optional<BackendKind> where = backend;
+  std::optional<std::string> where = backend;
   if (!where) {
-    const bool cuda =
-        cuda_device_count().ok() && sibling(std::string(name), BackendKind::kCuda, dtype);
-    where = cuda ? BackendKind::kCuda : BackendKind::kCpu;
+    const bool cuda = cuda_device_count().ok() && sibling(std::string(name), "cuda", dtype);
+    where = cuda ? "cuda" : "cpu";
     if (!sibling(std::string(name), where, dtype)) where.reset();
   }
   if (const ShippedKernel* k = sibling(std::string(name), where, dtype)) return k;
   return make_error(ErrorCode::kInvalidArgument,
                     "no shipped " + std::string(name) + " for" +
-                        (where ? std::string(" backend ") + backend_kind_name(*where) : "") +
+                        (where ? std::string(" backend ") + *where : "") +
                         (dtype ? std::string(" dtype ") + dtype_name(*dtype) : "") + ": the " +
                         std::string(name) + " kernels are " + join_names(family));
 }

@@ -57,18 +57,17 @@ void check_dims(const ShapeDims& shape, const std::vector<std::string>& dims,
   }
 }
 
-std::vector<int> device_indices(const std::string& text, BackendKind backend) {
+std::vector<int> device_indices(const std::string& text, const std::string& backend) {
   std::vector<int> out;
   if (text.empty()) return out;
-  const DeviceKind kind = backend == BackendKind::kCuda ? DeviceKind::kCuda : DeviceKind::kCpu;
-  for (const DeviceRef& ref : parse_device_list(text, kind)) {
-    if (ref.kind != kind) {
-      bad_request("--devices: " + ref.to_string() + " is not a " + backend_kind_name(backend) +
-                  " device (this kernel runs on " + backend_kind_name(backend) + ")");
+  for (const DeviceRef& ref : parse_device_list(text, backend)) {
+    if (ref.backend != backend) {
+      bad_request("--devices: " + ref.to_string() + " is not a " + backend +
+                  " device (this kernel runs on " + backend + ")");
     }
     // The CPU backend has one device (the host); CUDA indices are checked
     // against the driver's count when the target opens.
-    if (kind == DeviceKind::kCpu && ref.index != 0)
+    if (ref.on_host() && ref.index != 0)
       bad_request("--devices " + text + ": this machine has 1 CPU device (0)");
     if (std::find(out.begin(), out.end(), ref.index) != out.end())
       bad_request("--devices " + text + ": " + ref.to_string() + " is named twice");
@@ -78,8 +77,12 @@ std::vector<int> device_indices(const std::string& text, BackendKind backend) {
 }
 
 void shipped_job(const TuneRequest& a, TuneJob& job) {
-  std::optional<BackendKind> backend;
-  if (a.backend != "auto") backend = parse_backend_kind(a.backend);
+  std::optional<std::string> backend;
+  if (a.backend != "auto") {
+    backend = parse_backend_name(a.backend);
+    if (!backend)
+      bad_request("--backend " + a.backend + ": " + find_backend(a.backend).error().message);
+  }
   std::optional<DType> dtype;
   if (!a.dtype.empty()) dtype = parse_dtype(a.dtype);
   auto resolved = resolve_shipped_kernel(a.kernel, backend, dtype);
@@ -105,10 +108,9 @@ void shipped_job(const TuneRequest& a, TuneJob& job) {
     job.reference_fn = k.reference;
     job.reference_text = "host code (double precision)";
   }
-  if (k.backend == BackendKind::kCuda) {
+  if (k.backend == "cuda") {
     for (const auto& other : shipped_kernels())
-      if (other.family == k.family && other.backend == BackendKind::kCpu)
-        job.cpu_alternative = other.name;
+      if (other.family == k.family && other.backend == "cpu") job.cpu_alternative = other.name;
   }
 }
 
@@ -127,9 +129,9 @@ void user_job(const TuneRequest& a, TuneJob& job) {
   job.name = user.tmpl.name;
   job.user = true;
   job.backend = user.backend;
-  if (a.backend != "auto" && a.backend != backend_kind_name(user.backend)) {
-    bad_request("--backend " + a.backend + ": " + a.space_file + " describes a " +
-                backend_kind_name(user.backend) + " kernel (its \"backend\")");
+  if (a.backend != "auto" && a.backend != user.backend) {
+    bad_request("--backend " + a.backend + ": " + a.space_file + " describes a " + user.backend +
+                " kernel (its \"backend\")");
   }
   check_dims(job.shape, user.dims, job.name);
   job.dims = user.dims;
@@ -195,7 +197,7 @@ Result<TuneJob> resolve_tune_request(const TuneRequest& a) {
       shipped_job(a, job);
     else
       user_job(a, job);
-    if (job.backend == BackendKind::kCpu && !cpu_backend_built()) {
+    if (job.backend == "cpu" && !cpu_backend_built()) {
       return make_error(ErrorCode::kUnavailable,
                         job.name +
                             " runs on the CPU backend, which this kiln was built without "

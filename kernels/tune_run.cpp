@@ -22,10 +22,10 @@ ErrorInfo target_error(const TuneJob& job, const ErrorInfo& error) {
   std::string fix;
   if (!job.cpu_alternative.empty())
     fix = " (--backend cpu --kernel " + job.cpu_alternative + ")";
-  else if (job.user && job.backend == BackendKind::kCuda)
+  else if (job.user && job.backend == "cuda")
     fix = " (for a CPU version of the kernel, set \"backend\": \"cpu\" in its spec)";
   ErrorInfo out = error;
-  out.message = job.name + " needs a " + (job.backend == BackendKind::kCuda ? "CUDA" : "CPU") +
+  out.message = job.name + " needs a " + (job.backend == "cuda" ? "CUDA" : "CPU") +
                 " device: " + error.message + fix;
   return at_step(std::move(out), "target");
 }

@@ -13,15 +13,15 @@
 namespace kiln {
 
 bool cpu_backend_built() {
-  return find_backend(DeviceKind::kCpu).ok();
+  return find_backend("cpu").ok();
 }
 
 bool cuda_backend_built() {
-  return find_backend(DeviceKind::kCuda).ok();
+  return find_backend("cuda").ok();
 }
 
 Result<int> cuda_device_count() {
-  auto backend = find_backend(DeviceKind::kCuda);
+  auto backend = find_backend("cuda");
   if (!backend.ok()) return backend.error();
   return (*backend)->device_count();
 }
@@ -29,31 +29,34 @@ Result<int> cuda_device_count() {
 namespace {
 
 // "no CUDA device (why): tune on a machine with one, or on the cpu backend".
-ErrorInfo no_device(DeviceKind kind, const std::string& why) {
-  std::string name = device_kind_name(kind);
-  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+ErrorInfo no_device(const std::string& name, const std::string& why) {
+  std::string upper = name;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  // The others that can run here now (never a replay with no recording).
   std::string others;
   for (const DeviceBackend* b : backends()) {
-    if (b->kind() != kind) others += std::string(others.empty() ? "" : " or ") + b->name();
+    if (b->name() != name && b->unavailable_reason().empty())
+      others += std::string(others.empty() ? "" : " or ") + b->name();
   }
   return make_error(ErrorCode::kUnavailable,
-                    "no " + name + " device (" + why + "): tune on a machine with one" +
+                    "no " + upper + " device (" + why + "): tune on a machine with one" +
                         (others.empty() ? "" : ", or on the " + others + " backend"));
 }
 
 }  // namespace
 
-Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerprint& toolchain,
+Result<TuningTarget> open_tuning_target(const std::string& name,
+                                        const ToolchainFingerprint& toolchain,
                                         const std::vector<int>& indices, int cpu_threads) {
-  auto found = find_backend(kind);
-  if (!found.ok()) return no_device(kind, found.error().message);
+  auto found = find_backend(name);
+  if (!found.ok()) return no_device(name, found.error().message);
   const DeviceBackend& backend = **found;
   auto count = backend.device_count();
-  if (!count.ok()) return no_device(kind, count.error().message);
+  if (!count.ok()) return no_device(name, count.error().message);
   // The benchmark devices by reference; device 0 when none are named.
   std::vector<DeviceRef> refs;
-  for (int i : indices) refs.push_back(DeviceRef{kind, i});
-  if (refs.empty()) refs.push_back(DeviceRef{kind, 0});
+  for (int i : indices) refs.push_back(DeviceRef{name, i});
+  if (refs.empty()) refs.push_back(DeviceRef{name, 0});
   for (const auto& r : refs) {
     if (r.index >= *count) {
       return make_error(ErrorCode::kInvalidArgument,
@@ -64,7 +67,7 @@ Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerp
   auto device = backend.open_device(refs.front().index, cpu_threads);
   if (!device.ok()) return device.error();
   TuningTarget t;
-  t.kind = kind;
+  t.backend_name = name;
   t.backend.compiler = std::shared_ptr<Compiler>(backend.make_compiler());
   // A compile that cannot be interrupted in this process runs in a compile
   // worker process, killed at its compile deadline, so a hung compile never
@@ -94,8 +97,8 @@ Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerp
   return t;
 }
 
-Result<TuningTarget> open_tuning_target(BackendKind kind) {
-  return open_tuning_target(kind, current_toolchain(kind));
+Result<TuningTarget> open_tuning_target(const std::string& name) {
+  return open_tuning_target(name, current_toolchain(name));
 }
 
 }  // namespace kiln

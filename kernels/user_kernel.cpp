@@ -282,8 +282,8 @@ bool is_param(const UserKernel& k, const std::string& n) {
 // The template: backend, name, source, entry, build settings and space.
 void parse_template(const json& spec, UserKernel& k, std::string source, const std::string& entry,
                     std::string name) {
-  auto backend = parse_backend_kind(get_string(spec, "backend", "spec"));
-  if (!backend) bad("backend", "expected \"cpu\" or \"cuda\"");
+  auto backend = parse_backend_name(get_string(spec, "backend", "spec"));
+  if (!backend) bad("backend", "expected the name of a backend, \"cpu\" or \"cuda\"");
   k.backend = *backend;
   k.tmpl.name = spec.contains("name") ? get_string(spec, "name", "spec") : std::move(name);
   k.tmpl.description = optional_string(spec, "description", "", "spec");

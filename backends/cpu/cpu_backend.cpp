@@ -12,7 +12,7 @@ namespace {
 
 class CpuBackend final : public DeviceBackend {
  public:
-  DeviceKind kind() const override { return DeviceKind::kCpu; }
+  const char* name() const override { return "cpu"; }
   // Clang and LLVM are linked in: the backend is usable wherever it runs.
   std::string unavailable_reason() const override { return {}; }
   std::string compiler_version() const override { return "llvm " + probe_llvm().version; }
@@ -40,6 +40,19 @@ class CpuBackend final : public DeviceBackend {
     } else {
       r.cpu.reason = device.error().message;
     }
+  }
+  // One block runner takes kChunk elements: a CPU kernel has no threads in
+  // a block.
+  BackendProbe probe() const override {
+    BackendProbe p;
+    p.source = R"(#include "kiln/cpu_kernel.h"
+void kiln_probe(const kiln::cpu::BlockContext& ctx, float* x, long n) {
+  const long first = static_cast<long>(ctx.block_idx.x) * 64;
+  for (long i = first; i < first + 64 && i < n; ++i) x[i] += 1.0f;
+}
+)";
+    p.broken = "void kiln_probe(float* x, long n) { x[n] = undeclared_name; }\n";
+    return p;
   }
 };
 

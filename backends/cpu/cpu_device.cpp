@@ -86,7 +86,7 @@ std::string signature_text(const Signature& s) {
 
 CpuDevice::CpuDevice(int threads, std::shared_ptr<HostJit> jit)
     : jit_(std::move(jit)), pool_(threads), shared_(static_cast<std::size_t>(pool_.threads())) {
-  props_.ref = {DeviceKind::kCpu, 0};
+  props_.ref = {kHostBackend, 0};
   props_.arch = host_cpu_name();
   props_.name = "host CPU " + props_.arch + " (" + std::to_string(pool_.threads()) + " threads)";
   props_.sm_count = pool_.threads();

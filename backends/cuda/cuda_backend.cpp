@@ -14,7 +14,7 @@ namespace {
 
 class CudaBackend final : public DeviceBackend {
  public:
-  DeviceKind kind() const override { return DeviceKind::kCuda; }
+  const char* name() const override { return "cuda"; }
   std::string unavailable_reason() const override {
     auto count = device_count();
     return count.ok() ? std::string() : count.error().message;
@@ -48,6 +48,17 @@ class CudaBackend final : public DeviceBackend {
   void report(ToolchainReport& r) const override {
     r.nvrtc = probe_nvrtc();
     r.cuda = probe_driver();
+  }
+  BackendProbe probe() const override {
+    BackendProbe p;
+    p.source = R"(__global__ void kiln_probe(float* x, long n) {
+  const long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1.0f;
+}
+)";
+    p.broken = "__global__ void kiln_probe(float* x, long n) { x[n] = undeclared_name; }\n";
+    p.offline_arch = "sm_80";
+    return p;
   }
 };
 

@@ -104,7 +104,7 @@ Result<std::unique_ptr<Device>> CudaDevice::open(const DriverApi& api, int index
                                                    std::to_string(index) + ": " + api.describe(r));
   }
   DeviceProperties p;
-  p.ref = {DeviceKind::kCuda, index};
+  p.ref = {"cuda", index};
   char name[256] = {};
   api.DeviceGetName(name, sizeof name, dev);
   p.name = name;

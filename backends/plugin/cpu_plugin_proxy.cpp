@@ -78,7 +78,7 @@ const DeviceBackend& real() {
 
 class CpuPluginBackend final : public DeviceBackend {
  public:
-  DeviceKind kind() const override { return DeviceKind::kCpu; }
+  const char* name() const override { return "cpu"; }
   std::string unavailable_reason() const override {
     const Loaded& l = load();
     return l.backend ? l.backend->unavailable_reason() : l.error;
@@ -117,6 +117,11 @@ class CpuPluginBackend final : public DeviceBackend {
       report.llvm.available = false;
       report.llvm.reason = l.error;
     }
+  }
+  // The plugin's own kernels; none while it cannot be loaded (nothing runs).
+  BackendProbe probe() const override {
+    const Loaded& l = load();
+    return l.backend ? l.backend->probe() : BackendProbe{};
   }
 };
 

@@ -112,7 +112,7 @@ struct Nothing final : detail::HandleState {};
 class ReplayDevice final : public Device {
  public:
   explicit ReplayDevice(std::shared_ptr<ReplayBook> book) : book_(std::move(book)) {
-    props_.ref = DeviceRef{DeviceKind::kCuda, 0};
+    props_.ref = DeviceRef{"replay", 0};
     props_.name = book_->recorded().device() + " (recorded)";
     props_.arch = "recorded";
   }
@@ -286,8 +286,8 @@ CompilerFactory replay_compilers(std::shared_ptr<ReplayBook> book) {
   };
 }
 
-std::shared_ptr<Compiler> replay_compiler(std::shared_ptr<ReplayBook> book) {
-  return std::make_shared<ReplayCompiler>(std::move(book), /*pool_worker=*/false);
+std::unique_ptr<Compiler> replay_compiler(std::shared_ptr<ReplayBook> book) {
+  return std::make_unique<ReplayCompiler>(std::move(book), /*pool_worker=*/false);
 }
 
 std::unique_ptr<Device> make_replay_device(std::shared_ptr<ReplayBook> book) {

@@ -18,7 +18,7 @@ using namespace kiln;
 
 // (1) One Kiln per process: the CPU backend, the caches and a tuner.
 struct Runtime {
-  TuningTarget target = open_tuning_target(BackendKind::kCpu).value();
+  TuningTarget target = open_tuning_target("cpu").value();
   ArtifactCache artifacts{Options::global()};
   TuningCache tunings{Options::global()};
   Autotuner tuner{target.backend, &artifacts, &tunings};

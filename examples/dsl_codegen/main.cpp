@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
                         Arg::of_scalar("n", n)};
 
   // (5) Tune (or look up) and launch, with the caches of KILN_CACHE_DIR.
-  TuningTarget cpu = open_tuning_target(BackendKind::kCpu).value();
+  TuningTarget cpu = open_tuning_target("cpu").value();
   ArtifactCache artifacts(Options::global());
   TuningCache tunings(Options::global());
   Autotuner tuner(cpu.backend, &artifacts, &tunings);

@@ -59,7 +59,7 @@ class Reference : public TunableRunner {
 };
 
 int main() {
-  TuningTarget cpu = open_tuning_target(BackendKind::kCpu).value();  // Clang + the host
+  TuningTarget cpu = open_tuning_target("cpu").value();  // Clang + the host
   Device* device = cpu.device.get();
   TunableKernel kernel;
   kernel.tmpl.name = "rms_norm_example";

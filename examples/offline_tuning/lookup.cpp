@@ -28,8 +28,7 @@ int main(int argc, char** argv) {
   auto device = cpu::open_device();
   if (!device.ok()) return 1;
   const TuningIdentity identity{definition_hash(kernel), device_identity(**device),
-                                current_toolchain(DeviceKind::kCpu),
-                                CacheEnvRegistry::global().snapshot()};
+                                current_toolchain("cpu"), CacheEnvRegistry::global().snapshot()};
 
   // (3) Look up each shape's config by its problem key (kernel name plus
   // the arguments' dtypes, shapes and strides); the tuned shapes and one

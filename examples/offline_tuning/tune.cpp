@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
 
   // (1) The tuning target (compiler and device) and a scratch tuning file:
   // only this run's records go into the exported table.
-  TuningTarget cpu = open_tuning_target(BackendKind::kCpu).value();
+  TuningTarget cpu = open_tuning_target("cpu").value();
   ArtifactCache artifacts(Options::global());
   const std::filesystem::path scratch = table.string() + ".work";
   std::filesystem::remove(scratch);

@@ -57,19 +57,8 @@ DType parse_dtype(std::string_view name) {
                   "': use one of f16, bf16, f32, f64, i8, u8, i16, i32, i64, bool");
 }
 
-const char* device_kind_name(DeviceKind kind) {
-  return kind == DeviceKind::kCuda ? "cuda" : "cpu";
-}
-
-std::optional<DeviceKind> parse_device_kind(std::string_view name) {
-  for (DeviceKind kind : {DeviceKind::kCpu, DeviceKind::kCuda}) {
-    if (name == device_kind_name(kind)) return kind;
-  }
-  return std::nullopt;
-}
-
 std::string DeviceRef::to_string() const {
-  return kind == DeviceKind::kCpu ? "cpu" : "cuda:" + std::to_string(index);
+  return on_host() ? backend : backend + ":" + std::to_string(index);
 }
 
 namespace {

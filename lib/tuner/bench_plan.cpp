@@ -11,7 +11,7 @@ std::string BenchPlan::describe() const {
   std::string list;
   for (const auto& d : devices) {
     list += (list.empty() ? "" : ", ") + d.to_string();
-    if (d.kind == DeviceKind::kCpu) list += ":" + std::to_string(d.index);
+    if (d.on_host()) list += ":" + std::to_string(d.index);
   }
   const std::string n = std::to_string(devices.size());
   return n + (process ? " worker process(es)" : " worker thread(s)") +
@@ -30,7 +30,7 @@ Result<BenchPlan> plan_benchmarks(const BenchPlacement& placement, const ArgList
                                   const Device& home) {
   BenchPlan plan;
   const DeviceRef home_ref = home.properties().ref;
-  if (home_ref.kind == DeviceKind::kCpu) plan.cpu_threads = home.properties().sm_count;
+  if (home_ref.on_host()) plan.cpu_threads = home.properties().sm_count;
 
   // (1) Processes or threads. A worker the user named, or kProcess, must
   // work: an error, never a silent loss of crash isolation. Arguments that
@@ -82,7 +82,7 @@ Result<BenchPlan> plan_benchmarks(const BenchPlacement& placement, const ArgList
       auto d = placement.open_device(static_cast<int>(i));
       if (!d.ok()) continue;  // that worker reports it when it tries
       if (find_refs) plan.devices[i] = (*d)->properties().ref;
-      if (i == 0 && (*d)->properties().ref.kind == DeviceKind::kCpu) {
+      if (i == 0 && (*d)->properties().ref.on_host()) {
         plan.cpu_threads = (*d)->properties().sm_count;
       }
     }

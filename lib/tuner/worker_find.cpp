@@ -102,9 +102,10 @@ Result<std::string> find_bench_worker(const std::string& configured) {
 
 Result<CompilerFactory> process_compilers(const std::string& backend,
                                           const std::string& configured) {
-  if (!parse_device_kind(backend)) {
+  // The worker finds the backend by this name, and says when it has none.
+  if (backend.empty()) {
     return make_error(ErrorCode::kInvalidArgument,
-                      "process_compilers: '" + backend + "' names no backend (cpu, cuda)");
+                      "process_compilers: no backend named (give its registered name: cpu, cuda)");
   }
   auto exe = find_bench_worker(configured);
   if (!exe.ok()) return exe.error();

@@ -98,9 +98,9 @@ std::optional<Tensor> as_tensor(nb::handle obj) {
   }
   const int dev = arr.device_type();
   if (dev == nb::device::cuda::value) {
-    t.info.device = DeviceRef{DeviceKind::kCuda, arr.device_id()};
+    t.info.device = DeviceRef{"cuda", arr.device_id()};
   } else {
-    t.info.device = DeviceRef{DeviceKind::kCpu, 0};  // cpu, cuda_host, cuda_managed
+    t.info.device = DeviceRef{"cpu", 0};  // cpu, cuda_host, cuda_managed
   }
   return t;
 }

@@ -37,7 +37,7 @@ std::vector<Param> parse_signature(const std::vector<std::string>& entries);
 struct CallArgs {
   ArgList args;
   std::string key;  // the bytes of what selects a record (compared whole, never hashed alone)
-  DeviceRef device{DeviceKind::kCpu, 0};
+  DeviceRef device{"cpu", 0};
   bool any_tensor = false;
 };
 

@@ -78,7 +78,7 @@ class Autotuned {
       if (i < args.size()) check_writable(args[i], core_.params[i], core_.name.c_str(), role);
     CallArgs ca = convert_args(core_.params, core_.key_mask, args, core_.name.c_str());
     if (!rt_) {
-      const BackendKind kind = core_.kind_from(ca);
+      const std::string kind = core_.kind_from(ca);
       GilRelease release;
       rt_ = runtime(kind);
     }

@@ -43,7 +43,7 @@ std::string name_of_entry(const std::string& entry) {
 
 class CompiledKernel {
  public:
-  CompiledKernel(BackendKind kind, TunableKernel kernel, std::optional<std::vector<Param>> params)
+  CompiledKernel(std::string kind, TunableKernel kernel, std::optional<std::vector<Param>> params)
       : kind_(kind), kernel_(std::move(kernel)), params_(std::move(params)) {}
 
   // Compiles (or finds in the cache) and loads; without the GIL.
@@ -119,7 +119,7 @@ class CompiledKernel {
   const std::string& name() const { return kernel_.tmpl.name; }
   const std::string& entry() const { return artifact_.entry; }
   bool from_cache() const { return from_cache_; }
-  const char* backend() const { return backend_kind_name(kind_); }
+  const char* backend() const { return kind_; }
   std::size_t binary_bytes() const { return artifact_.binary ? artifact_.binary->size() : 0; }
 
  private:
@@ -130,7 +130,7 @@ class CompiledKernel {
     pid_ = ::getpid();
   }
 
-  BackendKind kind_;
+  std::string kind_;
   TunableKernel kernel_;
   std::optional<std::vector<Param>> params_;
   std::shared_ptr<Runtime> rt_;
@@ -172,7 +172,7 @@ void register_compile(nb::module_& m) {
         for (const auto& [n, c] : headers) k.tmpl.headers.push_back(Header{n, c});
         std::optional<std::vector<Param>> params;
         if (signature) params = parse_signature(*signature);
-        const BackendKind kind = parse_backend(backend);
+        const std::string kind = parse_backend(backend);
         auto kernel = std::make_unique<CompiledKernel>(kind, std::move(k), std::move(params));
         {
           GilRelease release;

@@ -47,7 +47,7 @@ class FixedConfig {
     CallArgs ca = convert_args(core_.params, core_.key_mask, args, core_.name.c_str());
     std::shared_ptr<Loaded> loaded = current();
     if (!loaded) {
-      const BackendKind kind = core_.kind_from(ca);
+      const std::string kind = core_.kind_from(ca);
       GilRelease release;
       loaded = load(kind);
     }
@@ -88,7 +88,7 @@ class FixedConfig {
   }
 
   // Opens the runtime of `kind`; without the GIL.
-  std::shared_ptr<Loaded> load(BackendKind kind) {
+  std::shared_ptr<Loaded> load(std::string kind) {
     auto made = std::make_shared<Loaded>();
     made->rt = runtime(kind);
     std::lock_guard lock(mutex_);

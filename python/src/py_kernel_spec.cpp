@@ -261,14 +261,14 @@ void KernelSpec::check_name(const std::string& n, const char* field) const {
                                                " (its signature has " + known + ")");
 }
 
-BackendKind KernelSpec::kind_from(const CallArgs& ca) const {
+std::string KernelSpec::kind_from(const CallArgs& ca) const {
   if (backend == "auto") return ca.any_tensor ? ca.device.kind : parse_backend("auto");
-  const BackendKind kind = parse_backend(backend);
+  const std::string kind = parse_backend(backend);
   if (ca.any_tensor && ca.device.kind != kind) {
     throw Error(ErrorCode::kInvalidArgument,
                 name + " is a " + backend + " kernel but its tensors are on " +
                     ca.device.to_string() + ": move them, or declare backend=\"" +
-                    device_kind_name(ca.device.kind) + "\"");
+                    ca.device.backend + "\"");
   }
   return kind;
 }

@@ -38,7 +38,7 @@ struct KernelSpec {
   void check_name(const std::string& n, const char* field) const;
   // The backend of a call: the declared one, or the tensors' with "auto";
   // an error for tensors on another backend's device.
-  BackendKind kind_from(const CallArgs& ca) const;
+  std::string kind_from(const CallArgs& ca) const;
   // The call's arguments by name (the launch rule's meta).
   nanobind::dict named_args(nanobind::handle args) const;
   // A call's stream= (None when not given); any other keyword is refused:

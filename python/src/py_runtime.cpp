@@ -23,7 +23,7 @@ namespace kiln::py {
 namespace {
 
 std::mutex g_mutex;
-std::map<BackendKind, std::shared_ptr<Runtime>>* g_runtimes = nullptr;
+std::map<std::string, std::shared_ptr<Runtime>>* g_runtimes = nullptr;
 
 // In a forked child the parent's runtimes are unusable (their block
 // runners, compile pools and worker pipes were threads and children of the
@@ -37,8 +37,8 @@ void after_fork_in_child() {
   released_reset_in_child();
 }
 
-std::map<BackendKind, std::shared_ptr<Runtime>>& runtimes() {
-  if (!g_runtimes) g_runtimes = new std::map<BackendKind, std::shared_ptr<Runtime>>();
+std::map<std::string, std::shared_ptr<Runtime>>& runtimes() {
+  if (!g_runtimes) g_runtimes = new std::map<std::string, std::shared_ptr<Runtime>>();
   return *g_runtimes;
 }
 
@@ -48,16 +48,16 @@ std::uint64_t fork_generation() {
   return g_generation.load(std::memory_order_relaxed);
 }
 
-BackendKind parse_backend(const std::string& name) {
+std::string parse_backend(const std::string& name) {
   if (name == "auto") {
-    return cuda_device_count().ok() ? BackendKind::kCuda : BackendKind::kCpu;
+    return cuda_device_count().ok() ? "cuda" : "cpu";
   }
-  if (auto kind = parse_backend_kind(name)) return *kind;
+  if (auto kind = parse_backend_name(name)) return *kind;
   throw Error(ErrorCode::kInvalidArgument,
               "backend='" + name + "' is not a backend: use \"cpu\", \"cuda\" or \"auto\"");
 }
 
-std::shared_ptr<Runtime> runtime(BackendKind kind) {
+std::shared_ptr<Runtime> runtime(std::string kind) {
   std::lock_guard lock(g_mutex);
   auto& map = runtimes();
   if (auto it = map.find(kind); it != map.end()) return it->second;
@@ -105,9 +105,7 @@ void register_runtime(nb::module_& m) {
   m.def(
       "_backend_available",
       [](const std::string& name) {
-        auto kind = parse_backend_kind(name);
-        if (!kind) return std::string("no backend named '") + name + "'";
-        auto b = find_backend(*kind);
+        auto b = find_backend(name);
         if (!b.ok()) return b.error().message;
         GilRelease release;
         return (*b)->unavailable_reason();

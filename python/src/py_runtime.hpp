@@ -26,10 +26,10 @@ struct Runtime {
 };
 
 // "cpu", "cuda" or "auto" (CUDA when a device is present, else the CPU).
-BackendKind parse_backend(const std::string& name);
+std::string parse_backend(const std::string& name);
 // The runtime of `kind`, opened now if it is not yet; throws kiln::Error
 // (kUnavailable) saying what is missing and the fix. Call without the GIL.
-std::shared_ptr<Runtime> runtime(BackendKind kind);
+std::shared_ptr<Runtime> runtime(std::string kind);
 
 // Sets the Python exception of kiln.errors for `info` (with the GIL).
 void set_error(const ErrorInfo& info);

@@ -37,7 +37,7 @@ inline Backend cpu_backend(Isolation isolation = Isolation::kAuto) {
   Backend b;
   b.bench.isolation = isolation;
   b.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
-  b.toolchain = current_toolchain(DeviceKind::kCpu);
+  b.toolchain = current_toolchain("cpu");
   b.arch = "host";
   b.format = BinaryFormat::kCpuObject;
   b.bench.open_device = [](int) { return cpu::open_device(1); };

@@ -44,8 +44,7 @@ TEST(ShippedTemplates, UnknownNameListsTheShippedOnes) {
 TEST(ShippedTemplates, DefaultConfigsCompileForSm80AndSm90a) {
   if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().describe();
   auto compiler = cuda::make_compiler();
-  CompileContext context{current_toolchain(DeviceKind::kCuda),
-                         CacheEnvRegistry::global().snapshot()};
+  CompileContext context{current_toolchain("cuda"), CacheEnvRegistry::global().snapshot()};
   // fp16 for sm_90a and bf16 for sm_80: both types and both arches in two programs.
   for (auto [name, arch, sm] :
        {std::tuple{"gemm_f16", "sm_90a", 90}, std::tuple{"gemm_bf16", "sm_80", 80}}) {

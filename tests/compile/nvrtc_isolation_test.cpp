@@ -18,7 +18,7 @@ class Isolation : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().describe();
-    context_.toolchain = current_toolchain(DeviceKind::kCuda);
+    context_.toolchain = current_toolchain("cuda");
     context_.env = CacheEnvRegistry::global().snapshot();
   }
   cuda::NvrtcCompiler compiler_;

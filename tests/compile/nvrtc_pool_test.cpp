@@ -19,7 +19,7 @@ class Pool : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().describe();
-    options_.context.toolchain = current_toolchain(DeviceKind::kCuda);
+    options_.context.toolchain = current_toolchain("cuda");
     options_.context.env = CacheEnvRegistry::global().snapshot();
   }
   std::vector<CompileUnit> units(std::size_t group_size) {

@@ -22,7 +22,7 @@ class Worker : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().describe();
-    context_ = {current_toolchain(DeviceKind::kCuda), CacheEnvRegistry::global().snapshot()};
+    context_ = {current_toolchain("cuda"), CacheEnvRegistry::global().snapshot()};
   }
   static std::shared_ptr<WorkerProcessCompiler> spawn() {
     return std::make_shared<WorkerProcessCompiler>(

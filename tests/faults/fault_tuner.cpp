@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
   opts.cache_dir = dir;
   kiln::Backend backend;
   backend.compiler = std::shared_ptr<kiln::Compiler>(kiln::cpu::make_compiler());
-  backend.toolchain = kiln::current_toolchain(kiln::DeviceKind::kCpu);
+  backend.toolchain = kiln::current_toolchain("cpu");
   backend.arch = "host";
   backend.format = kiln::BinaryFormat::kCpuObject;
   backend.bench.open_device = [](int) { return kiln::cpu::open_device(1); };

@@ -80,7 +80,7 @@ class Reference : public TunableRunner {
 };
 
 Backend cpu_backend() {
-  return open_tuning_target(BackendKind::kCpu).value().backend;
+  return open_tuning_target("cpu").value().backend;
 }
 
 struct Call {

@@ -24,7 +24,7 @@ TEST_F(UserCuda, EveryConfigOfTheSpecCompilesWithNvrtc) {
   (void)testing::write_cuda_user_kernel(dir_);
   UserKernel k =
       load_user_kernel(dir_ / "scale.cu", dir_ / "scale.json", "scale<{BLOCK},{ITEMS}>").value();
-  EXPECT_EQ(k.backend, BackendKind::kCuda);
+  EXPECT_EQ(k.backend, "cuda");
   EXPECT_EQ(k.dims, (std::vector<std::string>{"N"}));
   const TunableKernel t = k.tunable({{"N", 1000}});
   const LaunchGeometry g =
@@ -35,7 +35,7 @@ TEST_F(UserCuda, EveryConfigOfTheSpecCompilesWithNvrtc) {
   CompileRunSettings settings;
   settings.arch = "sm_80";
   settings.workers = 2;
-  settings.context = {current_toolchain(DeviceKind::kCuda), CacheEnvRegistry::global().snapshot()};
+  settings.context = {current_toolchain("cuda"), CacheEnvRegistry::global().snapshot()};
   auto compiler = std::shared_ptr<Compiler>(cuda::make_compiler());
   settings.factory = [compiler](int) { return compiler; };
   CompileRun run = compile_all(t.tmpl, t.tmpl.specialize_all(), settings);

@@ -44,7 +44,7 @@ TEST(UserSpec, TheExampleReadsBackWithItsRules) {
                                   "example::transpose<{TILE},{STAGED}>")
                      .value();
   EXPECT_EQ(k.tmpl.name, "example_transpose");
-  EXPECT_EQ(k.backend, BackendKind::kCpu);
+  EXPECT_EQ(k.backend, "cpu");
   EXPECT_EQ(k.dims, (std::vector<std::string>{"M", "N"}));
   // The 16 KiB constraint removes TILE=128 (with and without staging).
   EXPECT_EQ(k.tmpl.space.cartesian_size(), 10u);

@@ -165,7 +165,7 @@ TEST(MultiDevice, ThreadWorkersShareTheQueueOnReplicas) {
   const std::vector<float> x0 = call.x;
   auto seen = std::make_shared<Seen>();
   Backend b = cpu_backend(Isolation::kThread);
-  b.bench.devices = {DeviceRef{DeviceKind::kCpu, 0}, DeviceRef{DeviceKind::kCpu, 1}};
+  b.bench.devices = {DeviceRef{"cpu", 0}, DeviceRef{"cpu", 1}};
   std::vector<const void*> caller = {call.x.data(), call.y.data()};
   b.bench.open_device = [seen, caller](int) -> Result<std::unique_ptr<Device>> {
     auto inner = cpu::open_device(1);
@@ -195,7 +195,7 @@ TEST(MultiDevice, ProcessWorkersOnePerDevice) {
   AxCall call(4096);
   const std::vector<float> x0 = call.x;
   Backend b = cpu_backend(Isolation::kProcess);
-  b.bench.devices = {DeviceRef{DeviceKind::kCpu, 0}, DeviceRef{DeviceKind::kCpu, 1}};
+  b.bench.devices = {DeviceRef{"cpu", 0}, DeviceRef{"cpu", 1}};
   Autotuner tuner(b, &s.artifacts, &s.tunings);
   TuneOptions to = host_reference();
   to.pipeline.trace_path = (s.dir / "trace.json").string();
@@ -219,15 +219,15 @@ TEST(MultiDevice, ProcessWorkersOnePerDevice) {
 TEST(MultiDevice, DeviceListsAndOpeningByReference) {
   auto refs = parse_device_list("cuda:0,cuda:3,cpu,cpu:1,2");
   ASSERT_EQ(refs.size(), 5u);
-  EXPECT_EQ(refs[1], (DeviceRef{DeviceKind::kCuda, 3}));
-  EXPECT_EQ(refs[2], (DeviceRef{DeviceKind::kCpu, 0}));
-  EXPECT_EQ(refs[3], (DeviceRef{DeviceKind::kCpu, 1}));
-  EXPECT_EQ(refs[4], (DeviceRef{DeviceKind::kCuda, 2}));
-  EXPECT_EQ(parse_device_list("1", DeviceKind::kCpu)[0], (DeviceRef{DeviceKind::kCpu, 1}));
+  EXPECT_EQ(refs[1], (DeviceRef{"cuda", 3}));
+  EXPECT_EQ(refs[2], (DeviceRef{"cpu", 0}));
+  EXPECT_EQ(refs[3], (DeviceRef{"cpu", 1}));
+  EXPECT_EQ(refs[4], (DeviceRef{"cuda", 2}));
+  EXPECT_EQ(parse_device_list("1", "cpu")[0], (DeviceRef{"cpu", 1}));
   for (const char* bad : {"gpu0", "cuda:x", "cuda:-1", "0,,1", "cpu1"}) {
     EXPECT_THROW(parse_device_list(bad), Error) << bad;
   }
-  auto cpu = open_device(DeviceRef{DeviceKind::kCpu, 1}, 2);
+  auto cpu = open_device(DeviceRef{"cpu", 1}, 2);
   ASSERT_TRUE(cpu.ok()) << cpu.error().describe();
   EXPECT_EQ((*cpu)->properties().sm_count, 2);
 }

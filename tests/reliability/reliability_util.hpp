@@ -30,7 +30,7 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
 inline Backend cpu_backend(Isolation isolation) {
   Backend b;
   b.compiler = std::shared_ptr<Compiler>(cpu::make_compiler());
-  b.toolchain = current_toolchain(DeviceKind::kCpu);
+  b.toolchain = current_toolchain("cpu");
   b.arch = "host";
   b.format = BinaryFormat::kCpuObject;
   b.bench.isolation = isolation;

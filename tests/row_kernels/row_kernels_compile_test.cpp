@@ -35,7 +35,7 @@ TEST(RowKernels, EntriesDescribeTheirCalls) {
   const auto kernels = internal::cuda_row_kernels();
   ASSERT_EQ(kernels.size(), 4u);
   for (const ShippedKernel& k : kernels) {
-    EXPECT_EQ(k.backend, BackendKind::kCuda) << k.name;
+    EXPECT_EQ(k.backend, "cuda") << k.name;
     const TunableKernel t = k.kernel();
     EXPECT_EQ(t.tmpl.name, k.name);
     // The launch rule: a block of THREADS x ROWS, grid over the rows, and
@@ -66,8 +66,7 @@ TEST_P(RowKernelCompile, EveryConfigCompilesForSm90a) {
   KILN_SKIP_UNDER_TSAN("NVRTC compiling a whole space");
   if (!cuda::nvrtc().ok()) KILN_SKIP(Skip::kCudaToolkit) << cuda::nvrtc().error().describe();
   auto compiler = cuda::make_compiler();
-  CompileContext context{current_toolchain(DeviceKind::kCuda),
-                         CacheEnvRegistry::global().snapshot()};
+  CompileContext context{current_toolchain("cuda"), CacheEnvRegistry::global().snapshot()};
   const KernelTemplate t = row_templates().at(GetParam());
   std::vector<Specialization> specs;
   for (const Config& c : t.space.enumerate()) specs.push_back(t.specialize(c));

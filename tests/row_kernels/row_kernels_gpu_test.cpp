@@ -14,7 +14,7 @@ namespace {
 class RowKernelsGpu : public ::testing::TestWithParam<int> {};
 
 TEST_P(RowKernelsGpu, EveryMeasuredConfigMatchesTheReference) {
-  auto target = open_tuning_target(BackendKind::kCuda);
+  auto target = open_tuning_target("cuda");
   if (!target.ok()) KILN_SKIP(Skip::kGpu) << target.error().message;
   const ShippedKernel k = internal::cuda_row_kernels().at(static_cast<std::size_t>(GetParam()));
   // An odd row count leaves the last block partly idle; the width takes every VEC.

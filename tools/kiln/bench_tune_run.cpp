@@ -41,7 +41,7 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
                              bool pipeline, std::size_t max_configs, double target_seconds) {
   // (1) The shipped kernel (a name, or a family resolved by backend) and
   // the backend it runs on, from the registry `kiln tune` uses.
-  const std::optional<BackendKind> kind = parse_backend_kind(setup.backend);
+  const std::optional<std::string> kind = parse_backend_name(setup.backend);
   if (!kind) {
     return make_error(ErrorCode::kInvalidArgument,
                       "--backend " + setup.backend + ": choose cpu or cuda");
@@ -60,10 +60,10 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   backend.compiler_factory = nullptr;  // every compile goes through the counter
   backend.bench.workers = 1;
   backend.bench.devices.clear();
-  if (*kind == BackendKind::kCpu) {
+  if (*kind == "cpu") {
     const int threads = setup.bench_threads;
     backend.bench.open_device = [threads](int) {
-      return open_device(DeviceRef{DeviceKind::kCpu, 0}, threads);
+      return open_device(DeviceRef{"cpu", 0}, threads);
     };
   }
   backend.bench.isolation = setup.isolation == "process" ? Isolation::kProcess

@@ -30,7 +30,7 @@ struct BenchArgs {
 };
 
 int run_bench_compile(const BenchArgs& args) {
-  Result<std::string> arch = resolve_arch(args.arch, DeviceKind::kCuda);
+  Result<std::string> arch = resolve_arch(args.arch, "cuda");
   if (!arch) {
     std::fprintf(stderr, "kiln bench compile: %s\n", arch.error().message.c_str());
     return 2;
@@ -41,12 +41,12 @@ int run_bench_compile(const BenchArgs& args) {
   s.max_configs = args.max_configs;
   const int cores = resolve_workers(args.cores);
   s.variants = compile_bench_variants(cores, args.processes, args.sweep);
-  s.context = {current_toolchain(DeviceKind::kCuda), CacheEnvRegistry::global().snapshot()};
+  s.context = {current_toolchain("cuda"), CacheEnvRegistry::global().snapshot()};
   s.make_compiler = [](bool pch, bool processes) { return make_backend_compiler(pch, processes); };
   s.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   nlohmann::json report = run_compile_bench(s);
   report["cores"] = cores;
-  report["toolchain"] = current_toolchain(DeviceKind::kCuda).to_json();
+  report["toolchain"] = current_toolchain("cuda").to_json();
   if (args.json) {
     std::cout << report.dump(2) << "\n";
   } else {

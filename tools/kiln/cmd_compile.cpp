@@ -60,9 +60,9 @@ std::vector<std::string> kernel_names() {
 
 // A shipped kernel's template exactly as tuning specializes it (so the keys
 // agree), with the backend it runs on; a bare template is CUDA's.
-std::pair<KernelTemplate, DeviceKind> resolve_kernel(const std::string& name) {
+std::pair<KernelTemplate, std::string> resolve_kernel(const std::string& name) {
   if (const ShippedKernel* k = find_shipped_kernel(name)) return {k->kernel().tmpl, k->backend};
-  return {shipped_template(name), DeviceKind::kCuda};
+  return {shipped_template(name), "cuda"};
 }
 
 // Stores what compiled under the keys a tuning run looks up; returns how
@@ -85,12 +85,12 @@ std::size_t store_all(const CompileRun& run) {
 
 // The run's settings: arch, format, grouping, workers and compiler; a
 // usage error (the arch, backend or --ptx) is the error, said as is.
-Result<CompileRunSettings> compile_settings(const CompileArgs& args, DeviceKind kind, bool pch) {
+Result<CompileRunSettings> compile_settings(const CompileArgs& args, std::string kind, bool pch) {
   auto arch = resolve_arch(args.arch, kind);
   if (!arch.ok()) return arch.error();
   auto backend = find_backend(kind);
   if (!backend.ok()) return backend.error();
-  if (args.ptx && kind != DeviceKind::kCuda)
+  if (args.ptx && kind != "cuda")
     return make_error(ErrorCode::kInvalidArgument,
                       "--ptx: " + args.kernel +
                           " builds for the CPU, and PTX is a CUDA format: drop --ptx, or name a "
@@ -230,11 +230,7 @@ void add_compile_command(CLI::App& app, int& exit_code) {
   worker->group("");
   worker->add_flag("--no-pch", *no_pch, "Turn NVRTC precompiled headers off");
   worker->add_option("--backend", *backend, "The backend whose compiler to serve");
-  worker->callback([no_pch, backend, &exit_code] {
-    auto kind = parse_device_kind(*backend);
-    if (!kind) throw Error(ErrorCode::kInvalidArgument, "compile-worker: no backend " + *backend);
-    exit_code = serve_worker(!*no_pch, *kind);
-  });
+  worker->callback([no_pch, backend, &exit_code] { exit_code = serve_worker(!*no_pch, *backend); });
 }
 
 }  // namespace kiln::tool

@@ -20,7 +20,7 @@ nlohmann::json kernel_json(const ShippedKernel& k) {
   nlohmann::json space = t.tmpl.space.to_json();
   return {{"name", k.name},
           {"family", k.family},
-          {"backend", backend_kind_name(k.backend)},
+          {"backend", k.backend},
           {"template", t.tmpl.name},
           {"description", k.description},
           {"dims", k.dims},

@@ -140,7 +140,7 @@ TuneReport report_of(const TuneCall& call, const kiln::TuneRun& run) {
   TuneReport report;
   report.kernel = job.name;
   report.template_name = job.kernel.tmpl.name;
-  report.backend = backend_kind_name(job.backend);
+  report.backend = job.backend;
   const DeviceProperties& props = run.target.device->properties();
   report.device = {{"name", props.name}, {"arch", props.arch}, {"ref", props.ref.to_string()}};
   report.shape = job.shape;

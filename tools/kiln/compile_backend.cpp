@@ -16,15 +16,15 @@ namespace {
 
 // The worker program's command line for compiles of `kind`; an error naming
 // where it looked and the fix when it is not found.
-Result<std::vector<std::string>> worker_argv(bool pch, DeviceKind kind) {
+Result<std::vector<std::string>> worker_argv(bool pch, const std::string& kind) {
   auto exe = find_bench_worker();
   if (!exe.ok()) return exe.error();
-  std::vector<std::string> argv = {*exe, "--compile", device_kind_name(kind)};
+  std::vector<std::string> argv = {*exe, "--compile", kind};
   if (!pch) argv.push_back("--no-pch");
   return argv;
 }
 
-const DeviceBackend& backend_or_throw(DeviceKind kind) {
+const DeviceBackend& backend_or_throw(const std::string& kind) {
   auto backend = find_backend(kind);
   if (!backend.ok()) throw Error(backend.error());
   return **backend;
@@ -32,10 +32,10 @@ const DeviceBackend& backend_or_throw(DeviceKind kind) {
 
 }  // namespace
 
-Result<std::string> resolve_arch(const std::string& requested, DeviceKind kind) {
+Result<std::string> resolve_arch(const std::string& requested, const std::string& kind) {
   // A CUDA target for a CPU kernel compiled every config to a Clang error
   // each; it is a usage error, once.
-  if (kind == DeviceKind::kCpu && !requested.empty() && requested != "host")
+  if (kind == "cpu" && !requested.empty() && requested != "host")
     return make_error(ErrorCode::kInvalidArgument,
                       "--arch " + requested +
                           " is a CUDA target, and this kernel builds for the CPU (arch host): "
@@ -48,7 +48,7 @@ Result<std::string> resolve_arch(const std::string& requested, DeviceKind kind) 
   return (*backend)->default_arch();
 }
 
-std::shared_ptr<Compiler> make_backend_compiler(bool pch, bool processes, DeviceKind kind) {
+std::shared_ptr<Compiler> make_backend_compiler(bool pch, bool processes, const std::string& kind) {
   // The benchmark's make_compiler hook returns a compiler, not a Result:
   // a missing worker program ends the benchmark with its message.
   if (processes) return std::make_shared<WorkerProcessCompiler>(worker_argv(pch, kind).value());
@@ -57,7 +57,7 @@ std::shared_ptr<Compiler> make_backend_compiler(bool pch, bool processes, Device
   return backend_or_throw(kind).make_compiler(options);
 }
 
-Result<CompilerFactory> compiler_factory(bool pch, bool processes, DeviceKind kind) {
+Result<CompilerFactory> compiler_factory(bool pch, bool processes, const std::string& kind) {
   if (processes) {
     auto argv = worker_argv(pch, kind);  // found once, before any worker starts
     if (!argv.ok()) return argv.error();
@@ -70,7 +70,7 @@ Result<CompilerFactory> compiler_factory(bool pch, bool processes, DeviceKind ki
   return CompilerFactory([shared](int) { return shared; });
 }
 
-int serve_worker(bool pch, DeviceKind kind) {
+int serve_worker(bool pch, const std::string& kind) {
   auto argv = worker_argv(pch, kind);
   if (!argv.ok()) {
     std::fprintf(stderr, "kiln compile-worker: %s\n", argv.error().message.c_str());

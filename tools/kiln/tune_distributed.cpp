@@ -51,8 +51,7 @@ std::string problem_text(const TuneRequest& request) {
   for (const auto& [name, value] : job->shape)
     shape += (shape.empty() ? "" : ",") + name + "=" + std::to_string(value);
   return "kernel " + job->name + " (definition " + definition_hash(job->kernel).hex() + ") shape " +
-         shape + (job->dtype.empty() ? "" : " dtype " + job->dtype) + " backend " +
-         backend_kind_name(job->backend);
+         shape + (job->dtype.empty() ? "" : " dtype " + job->dtype) + " backend " + job->backend;
 }
 
 }  // namespace

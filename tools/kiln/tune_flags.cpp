@@ -5,6 +5,7 @@
 #include <functional>
 #include <utility>
 
+#include "kiln/device/backend.hpp"
 #include "kiln/search/search_plan.hpp"
 #include "option_checks.hpp"
 
@@ -119,9 +120,15 @@ std::vector<TuneFlag> request_flags() {
           "Input dtype of a shipped kernel (f32, f16, bf16)"),
       option(
           "--backend", nullptr, [](auto& c) -> auto& { return c.request.backend; },
-          "auto (CUDA when a device is present), cuda or cpu",
+          "auto (CUDA when a device is present), or a backend by name: cuda, cpu",
           [](CLI::Option& o) {
-            o.check(CLI::IsMember({"auto", "cuda", "cpu"}));
+            o.check(CLI::Validator(
+                [](const std::string& name) {
+                  return name == "auto" || is_backend_name(name)
+                             ? std::string()
+                             : find_backend(name).error().message;
+                },
+                "BACKEND"));
           }),
       option(
           "--devices", nullptr, [](auto& c) -> auto& { return c.request.devices; },

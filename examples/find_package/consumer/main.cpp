@@ -37,7 +37,7 @@ int main() {
   }
   kiln::Backend backend;
   backend.compiler = std::shared_ptr<kiln::Compiler>(kiln::cpu::make_compiler());
-  backend.toolchain = kiln::current_toolchain(kiln::DeviceKind::kCpu);
+  backend.toolchain = kiln::current_toolchain("cpu");
   backend.arch = "host";
   backend.format = kiln::BinaryFormat::kCpuObject;
 
@@ -78,8 +78,7 @@ int main() {
     }
   }
   std::printf("installed Kiln %s tuned %s: best %s (%s)\n",
-              kiln::current_toolchain(kiln::DeviceKind::kCpu).kiln_version.c_str(),
-              kernel.tmpl.name.c_str(), best->config.to_string().c_str(),
-              kiln::source_name(best->source));
+              kiln::current_toolchain("cpu").kiln_version.c_str(), kernel.tmpl.name.c_str(),
+              best->config.to_string().c_str(), kiln::source_name(best->source));
   return 0;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,9 +17,10 @@ namespace kiln {
 // (values): the backend is not built here, no driver, no such device.
 Result<std::unique_ptr<Device>> open_device(const DeviceRef& ref, int cpu_threads = 0);
 
-// "cuda:0,cuda:1", "cpu", "cpu:0,cpu:1", or bare indices "0,1" of
-// `bare_kind`. Throws kiln::Error (kInvalidArgument) naming the bad item.
+// "cuda:0,cuda:1", "cpu", "cpu:0,cpu:1" (any backend's name, alone for
+// index 0 or with ":N"), or bare indices "0,1" of `bare_backend`. Throws
+// kiln::Error (kInvalidArgument) naming the bad item.
 std::vector<DeviceRef> parse_device_list(std::string_view text,
-                                         DeviceKind bare_kind = DeviceKind::kCuda);
+                                         const std::string& bare_backend = "cuda");
 
 }  // namespace kiln

@@ -21,6 +21,7 @@
 
 #include "kiln/compile/compile.hpp"
 #include "kiln/compile/compile_pool.hpp"
+#include "kiln/device/backend.hpp"
 #include "kiln/device/clock.hpp"
 #include "kiln/device/device.hpp"
 
@@ -104,9 +105,16 @@ class ReplayBook {
 CompilerFactory replay_compilers(std::shared_ptr<ReplayBook> book);
 // A compiler for the pieces of the Backend that want one shared compiler
 // (keys, logs); it is never asked to compile by the pipeline.
-std::shared_ptr<Compiler> replay_compiler(std::shared_ptr<ReplayBook> book);
+std::unique_ptr<Compiler> replay_compiler(std::shared_ptr<ReplayBook> book);
 
 // The device the benchmark worker measures on (the caller's device of the run).
 std::unique_ptr<Device> make_replay_device(std::shared_ptr<ReplayBook> book);
+
+// The backend registered as "replay" (backends/backends.cpp): no recording,
+// so no device (device_count() says how to get one).
+const DeviceBackend& backend();
+// The replay backend bound to `book`: one device (index 0) replaying it and
+// compilers charging it, as the registered one would with a recording.
+std::unique_ptr<DeviceBackend> make_replay_backend(std::shared_ptr<ReplayBook> book);
 
 }  // namespace kiln::replay

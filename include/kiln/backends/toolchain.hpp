@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -63,10 +64,11 @@ struct ToolchainReport {
 
 // Probes once per process (thread-safe) and returns the same report after.
 // It opens every backend (an LLVM JIT, the CUDA driver): code that needs
-// one backend's fingerprint asks current_toolchain(kind).
+// one backend's fingerprint asks current_toolchain(backend).
 const ToolchainReport& toolchain_report();
-// The fingerprint of `kind`'s keys, probed once per backend per process;
-// for a backend this build lacks, its compiler is "absent".
-const ToolchainFingerprint& current_toolchain(DeviceKind kind);
+// The fingerprint of the keys of the backend named `backend`, probed once
+// per backend per process; for a backend this build lacks, its compiler is
+// "absent".
+const ToolchainFingerprint& current_toolchain(std::string_view backend);
 
 }  // namespace kiln

@@ -18,19 +18,18 @@ const char* dtype_name(DType dtype);       // "f16", "bf16", "f32", ...
 std::size_t dtype_size(DType dtype);       // bytes per element
 DType parse_dtype(std::string_view name);  // accepts the names above and "float16", "half", ...
 
-// The kind of device a tensor lives on, which is also the backend that
-// compiles for it and runs it (one choice: kiln/device/backend.hpp).
-enum class DeviceKind : std::uint8_t { kCpu, kCuda };
-// "cpu", "cuda": the backend's name on the command line, in worker
-// arguments and in the toolchain fingerprint.
-const char* device_kind_name(DeviceKind kind);
-// The kind named so; nullopt for any other name.
-std::optional<DeviceKind> parse_device_kind(std::string_view name);
+// A device is named by its backend's registered name ("cpu", "cuda",
+// "replay": kiln/device/backend.hpp, backends/backends.cpp) and an index.
+// The set is open: a backend brings its own name, and nothing here lists
+// them. The host's backend is the default, where a tensor lives unless said.
+inline constexpr const char* kHostBackend = "cpu";
 
 struct DeviceRef {
-  DeviceKind kind = DeviceKind::kCpu;
+  std::string backend = kHostBackend;  // the registered name of its backend
   int index = 0;
-  std::string to_string() const;  // "cpu", "cuda:0"
+  // "cpu" for the host (one device, whatever the index); "cuda:0" else.
+  std::string to_string() const;
+  bool on_host() const { return backend == kHostBackend; }
   bool operator==(const DeviceRef&) const = default;
 };
 

@@ -1,10 +1,11 @@
 // A backend: one compiler and the devices that run what it compiles, behind
-// one interface, found by kind or name in one registration list
+// one interface, found by its name in one registration list
 // (backends/backends.cpp). Adding a backend is a folder under backends/ that
 // implements this interface plus one line in that list; nothing else in
-// Kiln names the backends a build has.
+// Kiln names the backends a build has. tests/backends/conformance_test.cpp
+// holds every registered backend to this contract.
 //
-//   const DeviceBackend& cpu = find_backend(DeviceKind::kCpu).value();
+//   const DeviceBackend& cpu = find_backend("cpu").value();
 //   std::unique_ptr<Compiler> compiler = cpu.make_compiler();
 //   auto device = cpu.open_device(0);
 #pragma once
@@ -23,14 +24,33 @@ namespace kiln {
 
 struct ToolchainReport;
 
+// Kernels in a backend's source language for the conformance suite
+// (tests/backends/conformance_test.cpp), which holds every registered
+// backend to this interface. `source` defines `entry`, taking (float* x,
+// long n) and adding 1.0f to x[i] for i < n when launched over grid
+// {ceil(n / kChunk), 1, 1} and block {kChunk, 1, 1}; `broken` is a source
+// its compiler must reject with a log.
+struct BackendProbe {
+  static constexpr int kChunk = 64;
+  std::string source;
+  std::string entry = "kiln_probe";
+  std::string broken;
+  // An arch its compiler targets with no device present ("sm_80"), so a
+  // machine without one still compile-checks it; empty: default_arch().
+  std::string offline_arch;
+  // False for a device that times launches without running them (replay):
+  // the suite then checks memory and events but not the result.
+  bool runs_code = true;
+};
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
 
-  // The kind of device it compiles for and runs on; its name is
-  // device_kind_name(kind()) ("cpu", "cuda").
-  virtual DeviceKind kind() const = 0;
-  const char* name() const { return device_kind_name(kind()); }
+  // Its registered name ("cpu", "cuda", "replay"), unique in the list: the
+  // backend of the devices it opens (DeviceRef::backend), the word on the
+  // command line, in worker arguments and in the toolchain fingerprint.
+  virtual const char* name() const = 0;
 
   // Empty when it can compile and run here now; else why not, with the fix
   // ("no CUDA driver (...): install one or tune on the CPU backend").
@@ -65,6 +85,8 @@ class DeviceBackend {
 
   // Fills its parts of `kiln info`'s report (compiler, devices or why not).
   virtual void report(ToolchainReport& report) const = 0;
+  // Its conformance kernels (above).
+  virtual BackendProbe probe() const = 0;
 
   // Kiln's version and codegen hash with compiler_version(): what this
   // backend's artifact and tuning keys carry.
@@ -73,12 +95,21 @@ class DeviceBackend {
   }
 };
 
-// The backends this build has, in the order of the registration list.
-const std::vector<const DeviceBackend*>& backends();
-// The backend of `kind`, or an error (kUnavailable) saying this build lacks
-// it and how to build it ("rebuild with KILN_WITH_CUDA=ON").
-Result<const DeviceBackend*> find_backend(DeviceKind kind);
-// The same by name ("cpu", "cuda"); an unknown name is kInvalidArgument.
+// The backends this build has, in the order of the registration list, then
+// those registered at run time. A snapshot: safe while others register.
+std::vector<const DeviceBackend*> backends();
+// Adds `backend` (it must outlive every use: a static) for the rest of the
+// process: an application's own backend is its code plus this one call.
+// Throws kiln::Error (kInvalidArgument) when its name is empty, not lower
+// case letters and '_', or already registered.
+void register_backend(const DeviceBackend& backend);
+// The backend registered as `name`. A backend this build was made without
+// is an error of code kUnavailable saying how to build it ("rebuild with
+// KILN_WITH_CUDA=ON"); a name no build knows is kInvalidArgument naming
+// the ones this build has.
 Result<const DeviceBackend*> find_backend(std::string_view name);
+// Whether `name` is a backend this build has or one a build may have (so a
+// spec naming "cuda" reads on a CPU-only build, and fails when it runs).
+bool is_backend_name(std::string_view name);
 
 }  // namespace kiln

@@ -25,7 +25,7 @@ namespace kiln {
 struct ShippedKernel {
   std::string name;    // "gemm_f32": what --kernel takes
   std::string family;  // "gemm": kernels computing the same thing for other backends/dtypes
-  BackendKind backend = BackendKind::kCpu;
+  std::string backend = "cpu";
   std::string description;
   std::vector<std::string> dims;  // shape parameters, in order: {"M", "N", "K"}
   std::vector<DType> dtypes;      // input dtypes it takes; the first is the default
@@ -61,7 +61,7 @@ const ShippedKernel* find_shipped_kernel(std::string_view name);
 // or a family ("gemm") resolved by backend and dtype. Errors
 // (kInvalidArgument, kNotFound) name the problem and list what would work.
 Result<const ShippedKernel*> resolve_shipped_kernel(std::string_view name,
-                                                    std::optional<BackendKind> backend,
+                                                    std::optional<std::string> backend,
                                                     std::optional<DType> dtype);
 
 }  // namespace kiln

@@ -44,7 +44,7 @@ struct TuneRequest {
 struct TuneJob {
   std::string name;   // as reported: the shipped name, or the user kernel's
   bool user = false;  // the user's own kernel
-  BackendKind backend = BackendKind::kCpu;
+  std::string backend = "cpu";
   TunableKernel kernel;
   std::vector<ArgSpec> args;
   ShapeDims shape;

@@ -2,7 +2,7 @@
 // arch, benchmark devices) plus the device the call's arguments live on.
 // `kiln tune` opens one; an application embedding Kiln may too.
 //
-//   auto target = open_tuning_target(BackendKind::kCpu);
+//   auto target = open_tuning_target("cpu");
 //   Autotuner tuner(target->backend, &artifacts, &tunings);
 //   tuner.tune(kernel, args, *target->device);
 #pragma once
@@ -14,20 +14,17 @@
 #include <vector>
 
 #include "kiln/cache/tuning_record.hpp"
+#include "kiln/device/backend.hpp"
 #include "kiln/tuner/device_identity.hpp"
 #include "kiln/tuner/tuner.hpp"
 
 namespace kiln {
 
-// The backend a run compiles with is the kind of device it runs on: one
-// choice, one enum (kiln/core/tensor.hpp).
-using BackendKind = DeviceKind;
-inline const char* backend_kind_name(BackendKind kind) {
-  return device_kind_name(kind);  // "cpu", "cuda"
-}
-// "cpu", "cuda"; nullopt for anything else.
-inline std::optional<BackendKind> parse_backend_kind(std::string_view name) {
-  return parse_device_kind(name);
+// `name` when it names a backend (one this build has, or one a build may
+// have: "cpu", "cuda", "replay"); nullopt otherwise.
+inline std::optional<std::string> parse_backend_name(std::string_view name) {
+  if (!is_backend_name(name)) return std::nullopt;
+  return std::string(name);
 }
 
 // Which backends this build has, and whether a CUDA device is present.
@@ -38,22 +35,23 @@ bool cuda_backend_built();
 Result<int> cuda_device_count();
 
 struct TuningTarget {
-  BackendKind kind = BackendKind::kCpu;
+  std::string backend_name = kHostBackend;  // the registered backend opened
   Backend backend;
   std::unique_ptr<Device> device;  // the call's arguments live here
   std::vector<int> devices;        // CUDA: the benchmark devices
 };
 
 // Opens the backend and its devices; `toolchain` enters every key
-// (kiln::current_toolchain(kind), kiln/backends/toolchain.hpp). CPU: the host with one
+// (kiln::current_toolchain(name), kiln/backends/toolchain.hpp). CPU: the host with one
 // block runner per hardware thread. CUDA: `devices` (empty: device 0), one benchmark worker
 // per device, arguments on the first. Errors (kUnavailable) say what is
 // missing and the fix, e.g. "no CUDA device (...): tune on a machine with
 // one, or on the CPU backend".
 // `cpu_threads`: block runners of each CPU device (0: one per hardware thread).
-Result<TuningTarget> open_tuning_target(BackendKind kind, const ToolchainFingerprint& toolchain,
+Result<TuningTarget> open_tuning_target(const std::string& name,
+                                        const ToolchainFingerprint& toolchain,
                                         const std::vector<int>& devices = {}, int cpu_threads = 0);
-// The same with this build's toolchain for `kind` (kiln::current_toolchain(kind)).
-Result<TuningTarget> open_tuning_target(BackendKind kind);
+// The same with this build's toolchain for `name` (kiln::current_toolchain(name)).
+Result<TuningTarget> open_tuning_target(const std::string& name);
 
 }  // namespace kiln

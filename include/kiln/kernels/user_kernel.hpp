@@ -21,7 +21,7 @@
 namespace kiln {
 
 struct UserKernel {
-  BackendKind backend = BackendKind::kCpu;
+  std::string backend = "cpu";
   KernelTemplate tmpl;            // source, entry, space, defines, options
   std::vector<std::string> dims;  // shape parameters --shape must give, sorted
   std::vector<ArgSpec> args;      // the call, in parameter order
