@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <set>
 
-#include "kiln/core/error.hpp"
+#include "expect_refused.hpp"
 #include "kiln/search/search.hpp"
 #include "tune_session.hpp"
 
@@ -74,15 +74,10 @@ void twice(const kiln::cpu::BlockContext& ctx, const float* x, float* y, int n) 
 )";
 
 TunableKernel twice_kernel() {
-  TunableKernel k;
-  k.tmpl.name = "extending_strategy_test";
-  k.tmpl.source = kScaleSource;
-  k.tmpl.entry = "toy::twice<{W}>";
-  k.tmpl.space.param("W", {0, 1, 2, 3, 4, 5, 6, 7});
-  k.tmpl.space.default_config(Config{{"W", std::int64_t{0}}});
-  k.launch = [](const Config&, const ArgList&) { return LaunchGeometry{}; };
-  k.outputs = {"y"};
-  return k;
+  ConfigSpace space;
+  space.param("W", {0, 1, 2, 3, 4, 5, 6, 7}).default_config(Config{{"W", std::int64_t{0}}});
+  return testing::one_block_kernel("extending_strategy_test", kScaleSource, "toy::twice<{W}>",
+                                   std::move(space));
 }
 
 TEST(ExtendingStrategy, ATuningRunsTheRegisteredStrategy) {
@@ -112,13 +107,7 @@ TEST(ExtendingStrategy, ATuningRunsTheRegisteredStrategy) {
 TEST(ExtendingStrategy, ASecondRegistrationIsRefusedWithTheFix) {
   register_toy();
   auto refused = [](SearchStrategyInfo info, const std::string& says) {
-    try {
-      register_search_strategy(std::move(info));
-      ADD_FAILURE() << "registered: " << says;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
-    }
+    testing::expect_refused([&] { register_search_strategy(std::move(info)); }, says);
   };
   refused(reverse_strategy(), "\"reverse\" is registered already");
   refused(SearchStrategyInfo{"exhaustive", "a second exhaustive", 0, reverse_strategy().make},
