@@ -30,8 +30,10 @@ struct Tiers {
 };
 
 Tiers& tiers() {
-  static Tiers made;
-  return made;
+  // Leaked on purpose, as the remote tier is: a cache that stores while
+  // static objects are destroyed at exit must still find the list.
+  static Tiers* made = new Tiers;
+  return *made;
 }
 
 }  // namespace
