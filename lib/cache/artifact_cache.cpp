@@ -7,9 +7,9 @@
 #include "dir_safety.hpp"
 #include "entry_check.hpp"
 #include "entry_format.hpp"
+#include "kiln/cache/cache_tier.hpp"
 #include "kiln/cache/checked_read.hpp"
 #include "kiln/cache/file_io.hpp"
-#include "kiln/cache/remote_cache.hpp"
 #include "memory_lru.hpp"
 
 namespace kiln {
@@ -18,6 +18,8 @@ struct ArtifactCache::Counters {
   std::atomic<std::uint64_t> memory_hits{0}, disk_hits{0}, remote_hits{0}, misses{0}, stores{0},
       programs_written{0}, programs_shared{0}, programs_repaired{0}, corrupt_discarded{0},
       entries_dropped{0}, refused_entries{0}, evicted_entries{0}, evicted_bytes{0};
+  std::mutex tier_mutex;  // guards tier_hits
+  std::map<std::string, std::uint64_t> tier_hits;
 };
 
 const char* cache_state_name(CacheState state) {
@@ -47,7 +49,8 @@ nlohmann::json ArtifactCacheStats::to_json() const {
           {"entries_dropped", entries_dropped},
           {"refused_entries", refused_entries},
           {"evicted_entries", evicted_entries},
-          {"evicted_bytes", evicted_bytes}};
+          {"evicted_bytes", evicted_bytes},
+          {"tier_hits", tier_hits}};
 }
 
 ArtifactCache::ArtifactCache(const Options& options)
@@ -95,7 +98,7 @@ std::shared_ptr<const CachedArtifact> ArtifactCache::lookup(const Hash128& key) 
   std::shared_ptr<const CachedArtifact> found = read_disk(key);
   if (found) {
     ++counters_->disk_hits;
-  } else if ((found = read_remote(key))) {
+  } else if ((found = read_tiers(key))) {
     ++counters_->remote_hits;
   } else {
     ++counters_->misses;
@@ -105,25 +108,36 @@ std::shared_ptr<const CachedArtifact> ArtifactCache::lookup(const Hash128& key) 
   return found;
 }
 
-std::shared_ptr<const CachedArtifact> ArtifactCache::read_remote(const Hash128& key) {
-  RemoteCache* remote = RemoteCache::global();
-  if (!remote) return nullptr;
-  std::optional<std::string> payload = remote->get(RemoteKind::kArtifact, key);
-  if (!payload) return nullptr;
-  Result<CachedArtifact> artifact = RemoteCache::decode_artifact(*payload);
-  if (!artifact) {
-    log_once(LogLevel::kWarn, "remote-artifact-undecodable",
-             "remote artifact " + key.hex() + " not used: " + artifact.error().message);
-    return nullptr;
+std::shared_ptr<const CachedArtifact> ArtifactCache::read_tiers(const Hash128& key) {
+  for (const std::shared_ptr<CacheTier>& tier : cache_tiers()) {
+    std::optional<std::string> payload = tier->get(TierEntryKind::kArtifact, key);
+    if (!payload) continue;
+    const std::string name = tier->name();
+    // Checked as the disk's entries are: a payload that does not decode is
+    // a miss of that tier, never loaded.
+    Result<CachedArtifact> artifact = decode_tier_artifact(*payload);
+    if (!artifact) {
+      log_once(LogLevel::kWarn, "tier-artifact-undecodable:" + name,
+               "artifact " + key.hex() + " from the " + name +
+                   " cache tier not used: " + artifact.error().message +
+                   " (it is compiled again; a store replaces it in the tier)");
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(counters_->tier_mutex);
+      ++counters_->tier_hits[name];
+    }
+    auto shared = std::make_shared<const CachedArtifact>(std::move(*artifact));
+    // On disk at once, so the next process is warm without the tier; a
+    // local store that fails still serves this process.
+    if (state_ == CacheState::kReady) {
+      Result<StoreOutcome> stored = store_local(key, shared);
+      if (!stored)
+        KILN_LOG(kDebug) << name << " tier hit not written to disk: " << stored.error().message;
+    }
+    return shared;
   }
-  auto shared = std::make_shared<const CachedArtifact>(std::move(*artifact));
-  // On disk at once, so the next process is warm without the network; a
-  // local store that fails still serves this process.
-  if (state_ == CacheState::kReady) {
-    Result<StoreOutcome> stored = store_local(key, shared);
-    if (!stored) KILN_LOG(kDebug) << "remote hit not written to disk: " << stored.error().message;
-  }
-  return shared;
+  return nullptr;
 }
 
 bool ArtifactCache::shard_trusted(const std::filesystem::path& dir, std::size_t shard) {
@@ -213,8 +227,11 @@ Result<StoreOutcome> ArtifactCache::store(const Hash128& key, CachedArtifact art
   if (memory_) memory_->put(key, shared);
   Result<StoreOutcome> stored = store_local(key, shared);
   if (stored && (*stored == StoreOutcome::kWritten || *stored == StoreOutcome::kSkippedReadOnly)) {
-    if (RemoteCache* remote = RemoteCache::global())
-      remote->put(RemoteKind::kArtifact, key, RemoteCache::encode_artifact(*shared));
+    std::vector<std::shared_ptr<CacheTier>> tiers = cache_tiers();
+    if (!tiers.empty()) {
+      const std::string payload = encode_tier_artifact(*shared);
+      for (const auto& tier : tiers) tier->put(TierEntryKind::kArtifact, key, payload);
+    }
   }
   return stored;
 }
@@ -323,7 +340,7 @@ void ArtifactCache::account_and_evict(std::uint64_t added) {
 }
 
 ArtifactCacheStats ArtifactCache::stats() const {
-  const Counters& c = *counters_;
+  Counters& c = *counters_;  // its mutex is locked below
   ArtifactCacheStats s;
   s.memory_hits = c.memory_hits;
   s.disk_hits = c.disk_hits;
@@ -338,6 +355,8 @@ ArtifactCacheStats ArtifactCache::stats() const {
   s.refused_entries = c.refused_entries;
   s.evicted_entries = c.evicted_entries;
   s.evicted_bytes = c.evicted_bytes;
+  std::lock_guard<std::mutex> lock(c.tier_mutex);
+  s.tier_hits = c.tier_hits;
   return s;
 }
 

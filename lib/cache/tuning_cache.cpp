@@ -1,5 +1,5 @@
 #include "kiln/cache/tuning_cache.hpp"
-#include "kiln/cache/remote_cache.hpp"
+#include "kiln/cache/cache_tier.hpp"
 #include "kiln/core/log.hpp"
 
 #include <unistd.h>
@@ -144,7 +144,7 @@ std::optional<TuningRecord> TuningCache::lookup(const ProblemKey& problem,
     std::lock_guard<std::mutex> lock(*mutex_);
     if (auto it = records_.find(want); it != records_.end()) return it->second;
   }
-  if (std::optional<TuningRecord> remote = lookup_remote(want, present)) return remote;
+  if (std::optional<TuningRecord> tiered = lookup_tiers(want, present)) return tiered;
   std::lock_guard<std::mutex> lock(*mutex_);
   // A miss: say once why a record for this very problem was not served.
   // Keyed by the reason, so that the records of several earlier versions of
@@ -172,44 +172,46 @@ std::optional<TuningRecord> TuningCache::lookup(const ProblemKey& problem,
   return std::nullopt;
 }
 
-std::optional<TuningRecord> TuningCache::lookup_remote(const Hash128& want,
-                                                       const TuningIdentity& present) const {
-  RemoteCache* remote =
-      dir_.empty() || state_ == CacheState::kDisabled || state_ == CacheState::kRefused
-          ? nullptr
-          : RemoteCache::global();
-  if (!remote) return std::nullopt;
-  std::optional<std::string> payload = remote->get(RemoteKind::kRecord, want);
-  if (!payload) return std::nullopt;
-  // The same checks as a record read from disk: its checksum and id, then
-  // the identity it was made under (the tuner validates its config against
-  // the space before serving it).
-  std::optional<TuningRecord> record;
-  std::string problem;
-  try {
-    nlohmann::json json = nlohmann::json::parse(*payload);
-    record = TuningRecord::from_json(json);
-  } catch (const std::exception& e) {
-    problem = e.what();
-  }
-  if (record && record->id() != want) problem = "it is the record of another problem";
-  if (record && problem.empty()) {
-    if (Status served = check_identity(*record, present); !served.ok())
-      problem = served.error().message;
-  }
-  if (!problem.empty()) {
-    log_once(LogLevel::kWarn, "remote-record-refused:" + want.hex(),
-             "remote tuning record " + want.hex() + " not used: " + problem);
+std::optional<TuningRecord> TuningCache::lookup_tiers(const Hash128& want,
+                                                      const TuningIdentity& present) const {
+  if (dir_.empty() || state_ == CacheState::kDisabled || state_ == CacheState::kRefused)
     return std::nullopt;
+  for (const std::shared_ptr<CacheTier>& tier : cache_tiers()) {
+    std::optional<std::string> payload = tier->get(TierEntryKind::kRecord, want);
+    if (!payload) continue;
+    // The same checks as a record read from disk: its checksum and id, then
+    // the identity it was made under (the tuner validates its config against
+    // the space before serving it).
+    std::optional<TuningRecord> record;
+    std::string problem;
+    try {
+      nlohmann::json json = nlohmann::json::parse(*payload);
+      record = TuningRecord::from_json(json);
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    if (record && record->id() != want) problem = "it is the record of another problem";
+    if (record && problem.empty()) {
+      if (Status served = check_identity(*record, present); !served.ok())
+        problem = served.error().message;
+    }
+    if (!problem.empty()) {
+      log_once(LogLevel::kWarn, "tier-record-refused:" + tier->name() + ":" + want.hex(),
+               "tuning record " + want.hex() + " from the " + tier->name() +
+                   " cache tier not used: " + problem + " (it is tuned again)");
+      continue;
+    }
+    // Written to local disk, so the next process is warm without the tier.
+    // NOTES: lookup is const for its callers; the cache object itself is
+    // never defined const (it is made by the tuner), and put/save lock as usual.
+    auto* self = const_cast<TuningCache*>(this);
+    self->put(*record);
+    if (Result<StoreOutcome> saved = self->save(); !saved)
+      KILN_LOG(kDebug) << tier->name()
+                       << " tier record not written to disk: " << saved.error().message;
+    return record;
   }
-  // Written to local disk, so the next process is warm without the network.
-  // NOTES: lookup is const for its callers; the cache object itself is never
-  // defined const (it is made by the tuner), and put/save lock as usual.
-  auto* self = const_cast<TuningCache*>(this);
-  self->put(*record);
-  if (Result<StoreOutcome> saved = self->save(); !saved)
-    KILN_LOG(kDebug) << "remote record not written to disk: " << saved.error().message;
-  return record;
+  return std::nullopt;
 }
 
 void TuningCache::put(TuningRecord record, PutMode mode) {
@@ -302,9 +304,11 @@ Result<StoreOutcome> TuningCache::save() {
   for (const auto& [id, record] : file.records) {
     if (replacing_.count(id) == 0) cache::merge_record(records_, record);
   }
-  if (RemoteCache* remote = RemoteCache::global()) {
-    for (const auto& [id, record] : pending_)
-      remote->put(RemoteKind::kRecord, id, record.to_json().dump());
+  const std::vector<std::shared_ptr<CacheTier>> tiers = cache_tiers();
+  for (const auto& [id, record] : pending_) {
+    if (tiers.empty()) break;
+    const std::string payload = record.to_json().dump();
+    for (const auto& tier : tiers) tier->put(TierEntryKind::kRecord, id, payload);
   }
   pending_.clear();
   replacing_.clear();

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "kiln/backends/cpu.hpp"
 #include "kiln/backends/toolchain.hpp"
@@ -43,6 +44,20 @@ inline Backend cpu_backend(Isolation isolation = Isolation::kAuto) {
   b.bench.open_device = [](int) { return cpu::open_device(1); };
   b.bench.workers = 1;
   return b;
+}
+
+// A kernel of one block writing the output "y": template `entry` of
+// `source`, tuned over `space`.
+inline TunableKernel one_block_kernel(std::string name, std::string source, std::string entry,
+                                      ConfigSpace space) {
+  TunableKernel k;
+  k.tmpl.name = std::move(name);
+  k.tmpl.source = std::move(source);
+  k.tmpl.entry = std::move(entry);
+  k.tmpl.space = std::move(space);
+  k.launch = [](const Config&, const ArgList&) { return LaunchGeometry{}; };
+  k.outputs = {"y"};
+  return k;
 }
 
 struct Session {

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -66,7 +67,10 @@ enum class StoreOutcome { kWritten, kSkippedReadOnly, kSkippedDisabled, kTooLarg
 struct ArtifactCacheStats {
   std::uint64_t memory_hits = 0;
   std::uint64_t disk_hits = 0;
-  std::uint64_t remote_hits = 0;  // served by the remote tier (and then written to disk)
+  // Served by a tier behind the disk (cache_tier.hpp: the remote tier, or
+  // one an application registered) and then written to disk; tier_hits
+  // says which, by tier name.
+  std::uint64_t remote_hits = 0;
   std::uint64_t misses = 0;
   std::uint64_t stores = 0;
   std::uint64_t programs_written = 0;   // stores that wrote their program's bytes
@@ -77,6 +81,7 @@ struct ArtifactCacheStats {
   std::uint64_t refused_entries = 0;    // entries owned by someone else
   std::uint64_t evicted_entries = 0;
   std::uint64_t evicted_bytes = 0;
+  std::map<std::string, std::uint64_t> tier_hits;  // remote_hits by tier name
   nlohmann::json to_json() const;
 };
 
@@ -127,12 +132,14 @@ class ArtifactCache {
   ArtifactCache& operator=(const ArtifactCache&) = delete;
 
   // The entry, or nullptr on a miss (absent, corrupt, refused, disabled).
-  // Memory, then disk, then the remote tier when KILN_REMOTE_CACHE is set
-  // (a remote hit is written to disk: the next process is warm offline).
+  // Memory, then disk, then each tier of cache_tiers() (the remote tier
+  // when KILN_REMOTE_CACHE is set): a tier's hit is written to disk, so
+  // the next process is warm offline.
   std::shared_ptr<const CachedArtifact> lookup(const Hash128& key);
   // Writes the entry (atomically), then evicts down to the bound when the
-  // directory has grown past it; queues it for the remote tier (never
-  // waits on the network). kIo when the disk refuses.
+  // directory has grown past it; hands it to each tier of cache_tiers()
+  // (the remote tier queues it: never waits on the network). kIo when the
+  // disk refuses.
   Result<StoreOutcome> store(const Hash128& key, CachedArtifact artifact);
 
   // Every file in the directory; `check` reads and verifies each entry.
@@ -173,7 +180,7 @@ class ArtifactCache {
   class Memory;
   struct Counters;
   std::shared_ptr<const CachedArtifact> read_disk(const Hash128& key);
-  std::shared_ptr<const CachedArtifact> read_remote(const Hash128& key);
+  std::shared_ptr<const CachedArtifact> read_tiers(const Hash128& key);
   Result<StoreOutcome> store_local(const Hash128& key,
                                    std::shared_ptr<const CachedArtifact> shared);
   // Whether a file read from `dir` may be trusted (checked once per shard).

@@ -35,6 +35,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "kiln/cache/cache_tier.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/hash.hpp"
 
@@ -90,13 +91,15 @@ struct RemoteCacheStats {
   nlohmann::json to_json() const;
 };
 
-// What the remote tier holds under one key kind.
-enum class RemoteKind : char { kArtifact = 'a', kRecord = 't' };
+// What the remote tier holds under one key kind (its keys' letter).
+using RemoteKind = TierEntryKind;
 
-class RemoteCache {
+// One of the cache tiers (kiln/cache/cache_tier.hpp): the built-in list
+// holds global() when it is on.
+class RemoteCache : public CacheTier {
  public:
   explicit RemoteCache(RemoteCacheConfig config);
-  ~RemoteCache();  // flushes with the op deadline, then stops the writer
+  ~RemoteCache() override;  // flushes with the op deadline, then stops the writer
   RemoteCache(const RemoteCache&) = delete;
   RemoteCache& operator=(const RemoteCache&) = delete;
 
@@ -106,17 +109,18 @@ class RemoteCache {
 
   const RemoteCacheConfig& config() const { return config_; }
 
+  std::string name() const override { return "remote"; }
   // The verified payload stored under `key`, or nullopt (miss, refused,
   // server failing: counted, and warned about once per cause).
-  std::optional<std::string> get(RemoteKind kind, const Hash128& key);
+  std::optional<std::string> get(RemoteKind kind, const Hash128& key) override;
   // Queues a write (returns at once); dropped and counted when the queue
   // is full or the tier is read-only.
-  void put(RemoteKind kind, const Hash128& key, std::string payload);
+  void put(RemoteKind kind, const Hash128& key, std::string payload) override;
   // Waits until every queued write is done or `deadline` passes; returns
   // how many writes were still queued (0: all done).
   std::size_t flush(std::chrono::milliseconds deadline);
 
-  // Artifacts: payload encoding of a CachedArtifact (meta JSON + bytes).
+  // Artifacts: the payload every tier holds (encode_tier_artifact).
   static std::string encode_artifact(const CachedArtifact& artifact);
   static Result<CachedArtifact> decode_artifact(const std::string& payload);
 

@@ -122,9 +122,10 @@ class TuningCache {
   struct FileTag {};
   explicit TuningCache(FileTag) {}
   void load_file_locked(const std::filesystem::path& path);
-  // The remote tier's record for `want`, checked and saved to local disk.
-  std::optional<TuningRecord> lookup_remote(const Hash128& want,
-                                            const TuningIdentity& present) const;
+  // The first record for `want` a tier of cache_tiers() holds that passes
+  // the checks of a record on disk; saved to local disk.
+  std::optional<TuningRecord> lookup_tiers(const Hash128& want,
+                                           const TuningIdentity& present) const;
 
   std::filesystem::path dir_;         // empty for open_file
   std::filesystem::path write_path_;  // the one file save() writes

@@ -8,15 +8,20 @@
 // runs them through the pipeline and reports every result back in proposal
 // order; a strategy never proposes a config twice. Strategies are found by name in
 // search_strategies(): a new one is one file (a SearchStrategy and its SearchStrategyInfo) plus one
-// line in lib/search/search_registry.cpp.
+// line: in the list in lib/search/search_registry.cpp for a built-in one, or one
+// register_search_strategy call for an application's (docs/architecture.md,
+// "Extending Kiln"; tests/search/extending_strategy_test.cpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kiln/core/config_space.hpp"
@@ -97,9 +102,61 @@ struct SearchStrategyInfo {
   std::function<std::unique_ptr<SearchStrategy>(const SearchSetup&)> make;
 };
 
+// Adds a strategy after the built-in ones (exhaustive, random, hybrid), for
+// TuneOptions::search.strategy and every list of strategies; safe to call
+// from any thread at any time. Throws kiln::Error (kInvalidArgument) for an
+// empty name, "auto" (the default plan's name), a missing factory, or a name
+// already registered: a strategy is never replaced, since a tuning may be
+// running it.
+void register_search_strategy(SearchStrategyInfo info);
+
+// The registered strategies at the time of the call, in registration order.
+// Each element is the registered object itself, valid for the process's
+// life: registration never moves one (find_search_strategy returns the
+// same address).
+class SearchStrategyList {
+ public:
+  class iterator {
+   public:
+    using value_type = SearchStrategyInfo;
+    using difference_type = std::ptrdiff_t;
+    using reference = const SearchStrategyInfo&;
+    using pointer = const SearchStrategyInfo*;
+    using iterator_category = std::forward_iterator_tag;
+    iterator() = default;
+    explicit iterator(const SearchStrategyInfo* const* at) : at_(at) {}
+    reference operator*() const { return **at_; }
+    pointer operator->() const { return *at_; }
+    iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator before = *this;
+      ++at_;
+      return before;
+    }
+    bool operator==(const iterator&) const = default;
+
+   private:
+    const SearchStrategyInfo* const* at_ = nullptr;
+  };
+
+  explicit SearchStrategyList(std::vector<const SearchStrategyInfo*> items)
+      : items_(std::move(items)) {}
+  iterator begin() const { return iterator(items_.data()); }
+  iterator end() const { return iterator(items_.data() + items_.size()); }
+  std::size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  const SearchStrategyInfo& operator[](std::size_t i) const { return *items_[i]; }
+
+ private:
+  std::vector<const SearchStrategyInfo*> items_;
+};
+
 // Every registered strategy, in registration order.
-const std::vector<SearchStrategyInfo>& search_strategies();
-// The strategy called `name`, or nullptr.
+SearchStrategyList search_strategies();
+// The strategy called `name`, or nullptr; valid for the process's life.
 const SearchStrategyInfo* find_search_strategy(std::string_view name);
 // Whether the strategy called `name` is steered (SearchStrategy::steered:
 // it proposes from results, so SearchPacing applies to it); false for an
