@@ -1,5 +1,5 @@
 // The registration list: the backends this build has. The only place that
-// switches on which backends were compiled in (KILN_HAVE_*, set by
+// switches on which backends were compiled in (KILN_HAVE_BACKEND_*, set by
 // backends/CMakeLists.txt); everything else asks backends() or
 // find_backend() by name. A new backend is a folder under backends/
 // implementing DeviceBackend (kiln/device/backend.hpp) plus one line in
@@ -12,16 +12,16 @@
 #include <mutex>
 
 #include "kiln/core/error.hpp"
-#if KILN_HAVE_LLVM
+#if KILN_HAVE_BACKEND_CPU
 #include "cpu/cpu_backend.hpp"
 #endif
-#if KILN_HAVE_CUDA
+#if KILN_HAVE_BACKEND_CUDA
 #include "cuda/cuda_backend.hpp"
 #endif
 #if KILN_CPU_PLUGIN
 #include "kiln/backends/cpu_plugin.hpp"
 #endif
-#if KILN_HAVE_REPLAY
+#if KILN_HAVE_BACKEND_REPLAY
 #include "kiln/backends/replay.hpp"
 #endif
 
@@ -43,16 +43,16 @@ constexpr Missing kMissing[] = {
 // The list, built-in ones first; nodes never move, nothing is removed.
 std::vector<const DeviceBackend*>& registered() {
   static std::vector<const DeviceBackend*> list = {
-#if KILN_HAVE_LLVM
+#if KILN_HAVE_BACKEND_CPU
     &cpu::backend(),
 #endif
 #if KILN_CPU_PLUGIN
     &internal::cpu_plugin_backend(),
 #endif
-#if KILN_HAVE_CUDA
+#if KILN_HAVE_BACKEND_CUDA
     &cuda::backend(),
 #endif
-#if KILN_HAVE_REPLAY
+#if KILN_HAVE_BACKEND_REPLAY
     &replay::backend(),
 #endif
   };
