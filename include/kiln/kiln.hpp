@@ -46,6 +46,7 @@
 
 #include "kiln/kernels/int_expr.hpp"
 #include "kiln/kernels/kernel_call.hpp"
+#include "kiln/kernels/kernel_description.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
 #include "kiln/kernels/tune_request.hpp"
 #include "kiln/kernels/tuning_target.hpp"

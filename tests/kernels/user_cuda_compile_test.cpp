@@ -22,7 +22,7 @@ TEST_F(UserCuda, EveryConfigOfTheSpecCompilesWithNvrtc) {
   KILN_SKIP(Skip::kCudaToolkit) << "the CUDA backend is not built";
 #else
   (void)testing::write_cuda_user_kernel(dir_);
-  UserKernel k =
+  KernelDescription k =
       load_user_kernel(dir_ / "scale.cu", dir_ / "scale.json", "scale<{BLOCK},{ITEMS}>").value();
   EXPECT_EQ(k.backend, BackendKind::kCuda);
   EXPECT_EQ(k.dims, (std::vector<std::string>{"N"}));
