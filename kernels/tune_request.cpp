@@ -6,8 +6,8 @@
 
 #include "kiln/backends/devices.hpp"
 #include "kiln/core/error.hpp"
+#include "kiln/kernels/kernel_description.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/kernels/user_kernel.hpp"
 
 namespace kiln {
 

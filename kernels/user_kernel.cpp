@@ -1,7 +1,7 @@
-// Reading a user kernel's files (the template's text and its JSON spec,
-// read into a KernelDescription by the one builder, kernel_description.cpp)
-// and a description's tunable kernel for a shape.
-#include "kiln/kernels/user_kernel.hpp"
+// load_user_kernel (a user kernel's template text and JSON spec, read by
+// the one builder, kernel_description.cpp) and a description's tunable
+// kernel for a shape. See kiln/kernels/kernel_description.hpp.
+#include "kiln/kernels/kernel_description.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -50,7 +50,6 @@
 #include "kiln/kernels/shipped_kernels.hpp"
 #include "kiln/kernels/tune_request.hpp"
 #include "kiln/kernels/tuning_target.hpp"
-#include "kiln/kernels/user_kernel.hpp"
 
 #include "kiln/search/search.hpp"
 #include "kiln/tuner/args.hpp"

@@ -6,7 +6,7 @@
 #include "cli_runner.hpp"
 #include "kiln/backends/toolchain.hpp"
 #include "kiln/compile/compile_run.hpp"
-#include "kiln/kernels/user_kernel.hpp"
+#include "kiln/kernels/kernel_description.hpp"
 #if KILN_BACKEND_CUDA
 #include "kiln/backends/nvrtc.hpp"
 #include "skip.hpp"

@@ -1,4 +1,4 @@
-// User kernel specs (kiln/kernels/user_kernel.hpp, read by the one builder
+// User kernel specs (load_user_kernel, and describe_kernel: the one builder
 // of kiln/kernels/kernel_description.hpp): the shipped example reads back
 // with its constraints and launch rule, every kind of mistake in a spec is
 // reported with the field it is in, and a spec's arguments and a signature
@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/core/error.hpp"
-#include "kiln/kernels/user_kernel.hpp"
 
 namespace kiln {
 namespace {

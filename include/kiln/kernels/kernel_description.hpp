@@ -6,6 +6,7 @@
 // every path checks a kernel the same way and fails with the same errors.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -83,5 +84,14 @@ KernelDescription describe_kernel(const nlohmann::json& spec, std::string source
 void describe_tensor_lists(KernelDescription& d, std::optional<std::vector<std::string>> outputs,
                            std::optional<std::vector<std::string>> restore_value,
                            std::vector<std::string> reset_to_zero);
+
+// A user's kernel from its files, for `kiln tune --template FILE --space
+// FILE.json --entry EXPR`: reads both, then describe_kernel. kNotFound for
+// a file it cannot read, kInvalidArgument for a spec that is not valid JSON
+// or breaks a rule, each naming the path. The kernel's name defaults to
+// the template file's stem; include_dirs are relative to the spec file.
+Result<KernelDescription> load_user_kernel(const std::filesystem::path& template_file,
+                                           const std::filesystem::path& spec_file,
+                                           const std::string& entry);
 
 }  // namespace kiln
