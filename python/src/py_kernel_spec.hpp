@@ -24,7 +24,8 @@ namespace kiln::py {
 
 struct KernelSpec {
   // The description (the one value C++, JSON specs and Python share), its
-  // launch rule left to the hooks; `kernel` is what the tuner runs of it.
+  // launch rule left to the hooks and its backend to `backend` (Python's
+  // "auto" picks it per call); `kernel` is what the tuner runs of it.
   KernelDescription desc;
   std::string backend;  // "auto", "cpu" or "cuda"
   TunableKernel kernel;
