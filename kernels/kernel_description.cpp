@@ -365,14 +365,15 @@ void parse_checking(const json& spec, KernelDescription& d) {
   }
 }
 
-// Every name of `names` is a parameter of `d` that Kiln can hold the bytes
-// of: a tensor, or (when `pointers`) a raw pointer.
-void check_tensor_names(const KernelDescription& d, const std::vector<std::string>& names,
-                        const char* field, bool pointers) {
+}  // namespace
+
+void check_parameter_names(const KernelDescription& d, const std::vector<std::string>& names,
+                           const char* field, ParamKinds kinds) {
   auto fits = [&](const KernelParam& p) {
-    return p.kind == KernelParam::Kind::kTensor ||
-           (pointers && p.kind == KernelParam::Kind::kPointer);
+    return kinds == ParamKinds::kAny || p.kind == KernelParam::Kind::kTensor ||
+           (kinds == ParamKinds::kBuffers && p.kind == KernelParam::Kind::kPointer);
   };
+  const char* what = kinds == ParamKinds::kAny ? "parameter" : "tensor parameter";
   for (const auto& n : names) {
     auto it = std::find_if(d.signature.begin(), d.signature.end(),
                            [&](const KernelParam& p) { return p.name == n; });
@@ -381,13 +382,12 @@ void check_tensor_names(const KernelDescription& d, const std::vector<std::strin
     for (const auto& p : d.signature)
       if (fits(p)) known += (known.empty() ? "" : ", ") + p.name;
     throw Error(ErrorCode::kInvalidArgument,
-                std::string(field) + " names '" + n + "', which is not a tensor argument of " +
-                    d.tmpl.name + " (its tensors: " + (known.empty() ? "none" : known) +
-                    "): name one of them");
+                std::string(field) + " names '" + n + "', which is not a " + what + " of " +
+                    d.tmpl.name + " (its " +
+                    (kinds == ParamKinds::kAny ? "parameters" : "tensors") + ": " +
+                    (known.empty() ? "none" : known) + "): name one of them");
   }
 }
-
-}  // namespace
 
 void describe_tensor_lists(KernelDescription& d, std::optional<std::vector<std::string>> outputs,
                            std::optional<std::vector<std::string>> restore_value,
@@ -404,9 +404,9 @@ void describe_tensor_lists(KernelDescription& d, std::optional<std::vector<std::
   d.outputs = outputs ? std::move(*outputs) : written.empty() ? tensors : written;
   d.restore_value = restore_value ? std::move(*restore_value) : inout;
   d.reset_to_zero = std::move(reset_to_zero);
-  check_tensor_names(d, d.outputs, "outputs", false);
-  check_tensor_names(d, d.restore_value, "restore_value", true);
-  check_tensor_names(d, d.reset_to_zero, "reset_to_zero", true);
+  check_parameter_names(d, d.outputs, "outputs", ParamKinds::kTensors);
+  check_parameter_names(d, d.restore_value, "restore_value", ParamKinds::kBuffers);
+  check_parameter_names(d, d.reset_to_zero, "reset_to_zero", ParamKinds::kBuffers);
 }
 
 KernelDescription describe_kernel(const json& spec, std::string source, std::string entry,

@@ -146,7 +146,7 @@ void read_argument_lists(nb::dict spec, KernelSpec& ks) {
         ks.written.push_back({i, role});
       }
   ks.key_names = nb::cast<Names>(spec["key"]);
-  for (const auto& k : ks.key_names) ks.check_name(k, "key");
+  check_parameter_names(ks.desc, ks.key_names, "key", ParamKinds::kAny);
   for (const auto& p : ks.params())
     ks.key_mask.push_back(std::count(ks.key_names.begin(), ks.key_names.end(), p.name) > 0);
 }
@@ -247,17 +247,6 @@ TuneOptions read_tune_options(nb::dict spec, KernelSpec& ks) {
     };
   }
   return o;
-}
-
-void KernelSpec::check_name(const std::string& n, const char* field) const {
-  for (const auto& p : params()) {
-    if (p.name == n) return;
-  }
-  std::string known;
-  for (const auto& p : params()) known += (known.empty() ? "" : ", ") + p.name;
-  throw Error(ErrorCode::kInvalidArgument, std::string(field) + " names '" + n +
-                                               "', which is not a parameter of " + name() +
-                                               " (its signature has " + known + ")");
 }
 
 BackendKind KernelSpec::kind_from(const CallArgs& ca) const {

@@ -42,8 +42,6 @@ struct KernelSpec {
 
   const std::string& name() const { return desc.tmpl.name; }
   const std::vector<KernelParam>& params() const { return desc.signature; }
-  // kiln.ConfigError unless `n` names a parameter (`field` says where).
-  void check_name(const std::string& n, const char* field) const;
   // The backend of a call: the declared one, or the tensors' with "auto";
   // an error for tensors on another backend's device.
   BackendKind kind_from(const CallArgs& ca) const;

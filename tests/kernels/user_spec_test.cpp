@@ -163,7 +163,11 @@ TEST(UserSpec, ArgsAndSignaturesAreReadByTheOneParser) {
   EXPECT_TRUE(d.restore_value.empty());
   EXPECT_NE(thrown([&] {
               describe_tensor_lists(d, Names{"n"}, std::nullopt, {});
-            }).find("outputs names 'n', which is not a tensor argument of k (its tensors: x, y)"),
+            }).find("outputs names 'n', which is not a tensor parameter of k (its tensors: x, y)"),
+            std::string::npos);
+  EXPECT_NE(thrown([&] {
+              check_parameter_names(d, {"m"}, "key", ParamKinds::kAny);
+            }).find("key names 'm', which is not a parameter of k (its parameters: x, y, n)"),
             std::string::npos);
 }
 

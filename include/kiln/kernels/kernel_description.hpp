@@ -77,6 +77,13 @@ struct KernelDescription {
 KernelDescription describe_kernel(const nlohmann::json& spec, std::string source, std::string entry,
                                   std::string name);
 
+// Throws kInvalidArgument unless every name of `names` is a parameter of
+// `d` of `kinds` (tensors; tensors or raw pointers, whose bytes Kiln can
+// hold; any), naming `field`, the name and those it could be.
+enum class ParamKinds { kTensors, kBuffers, kAny };
+void check_parameter_names(const KernelDescription& d, const std::vector<std::string>& names,
+                           const char* field, ParamKinds kinds);
+
 // The builder's step for the tensor lists, for callers that hold them
 // apart (Python): checks each name against the signature; an absent
 // `outputs` is every tensor the kernel may write (every tensor when all are
