@@ -259,4 +259,13 @@ std::vector<std::string> IntExpr::variables() const {
   return {names.begin(), names.end()};
 }
 
+ExprVars config_vars(const Config& config) {
+  ExprVars vars;
+  for (const auto& [name, value] : config.values()) {
+    if (const auto* i = std::get_if<std::int64_t>(&value)) vars[name] = *i;
+    if (const auto* b = std::get_if<bool>(&value)) vars[name] = *b ? 1 : 0;
+  }
+  return vars;
+}
+
 }  // namespace kiln

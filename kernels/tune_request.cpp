@@ -6,8 +6,8 @@
 
 #include "kiln/backends/devices.hpp"
 #include "kiln/core/error.hpp"
+#include "kiln/kernels/kernel_description.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
-#include "kiln/kernels/user_kernel.hpp"
 
 namespace kiln {
 
@@ -125,7 +125,7 @@ void user_job(const TuneRequest& a, TuneJob& job) {
         "--reference host is for shipped kernels; a user kernel's reference is in its spec");
   auto loaded = load_user_kernel(a.template_file, a.space_file, a.entry);
   if (!loaded.ok()) throw Error(loaded.error());  // turned into a value at the request's edge
-  UserKernel user = std::move(*loaded);
+  KernelDescription user = std::move(*loaded);
   job.name = user.tmpl.name;
   job.user = true;
   job.backend = user.backend;

@@ -46,10 +46,10 @@
 
 #include "kiln/kernels/int_expr.hpp"
 #include "kiln/kernels/kernel_call.hpp"
+#include "kiln/kernels/kernel_description.hpp"
 #include "kiln/kernels/shipped_kernels.hpp"
 #include "kiln/kernels/tune_request.hpp"
 #include "kiln/kernels/tuning_target.hpp"
-#include "kiln/kernels/user_kernel.hpp"
 
 #include "kiln/search/search.hpp"
 #include "kiln/tuner/args.hpp"

@@ -21,8 +21,6 @@ def kernel_spec(kernel, *, configs=None, space=None, constraints=None, default=N
     prune = dict(prune or {})
     params, listed, default = _space_of(configs, space, default)
     cons = _constraints_of(constraints)
-    if outputs is None:
-        outputs = _default_outputs(kernel.signature)
     top_k = prune.get("top_k", 0)
     version = "|".join([
         kernel.version,
@@ -47,7 +45,7 @@ def kernel_spec(kernel, *, configs=None, space=None, constraints=None, default=N
         "grid": kernel.grid,
         "block": kernel.block,
         "shared_bytes": kernel.shared_bytes,
-        "outputs": list(outputs),
+        "outputs": list(outputs) if outputs is not None else None,  # None: the native default
         "restore_value": list(restore_value),
         "reset_to_zero": list(reset_to_zero),
         "key": list(key),
@@ -144,19 +142,3 @@ def _as_dict(config, what: str) -> dict:
         return dict(config)
     raise ConfigError(f"{what} is a {type(config).__name__}: give a kiln.Config or a dict", code="invalid_argument")
 
-
-def _default_outputs(signature) -> list:
-    """The tensors a check compares when ``outputs`` is not given: every
-    tensor the kernel may write, those declared ``const T*`` left out (the
-    kernel only reads them), unless every tensor is const."""
-    tensors, written = [], []
-    for entry in signature:
-        name, _, type_text = (part.strip() for part in entry.partition(":"))
-        read_only = type_text.startswith("const ")
-        type_text = type_text[len("const "):].strip() if read_only else type_text
-        if not type_text.endswith("*") or type_text in ("void*", "ptr"):
-            continue
-        tensors.append(name)
-        if not read_only:
-            written.append(name)
-    return written or tensors

@@ -76,10 +76,9 @@ class Kernel:
             raise ConfigError("kiln.Kernel needs signature=[\"x: f32*\", \"n: i32\", ...]: it names "
                               "and types the arguments", code="invalid_argument")
         _check_texts(source, entry, options, headers, signature)
-        for s in signature:
-            if ":" not in s:
-                raise ConfigError(f"signature entry {s!r} has no type: write \"name: type\", "
-                                  "e.g. \"x: f32*\"", code="invalid_argument")
+        # The one signature parser (the native one, as a JSON spec's): a bad
+        # entry is refused here, where it is written.
+        self.arg_names = _kiln._signature_names(list(signature))
         self.source = source
         self.entry = entry
         self.signature = list(signature)
@@ -92,10 +91,6 @@ class Kernel:
         self.name = name or _name_of_entry(entry)
         self.version = version or ""
         self._direct: dict = {}
-
-    @property
-    def arg_names(self) -> list:
-        return [s.split(":", 1)[0].strip() for s in self.signature]
 
     def __call__(self, *args, stream=None, **params):
         """Runs the config ``params``: compiled (or loaded from the artifact

@@ -50,7 +50,7 @@ nb::object arg_view(const Arg& a) {
         dt = nb::dtype<bool>();
         break;
     }
-    if (a.tensor.device.kind == "cpu") {
+    if (a.tensor.device.on_host()) {
       return nb::cast(nb::ndarray<nb::numpy>(a.data, shape.size(), shape.data(), nb::handle(),
                                              strides.data(), dt, nb::device::cpu::value),
                       nb::rv_policy::reference);

@@ -24,7 +24,7 @@ namespace {
   throw Error(std::move(info));
 }
 
-[[noreturn]] void bad_arg(const char* kernel, const Param& p, const std::string& why) {
+[[noreturn]] void bad_arg(const char* kernel, const KernelParam& p, const std::string& why) {
   argument_error(std::string(kernel) + ": argument '" + p.name + "' (" + p.type_text + "): " + why,
                  p.name);
 }
@@ -149,7 +149,7 @@ std::optional<std::pair<std::uintptr_t, std::size_t>> as_sized_pointer(nb::handl
 }
 
 template <class T>
-T checked_int(nb::handle obj, const char* kernel, const Param& p) {
+T checked_int(nb::handle obj, const char* kernel, const KernelParam& p) {
   if (nb::isinstance<nb::bool_>(obj) || nb::isinstance<nb::float_>(obj)) {
     bad_arg(kernel, p, std::string("expected an integer, got ") + nb::inst_name(obj).c_str());
   }
@@ -172,7 +172,7 @@ T checked_int(nb::handle obj, const char* kernel, const Param& p) {
   return value;
 }
 
-double checked_float(nb::handle obj, const char* kernel, const Param& p) {
+double checked_float(nb::handle obj, const char* kernel, const KernelParam& p) {
   if (nb::isinstance<nb::bool_>(obj)) bad_arg(kernel, p, "expected a number, got bool");
   const double v = PyFloat_AsDouble(obj.ptr());
   if (v == -1.0 && PyErr_Occurred()) {
@@ -203,7 +203,7 @@ bool read_only_buffer(nb::handle obj) {
 // const T*): Kiln cannot see whether the kernel writes it, and a write
 // would change memory Python holds immutable (a bytes object's), so the
 // call goes on with a kiln.ReadOnlyWarning naming the fix.
-void warn_read_only(const char* kernel, const Param& p) {
+void warn_read_only(const char* kernel, const KernelParam& p) {
   static PyObject* category = [] {
     nb::object c = nb::module_::import_("kiln.errors").attr("ReadOnlyWarning");
     return c.release().ptr();  // kept for the process: a warning may come at any call
@@ -220,7 +220,7 @@ namespace {
 
 // A tensor argument: dtype, strides, writability and device checked; its
 // dtype, shape and stride pattern enter the key.
-void convert_tensor(nb::handle obj, const Param& p, const char* kernel, CallArgs& out) {
+void convert_tensor(nb::handle obj, const KernelParam& p, const char* kernel, CallArgs& out) {
   auto t = as_tensor(obj);
   if (!t) {
     bad_arg(kernel, p,
@@ -255,7 +255,7 @@ void convert_tensor(nb::handle obj, const Param& p, const char* kernel, CallArgs
 
 // A raw pointer: an (address, bytes) pair, an address, or a tensor's
 // memory with its extent.
-Arg convert_pointer(nb::handle obj, const Param& p, const char* kernel) {
+Arg convert_pointer(nb::handle obj, const KernelParam& p, const char* kernel) {
   if (auto sized = as_sized_pointer(
           obj, std::string(kernel) + ": argument '" + p.name + "' (" + p.type_text + ")"))
     return Arg::of_pointer(p.name, reinterpret_cast<const void*>(sized->first), sized->second);
@@ -279,7 +279,7 @@ Arg convert_pointer(nb::handle obj, const Param& p, const char* kernel) {
 }
 
 // A scalar of the declared C type, range-checked.
-Arg convert_scalar(nb::handle obj, const Param& p, const char* kernel, bool in_key) {
+Arg convert_scalar(nb::handle obj, const KernelParam& p, const char* kernel, bool in_key) {
   switch (p.scalar) {
     case ArgType::kF32:
       return Arg::of_scalar(p.name, static_cast<float>(checked_float(obj, kernel, p)), in_key);
@@ -306,7 +306,7 @@ Arg convert_scalar(nb::handle obj, const Param& p, const char* kernel, bool in_k
 
 }  // namespace
 
-CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>& key_mask,
+CallArgs convert_args(const std::vector<KernelParam>& params, const std::vector<bool>& key_mask,
                       nb::handle args, const char* kernel) {
   const std::size_t n = nb::len(args);
   if (n != params.size()) {
@@ -319,16 +319,16 @@ CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>&
   CallArgs out;
   out.args.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const Param& p = params[i];
+    const KernelParam& p = params[i];
     nb::handle obj = args[i];
     switch (p.kind) {
-      case Param::Kind::kTensor:
+      case KernelParam::Kind::kTensor:
         convert_tensor(obj, p, kernel, out);
         break;
-      case Param::Kind::kPointer:
+      case KernelParam::Kind::kPointer:
         out.args.push_back(convert_pointer(obj, p, kernel));
         break;
-      case Param::Kind::kScalar: {
+      case KernelParam::Kind::kScalar: {
         const bool in_key = key_mask.size() > i && key_mask[i];
         Arg a = convert_scalar(obj, p, kernel, in_key);
         if (in_key) std::visit([&](auto v) { append(out.key, &v, sizeof v); }, a.scalar);
@@ -438,7 +438,7 @@ std::optional<std::uintptr_t> stream_handle(nb::handle stream) {
                   "__cuda_stream__");
 }
 
-void check_writable(nb::handle obj, const Param& p, const char* kernel, const char* role) {
+void check_writable(nb::handle obj, const KernelParam& p, const char* kernel, const char* role) {
   nb::ndarray<nb::ro> read;
   nb::ndarray<> write;
   if (!nb::try_cast(obj, read, false) || nb::try_cast(obj, write, false)) return;

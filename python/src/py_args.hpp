@@ -1,7 +1,8 @@
-// A kernel's signature and the conversion of one call's Python arguments
-// into Kiln's ArgList: tensors through DLPack (numpy, PyTorch, CuPy, JAX),
-// scalars by their declared type, raw pointers as an address or an
-// (address, bytes) pair. Each mismatch is an error naming the argument.
+// The conversion of one call's Python arguments into Kiln's ArgList, by
+// the kernel's signature (kiln/kernels/kernel_description.hpp): tensors
+// through DLPack (numpy, PyTorch, CuPy, JAX), scalars by their declared
+// type, raw pointers as an address or an (address, bytes) pair. Each
+// mismatch is an error naming the argument.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -13,23 +14,10 @@
 
 #include "kiln/core/tensor.hpp"
 #include "kiln/device/device.hpp"
+#include "kiln/kernels/kernel_description.hpp"
 #include "kiln/tuner/args.hpp"
 
 namespace kiln::py {
-
-struct Param {
-  enum class Kind { kTensor, kScalar, kPointer };
-  std::string name;
-  Kind kind = Kind::kScalar;
-  DType dtype = DType::kF32;       // kTensor: element type
-  ArgType scalar = ArgType::kI32;  // kScalar: the C type
-  std::string type_text;           // as written, less a leading const: "f32*", "i32"
-  bool read_only = false;          // "const T*": the kernel only reads it
-};
-
-// Parses ["a: f32", "x: f32*", "n: i32", "ws: void*"]; throws kiln::Error
-// naming the entry and the types it knows.
-std::vector<Param> parse_signature(const std::vector<std::string>& entries);
 
 // One call converted: the ArgList, and a hash of what selects a tuning
 // record (tensors' dtype, shape, stride pattern, device; the values of
@@ -42,7 +30,7 @@ struct CallArgs {
 };
 
 // `key_mask[i]`: scalar i enters the key. Needs the GIL.
-CallArgs convert_args(const std::vector<Param>& params, const std::vector<bool>& key_mask,
+CallArgs convert_args(const std::vector<KernelParam>& params, const std::vector<bool>& key_mask,
                       nanobind::handle args, const char* kernel);
 
 // Without a signature (kiln.compile): tensors by DLPack, bool, int (i32, or
@@ -53,7 +41,8 @@ KernelArgs infer_and_pack(nanobind::handle args, const char* kernel);
 // writeable=False) passed as `p`, an argument Kiln writes (an autotuned
 // kernel's restore_value, reset_to_zero): kiln.ArgumentError
 // naming it, `role` and the fix. Anything else passes.
-void check_writable(nanobind::handle obj, const Param& p, const char* kernel, const char* role);
+void check_writable(nanobind::handle obj, const KernelParam& p, const char* kernel,
+                    const char* role);
 
 // An argument as Python code sees it (a reference, a runner): a numpy
 // array over its memory (a DLPack array for a CUDA tensor), a number for a

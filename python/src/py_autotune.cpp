@@ -75,8 +75,8 @@ class Autotuned {
     // Before the conversion, whose warning of a read-only array would only
     // repeat this error.
     for (const auto& [i, role] : core_.written)
-      if (i < args.size()) check_writable(args[i], core_.params[i], core_.name.c_str(), role);
-    CallArgs ca = convert_args(core_.params, core_.key_mask, args, core_.name.c_str());
+      if (i < args.size()) check_writable(args[i], core_.params()[i], core_.name().c_str(), role);
+    CallArgs ca = convert_args(core_.params(), core_.key_mask, args, core_.name().c_str());
     if (!rt_) {
       const std::string kind = core_.kind_from(ca);
       GilRelease release;
@@ -133,7 +133,7 @@ class Autotuned {
     if (tuning_thread_.load() != std::this_thread::get_id() && !HookScope::inside(&core_.hooks))
       return;
     throw Error(ErrorCode::kInvalidArgument,
-                core_.name +
+                core_.name() +
                     " was called from inside its own tuning (by early_config_prune, perf_model, "
                     "reference, a constraint or the launch rule while it tunes): that call "
                     "would wait forever for the tuning it is part of. Call another kernel "
@@ -180,7 +180,7 @@ class Autotuned {
     options_.cache.retune = on;
     if (on) table_.clear();
   }
-  const std::string& name() const { return core_.name; }
+  const std::string& name() const { return core_.name(); }
 
  private:
   void init(nb::dict spec) {
@@ -194,10 +194,8 @@ class Autotuned {
   // The key's values as a tuple: scalars as given, tensors as their shape.
   nb::tuple key_tuple(const CallArgs& ca) const {
     nb::list out;
-    for (std::size_t i = 0; i < core_.params.size(); ++i) {
-      bool in = false;
-      for (const auto& k : core_.key_names) in = in || k == core_.params[i].name;
-      if (!in) continue;
+    for (std::size_t i = 0; i < core_.params().size(); ++i) {
+      if (!core_.key_mask[i]) continue;
       const Arg& a = ca.args[i];
       if (a.is_tensor) {
         nb::list shape;
@@ -343,7 +341,7 @@ class Autotuned {
                           : ", " + std::to_string(r.skipped.size()) +
                                 " skipped as failed before (retune() measures them again)";
     ErrorInfo info{ErrorCode::kInvalidArgument,
-                   core_.name + ": no config ran correctly for the key " +
+                   core_.name() + ": no config ran correctly for the key " +
                        nb::cast<std::string>(nb::repr(key)) + " (" +
                        std::to_string(r.measurements.size()) + " tried" + skipped + "):" + lines +
                        "\nfix the kernel or widen the space; check=False skips the output check",

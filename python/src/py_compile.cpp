@@ -43,7 +43,8 @@ std::string name_of_entry(const std::string& entry) {
 
 class CompiledKernel {
  public:
-  CompiledKernel(std::string kind, TunableKernel kernel, std::optional<std::vector<Param>> params)
+  CompiledKernel(std::string kind, TunableKernel kernel,
+                 std::optional<std::vector<KernelParam>> params)
       : kind_(kind), kernel_(std::move(kernel)), params_(std::move(params)) {}
 
   // Compiles (or finds in the cache) and loads; without the GIL.
@@ -132,7 +133,7 @@ class CompiledKernel {
 
   std::string kind_;
   TunableKernel kernel_;
-  std::optional<std::vector<Param>> params_;
+  std::optional<std::vector<KernelParam>> params_;
   std::shared_ptr<Runtime> rt_;
   Artifact artifact_;
   LoadedKernel loaded_;
@@ -170,7 +171,7 @@ void register_compile(nb::module_& m) {
         k.tmpl.entry = escape_braces(entry);
         for (const auto& o : options) k.tmpl.options.push_back(escape_braces(o));
         for (const auto& [n, c] : headers) k.tmpl.headers.push_back(Header{n, c});
-        std::optional<std::vector<Param>> params;
+        std::optional<std::vector<KernelParam>> params;
         if (signature) params = parse_signature(*signature);
         const std::string kind = parse_backend(backend);
         auto kernel = std::make_unique<CompiledKernel>(kind, std::move(k), std::move(params));
@@ -182,6 +183,13 @@ void register_compile(nb::module_& m) {
       },
       nb::arg("source"), nb::arg("entry"), nb::arg("backend"), nb::arg("options"),
       nb::arg("headers"), nb::arg("name").none(), nb::arg("signature").none());
+  // kiln.Kernel's names of its arguments, its signature checked where it
+  // is written.
+  m.def("_signature_names", [](const std::vector<std::string>& signature) {
+    std::vector<std::string> names;
+    for (const auto& p : parse_signature(signature)) names.push_back(p.name);
+    return names;
+  });
 }
 
 }  // namespace kiln::py

@@ -39,12 +39,12 @@ class FixedConfig {
     return calling_python([&] { return call_here(args, kwargs); });
   }
 
-  const std::string& name() const { return core_.name; }
+  const std::string& name() const { return core_.name(); }
 
  private:
   nb::object call_here(nb::args args, nb::kwargs kwargs) {
     nb::handle stream = core_.stream_keyword(kwargs);
-    CallArgs ca = convert_args(core_.params, core_.key_mask, args, core_.name.c_str());
+    CallArgs ca = convert_args(core_.params(), core_.key_mask, args, core_.name().c_str());
     std::shared_ptr<Loaded> loaded = current();
     if (!loaded) {
       const std::string kind = core_.kind_from(ca);

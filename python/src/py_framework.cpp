@@ -275,26 +275,26 @@ class Spec {
 ArgList framework_inputs(nb::handle inputs) {
   ArgList out;
   const std::size_t n = nb::len(inputs);
-  std::vector<Param> params(n);
+  std::vector<KernelParam> params(n);
   nb::list items;
   for (std::size_t i = 0; i < n; ++i) {
     nb::handle obj = inputs[i];
-    Param& p = params[i];
+    KernelParam& p = params[i];
     p.name = "in" + std::to_string(i);
     if (nb::isinstance<nb::bool_>(obj)) {
-      p.kind = Param::Kind::kScalar;
+      p.kind = KernelParam::Kind::kScalar;
       p.scalar = ArgType::kBool;
       p.type_text = "bool";
     } else if (nb::isinstance<nb::int_>(obj)) {
-      p.kind = Param::Kind::kScalar;
+      p.kind = KernelParam::Kind::kScalar;
       p.scalar = ArgType::kI64;
       p.type_text = "i64";
     } else if (nb::isinstance<nb::float_>(obj)) {
-      p.kind = Param::Kind::kScalar;
+      p.kind = KernelParam::Kind::kScalar;
       p.scalar = ArgType::kF64;
       p.type_text = "f64";
     } else {
-      p.kind = Param::Kind::kTensor;
+      p.kind = KernelParam::Kind::kTensor;
       nb::ndarray<nb::ro> arr;
       if (!nb::try_cast(obj, arr, false)) {
         throw Error(ErrorCode::kInvalidArgument, "choose_one: input " + std::to_string(i) +

@@ -1,9 +1,11 @@
 // A kernel spec read into the native kernel: see py_kernel_spec.hpp.
 #include "py_kernel_spec.hpp"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <set>
@@ -17,27 +19,24 @@ namespace kiln::py {
 
 namespace {
 
-// The template and the signature.
+// The template and the signature (the one parser, as a JSON spec's).
 void read_template(nb::dict spec, KernelSpec& ks) {
-  ks.name = nb::cast<std::string>(spec["name"]);
-  ks.kernel.tmpl.name = ks.name;
-  ks.kernel.tmpl.source = nb::cast<std::string>(spec["source"]);
-  ks.kernel.tmpl.entry = nb::cast<std::string>(spec["entry"]);
-  ks.kernel.tmpl.options = nb::cast<std::vector<std::string>>(spec["options"]);
-  for (auto [k, v] : nb::borrow<nb::dict>(spec["headers"])) {
-    ks.kernel.tmpl.headers.push_back(Header{nb::cast<std::string>(k), nb::cast<std::string>(v)});
-  }
+  KernelTemplate& tmpl = ks.desc.tmpl;
+  tmpl.name = nb::cast<std::string>(spec["name"]);
+  tmpl.source = nb::cast<std::string>(spec["source"]);
+  tmpl.entry = nb::cast<std::string>(spec["entry"]);
+  tmpl.options = nb::cast<std::vector<std::string>>(spec["options"]);
+  for (auto [k, v] : nb::borrow<nb::dict>(spec["headers"]))
+    tmpl.headers.push_back(Header{nb::cast<std::string>(k), nb::cast<std::string>(v)});
   ks.kernel.version = nb::cast<std::string>(spec["version"]);
   ks.backend = nb::cast<std::string>(spec["backend"]);
-  ks.params = parse_signature(nb::cast<std::vector<std::string>>(spec["signature"]));
-  ks.names.clear();
-  for (const auto& p : ks.params) ks.names.push_back(p.name);
+  ks.desc.signature = parse_signature(nb::cast<std::vector<std::string>>(spec["signature"]));
 }
 
 // The space: each parameter's values, the listed configs, the constraints
 // (Python callables), the default.
 void read_space(nb::dict spec, KernelSpec& ks) {
-  ConfigSpace& space = ks.kernel.tmpl.space;
+  ConfigSpace& space = ks.desc.tmpl.space;
   for (auto item : nb::borrow<nb::list>(spec["params"])) {
     nb::tuple t = nb::borrow<nb::tuple>(item);
     const std::string pname = nb::cast<std::string>(t[0]);
@@ -117,39 +116,39 @@ void read_launch_rule(nb::dict spec, KernelSpec& ks) {
   };
 }
 
-// outputs, restore_value, reset_to_zero and key, each checked against the
-// signature; what Kiln writes may not be declared const.
+// outputs, restore_value, reset_to_zero (the description's builder
+// step, as a JSON spec's) and key, each checked against the signature;
+// what Kiln writes may not be declared const.
 void read_argument_lists(nb::dict spec, KernelSpec& ks) {
-  auto names_of = [&](const char* field) {
-    std::vector<std::string> out = nb::cast<std::vector<std::string>>(spec[field]);
-    for (const auto& n : out) ks.check_name(n, field);
-    return out;
-  };
-  ks.kernel.outputs = names_of("outputs");
-  ks.kernel.restore_value = names_of("restore_value");
-  ks.kernel.reset_to_zero = names_of("reset_to_zero");
+  using Names = std::vector<std::string>;
+  describe_tensor_lists(ks.desc, nb::cast<std::optional<Names>>(spec["outputs"]),
+                        nb::cast<Names>(spec["restore_value"]),
+                        nb::cast<Names>(spec["reset_to_zero"]));
+  ks.kernel.tmpl = ks.desc.tmpl;
+  ks.kernel.outputs = ks.desc.outputs;
+  ks.kernel.restore_value = ks.desc.restore_value;
+  ks.kernel.reset_to_zero = ks.desc.reset_to_zero;
   // What Kiln itself writes: a read-only array there is refused, not written.
-  // (outputs are only compared, and by default every tensor, inputs too.)
-  const std::pair<const std::vector<std::string>*, const char*> written[] = {
+  // (outputs are only compared.)
+  const std::pair<const Names*, const char*> written[] = {
       {&ks.kernel.restore_value, "restore_value"}, {&ks.kernel.reset_to_zero, "reset_to_zero"}};
   for (const auto& [names, role] : written)
     for (const auto& n : *names)
-      for (std::size_t i = 0; i < ks.params.size(); ++i) {
-        if (ks.params[i].name != n) continue;
-        if (ks.params[i].read_only)
+      for (std::size_t i = 0; i < ks.params().size(); ++i) {
+        const KernelParam& p = ks.params()[i];
+        if (p.name != n) continue;
+        if (p.read_only)
           throw Error(ErrorCode::kInvalidArgument,
-                      std::string(role) + " names '" + n + "', which the signature of " + ks.name +
-                          " declares const " + ks.params[i].type_text +
+                      std::string(role) + " names '" + n + "', which the signature of " +
+                          ks.name() + " declares const " + p.type_text +
                           " (read-only), but Kiln writes it there: drop it from " + role +
                           ", or the const if the kernel writes it");
         ks.written.push_back({i, role});
       }
-  const auto key = names_of("key");
-  ks.key_names = key;
-  ks.key_mask.assign(ks.params.size(), false);
-  for (std::size_t i = 0; i < ks.params.size(); ++i) {
-    for (const auto& k : key) ks.key_mask[i] = ks.key_mask[i] || k == ks.params[i].name;
-  }
+  ks.key_names = nb::cast<Names>(spec["key"]);
+  check_parameter_names(ks.desc, ks.key_names, "key", ParamKinds::kAny);
+  for (const auto& p : ks.params())
+    ks.key_mask.push_back(std::count(ks.key_names.begin(), ks.key_names.end(), p.name) > 0);
 }
 
 // Pruning (Triton's prune_configs_by): perf_model with top_k, and
@@ -250,23 +249,12 @@ TuneOptions read_tune_options(nb::dict spec, KernelSpec& ks) {
   return o;
 }
 
-void KernelSpec::check_name(const std::string& n, const char* field) const {
-  for (const auto& p : params) {
-    if (p.name == n) return;
-  }
-  std::string known;
-  for (const auto& p : params) known += (known.empty() ? "" : ", ") + p.name;
-  throw Error(ErrorCode::kInvalidArgument, std::string(field) + " names '" + n +
-                                               "', which is not a parameter of " + name +
-                                               " (its signature has " + known + ")");
-}
-
 std::string KernelSpec::kind_from(const CallArgs& ca) const {
-  if (backend == "auto") return ca.any_tensor ? ca.device.kind : parse_backend("auto");
+  if (backend == "auto") return ca.any_tensor ? ca.device.backend : parse_backend("auto");
   const std::string kind = parse_backend(backend);
-  if (ca.any_tensor && ca.device.kind != kind) {
+  if (ca.any_tensor && ca.device.backend != kind) {
     throw Error(ErrorCode::kInvalidArgument,
-                name + " is a " + backend + " kernel but its tensors are on " +
+                name() + " is a " + backend + " kernel but its tensors are on " +
                     ca.device.to_string() + ": move them, or declare backend=\"" +
                     ca.device.backend + "\"");
   }
@@ -275,7 +263,7 @@ std::string KernelSpec::kind_from(const CallArgs& ca) const {
 
 nb::dict KernelSpec::named_args(nb::handle args) const {
   nb::dict d;
-  for (std::size_t i = 0; i < names.size(); ++i) d[names[i].c_str()] = args[i];
+  for (std::size_t i = 0; i < params().size(); ++i) d[params()[i].name.c_str()] = args[i];
   return d;
 }
 
@@ -284,7 +272,7 @@ nb::handle KernelSpec::stream_keyword(nb::kwargs kwargs) const {
   for (auto [k, v] : kwargs) {
     if (nb::cast<std::string>(k) != "stream") {
       throw Error(ErrorCode::kInvalidArgument,
-                  name + " got the keyword argument '" + nb::cast<std::string>(k) +
+                  name() + " got the keyword argument '" + nb::cast<std::string>(k) +
                       "': arguments are positional, in signature order; the only keyword "
                       "is stream=");
     }

@@ -2,7 +2,10 @@
 // source, entry, signature, space, launch rule, argument lists, hooks)
 // read into the native kernel that kiln.autotune tunes and that a
 // fixed-config call runs: one reader for both, so both check a spec the
-// same way and fail with the same errors.
+// same way and fail with the same errors. The signature and the tensor
+// lists go through the kernel description's parser and builder
+// (kiln/kernels/kernel_description.hpp), as a JSON spec's do; what is
+// Python's alone (callables, Python values) is layered on top.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -11,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/kernels/kernel_description.hpp"
 #include "kiln/kernels/tuning_target.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "py_args.hpp"
@@ -19,11 +23,13 @@
 namespace kiln::py {
 
 struct KernelSpec {
-  std::string name;
+  // The description (the one value C++, JSON specs and Python share), its
+  // launch rule left to the hooks and its backend to `backend` (Python's
+  // "auto" picks it per call); `kernel` is what the tuner runs of it.
+  KernelDescription desc;
   std::string backend;  // "auto", "cpu" or "cuda"
   TunableKernel kernel;
-  std::vector<Param> params;  // the signature
-  std::vector<std::string> names, key_names;
+  std::vector<std::string> key_names;
   std::vector<bool> key_mask;                                // params[i] enters the key
   std::vector<std::pair<std::size_t, const char*>> written;  // argument index, why Kiln writes it
   // The launch rule's and the hooks' Python side. The kernel's callables
@@ -34,8 +40,8 @@ struct KernelSpec {
   KernelSpec(const KernelSpec&) = delete;
   KernelSpec& operator=(const KernelSpec&) = delete;
 
-  // kiln.ConfigError unless `n` names a parameter (`field` says where).
-  void check_name(const std::string& n, const char* field) const;
+  const std::string& name() const { return desc.tmpl.name; }
+  const std::vector<KernelParam>& params() const { return desc.signature; }
   // The backend of a call: the declared one, or the tensors' with "auto";
   // an error for tensors on another backend's device.
   std::string kind_from(const CallArgs& ca) const;

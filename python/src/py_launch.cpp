@@ -102,11 +102,11 @@ std::optional<std::uintptr_t> torch_current_stream(nb::handle args) {
 
 std::optional<Stream> to_stream(Device& device, nb::handle stream, nb::handle args) {
   std::optional<std::uintptr_t> handle = stream_handle(stream);
-  if (!handle && device.properties().ref.kind == "cuda") {
+  if (!handle && device.properties().ref.backend == "cuda") {
     handle = torch_current_stream(args);
   }
   if (!handle) return std::nullopt;
-  if (device.properties().ref.kind == "cpu" && *handle == 0) return std::nullopt;
+  if (device.properties().ref.on_host() && *handle == 0) return std::nullopt;
   auto s = device.wrap_stream(*handle);
   if (!s.ok()) throw Error(s.error());
   return std::move(*s);

@@ -6,7 +6,7 @@
 #include "cli_runner.hpp"
 #include "kiln/backends/toolchain.hpp"
 #include "kiln/compile/compile_run.hpp"
-#include "kiln/kernels/user_kernel.hpp"
+#include "kiln/kernels/kernel_description.hpp"
 #if KILN_BACKEND_CUDA
 #include "kiln/backends/nvrtc.hpp"
 #include "skip.hpp"
@@ -22,7 +22,7 @@ TEST_F(UserCuda, EveryConfigOfTheSpecCompilesWithNvrtc) {
   KILN_SKIP(Skip::kCudaToolkit) << "the CUDA backend is not built";
 #else
   (void)testing::write_cuda_user_kernel(dir_);
-  UserKernel k =
+  KernelDescription k =
       load_user_kernel(dir_ / "scale.cu", dir_ / "scale.json", "scale<{BLOCK},{ITEMS}>").value();
   EXPECT_EQ(k.backend, "cuda");
   EXPECT_EQ(k.dims, (std::vector<std::string>{"N"}));

@@ -1,6 +1,8 @@
-// User kernel specs (kiln/kernels/user_kernel.hpp): the shipped example reads back
-// with its constraints and launch rule, and every kind of mistake in a spec
-// is reported with the field it is in.
+// User kernel specs (load_user_kernel, and describe_kernel: the one builder
+// of kiln/kernels/kernel_description.hpp): the shipped example reads back
+// with its constraints and launch rule, every kind of mistake in a spec is
+// reported with the field it is in, and a spec's arguments and a signature
+// are read by the one parser.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/core/error.hpp"
-#include "kiln/kernels/user_kernel.hpp"
 
 namespace kiln {
 namespace {
@@ -30,19 +31,33 @@ nlohmann::json minimal_spec() {
   })json");
 }
 
-std::string error_of(const nlohmann::json& spec, const std::string& entry = "k<{B}>") {
+// The message of the kiln::Error `fn` throws ("" when it throws none).
+template <class F>
+std::string thrown(F&& fn) {
   try {
-    (void)parse_user_kernel(spec, "src", entry, "k");
+    fn();
   } catch (const Error& e) {
     return e.what();
   }
   return "";
 }
 
+std::string error_of(const nlohmann::json& spec, const std::string& entry = "k<{B}>") {
+  return thrown([&] { (void)describe_kernel(spec, "src", entry, "k"); });
+}
+
+// The minimal spec with the value at `pointer` replaced.
+nlohmann::json with(const char* pointer, nlohmann::json value) {
+  auto spec = minimal_spec();
+  spec[nlohmann::json::json_pointer(pointer)] = std::move(value);
+  return spec;
+}
+
 TEST(UserSpec, TheExampleReadsBackWithItsRules) {
-  UserKernel k = load_user_kernel(kUserKernelDir + "transpose.cpp", kUserKernelDir + "space.json",
-                                  "example::transpose<{TILE},{STAGED}>")
-                     .value();
+  KernelDescription k =
+      load_user_kernel(kUserKernelDir + "transpose.cpp", kUserKernelDir + "space.json",
+                       "example::transpose<{TILE},{STAGED}>")
+          .value();
   EXPECT_EQ(k.tmpl.name, "example_transpose");
   EXPECT_EQ(k.backend, "cpu");
   EXPECT_EQ(k.dims, (std::vector<std::string>{"M", "N"}));
@@ -69,7 +84,7 @@ TEST(UserSpec, TheExampleReadsBackWithItsRules) {
 TEST(UserSpec, DefaultsFollowTheRoles) {
   auto spec = minimal_spec();
   spec["args"][0]["role"] = "inout";
-  UserKernel k = parse_user_kernel(spec, "src", "k<{B}>", "fallback");
+  KernelDescription k = describe_kernel(spec, "src", "k<{B}>", "fallback");
   EXPECT_EQ(k.tmpl.name, "fallback");
   EXPECT_EQ(k.outputs, (std::vector<std::string>{"x", "y"}));
   EXPECT_EQ(k.restore_value, (std::vector<std::string>{"x"})) << "inout tensors are restored";
@@ -81,11 +96,6 @@ TEST(UserSpec, DefaultsFollowTheRoles) {
 }
 
 TEST(UserSpec, MistakesNameTheirField) {
-  auto with = [](const char* pointer, nlohmann::json value) {
-    auto spec = minimal_spec();
-    spec[nlohmann::json::json_pointer(pointer)] = std::move(value);
-    return spec;
-  };
   EXPECT_NE(error_of(with("/backend", "gpu")).find("backend"), std::string::npos);
   EXPECT_NE(error_of(with("/lanch", 1)).find("unknown key \"lanch\""), std::string::npos);
   EXPECT_NE(error_of(with("/launch/grid/0", "ceil_div(N, B")).find("launch.grid[0]"),
@@ -107,15 +117,64 @@ TEST(UserSpec, MistakesNameTheirField) {
   EXPECT_NE(error_of(twice).find("given twice"), std::string::npos);
 }
 
+// A spec's "args" and a kiln.Kernel's signature are typed by the one
+// parser: the same kernel has the same signature either way, and the
+// tensor lists' defaults follow it.
+TEST(UserSpec, ArgsAndSignaturesAreReadByTheOneParser) {
+  const KernelDescription k = describe_kernel(minimal_spec(), "src", "k<{B}>", "k");
+  const auto sig = parse_signature({"x: const f32*", " y : f32*", "n: i32"});
+  ASSERT_EQ(k.signature.size(), sig.size());
+  for (std::size_t i = 0; i < sig.size(); ++i) {
+    EXPECT_EQ(k.signature[i].name, sig[i].name);
+    EXPECT_EQ(k.signature[i].kind, sig[i].kind);
+    EXPECT_EQ(k.signature[i].dtype, sig[i].dtype);
+    EXPECT_EQ(k.signature[i].scalar, sig[i].scalar);
+    EXPECT_EQ(k.signature[i].read_only, sig[i].read_only) << sig[i].name;
+  }
+  EXPECT_EQ(parse_signature({"w: void*"})[0].kind, KernelParam::Kind::kPointer);
+  EXPECT_NE(error_of(with("/args/2/type", "f32*")).find("args[2].type: expected a scalar type"),
+            std::string::npos);
+  EXPECT_NE(error_of(with("/args/0/dtype", "void")).find("args[0].dtype"), std::string::npos);
+  auto signature_error = [](std::vector<std::string> entries) {
+    return thrown([&] { (void)parse_signature(entries); });
+  };
+  EXPECT_NE(signature_error({"x"}).find("signature entry 'x' has no type"), std::string::npos);
+  EXPECT_NE(signature_error({": f32"}).find("has no name"), std::string::npos);
+  EXPECT_NE(signature_error({"x: f32", "x: i32"}).find("names 'x' twice"), std::string::npos);
+  EXPECT_NE(signature_error({"x: float32x"}).find("unknown type 'float32x'"), std::string::npos);
+  EXPECT_NE(signature_error({"x: f17*"}).find("unknown element type 'f17'"), std::string::npos);
+
+  // Outputs default to the tensors the kernel may write, or every tensor
+  // when all are read-only (it writes through something Kiln cannot see);
+  // raw pointers are never compared (Kiln does not know their extent), and
+  // a scalar is no tensor to compare.
+  KernelDescription d;
+  d.tmpl.name = "k";
+  auto outputs_of = [&](std::vector<std::string> signature) {
+    d.signature = parse_signature(signature);
+    describe_tensor_lists(d, std::nullopt, std::nullopt, {});
+    return d.outputs;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(outputs_of({"a: f32", "x: const f32*", "y: f32*", "n: i32"}), Names{"y"});
+  EXPECT_EQ(outputs_of({"x: f32*", "y: f32*"}), (Names{"x", "y"}));
+  EXPECT_EQ(outputs_of({"w: void*", "v: const void*", "y: f32*"}), Names{"y"});
+  EXPECT_EQ(outputs_of({"x: const f32*", "y: const f32*", "n: i32"}), (Names{"x", "y"}));
+  EXPECT_TRUE(d.restore_value.empty());
+  EXPECT_NE(thrown([&] {
+              describe_tensor_lists(d, Names{"n"}, std::nullopt, {});
+            }).find("outputs names 'n', which is not a tensor parameter of k (its tensors: x, y)"),
+            std::string::npos);
+  EXPECT_NE(thrown([&] {
+              check_parameter_names(d, {"m"}, "key", ParamKinds::kAny);
+            }).find("key names 'm', which is not a parameter of k (its parameters: x, y, n)"),
+            std::string::npos);
+}
+
 // A field of the wrong JSON type is named like any other mistake, never an
 // uncaught JSON exception; a tolerance out of its range is refused, since
 // it would fail every correct config (a negative atol, a cosine above 1).
 TEST(UserSpec, WrongTypesAndTolerancesOutOfRangeNameTheirField) {
-  auto with = [](const char* pointer, nlohmann::json value) {
-    auto spec = minimal_spec();
-    spec[nlohmann::json::json_pointer(pointer)] = std::move(value);
-    return spec;
-  };
   const std::pair<nlohmann::json, const char*> cases[] = {
       {with("/args/0/role", 5), "args[0].role: expected a string, got 5"},
       {with("/args/0/init", nlohmann::json::array({1})), "args[0].init: expected a string"},
@@ -146,7 +205,7 @@ TEST(UserSpec, EveryEditOfTheSpecChangesTheDefinition) {
   const ShapeDims shape{{"N", 9}};
   auto definition = [&](const nlohmann::json& spec, const std::string& source = "src",
                         const std::string& entry = "k<{B}>") {
-    return definition_hash(parse_user_kernel(spec, source, entry, "k").tunable(shape));
+    return definition_hash(describe_kernel(spec, source, entry, "k").tunable(shape));
   };
   const Hash128 base = definition(minimal_spec());
   EXPECT_EQ(definition(nlohmann::json::parse(minimal_spec().dump(4))), base)

@@ -27,6 +27,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/core/config.hpp"
+
 namespace kiln {
 
 // Variable values by name: shape dimensions and integer (or bool) config
@@ -54,5 +56,8 @@ class IntExpr {
   std::shared_ptr<const Node> root_;
   std::string text_;
 };
+
+// A config's integer and bool parameters (bools as 0 and 1), as variables.
+ExprVars config_vars(const Config& config);
 
 }  // namespace kiln

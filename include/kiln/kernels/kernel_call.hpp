@@ -3,7 +3,7 @@
 // make_call() turns the description and a shape (M=512, N=512, K=512) into
 // real device buffers filled with deterministic seeded data and the ArgList
 // the tuner takes. Shipped kernels (kiln/kernels/shipped_kernels.hpp) and users'
-// kernels (kiln/kernels/user_kernel.hpp) are both described this way.
+// kernels (kiln/kernels/kernel_description.hpp) are both described this way.
 #pragma once
 
 #include <cstdint>
