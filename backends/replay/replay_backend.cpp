@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "kiln/device/clock.hpp"
+#include "kiln/device/host_memory.hpp"
 
 namespace kiln::replay {
 
@@ -99,17 +100,12 @@ class ReplayCompiler final : public Compiler {
   bool pool_worker_;
 };
 
-// Host memory for what the measurement allocates (the device probe).
-struct HostBlock final : detail::HandleState {
-  explicit HostBlock(std::size_t n) : bytes(new unsigned char[n ? n : 1]) {}
-  std::unique_ptr<unsigned char[]> bytes;
-};
 struct Nothing final : detail::HandleState {};
 
 // Times every launch at its config's recorded run time. The measurement
 // records an event, launches, records an event and reads the time between
 // them, so elapsed_ms() is the last launch's time.
-class ReplayDevice final : public Device {
+class ReplayDevice final : public HostMemoryDevice {
  public:
   explicit ReplayDevice(std::shared_ptr<ReplayBook> book) : book_(std::move(book)) {
     props_.ref = DeviceRef{"replay", 0};
@@ -155,28 +151,6 @@ class ReplayDevice final : public Device {
     return ok_status();
   }
 
-  Result<Buffer> allocate(std::size_t bytes) override {
-    auto block = std::make_unique<HostBlock>(bytes);
-    block->owner = this;
-    void* data = block->bytes.get();
-    return Buffer(std::move(block), data, bytes);
-  }
-  Status copy_to_device(void* dst, const void* src, std::size_t n, Stream*) override {
-    if (n) std::memcpy(dst, src, n);
-    return ok_status();
-  }
-  Status copy_to_host(void* dst, const void* src, std::size_t n, Stream*) override {
-    if (n) std::memcpy(dst, src, n);
-    return ok_status();
-  }
-  Status copy(void* dst, const void* src, std::size_t n, Stream*) override {
-    if (n) std::memmove(dst, src, n);
-    return ok_status();
-  }
-  Status fill(void* dst, std::uint8_t byte, std::size_t n, Stream*) override {
-    if (n) std::memset(dst, byte, n);
-    return ok_status();
-  }
   Result<Stream> create_stream() override { return Stream(handle()); }
   Result<Event> create_event() override { return Event(handle()); }
   Status record(Event&, Stream*) override { return ok_status(); }

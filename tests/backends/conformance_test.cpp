@@ -18,7 +18,9 @@
 namespace kiln::test {
 
 // gtest prints a subject by its label, not its bytes.
-void PrintTo(const ConformanceSubject& s, std::ostream* out) { *out << s.label; }
+void PrintTo(const ConformanceSubject& s, std::ostream* out) {
+  *out << s.label;
+}
 
 namespace {
 

@@ -14,6 +14,7 @@
 #include "kiln/backends/devices.hpp"
 #include "kiln/backends/toolchain.hpp"
 #include "kiln/device/backend.hpp"
+#include "kiln/device/host_memory.hpp"
 
 namespace kiln::test {
 namespace {
@@ -49,10 +50,6 @@ class ToyCompiler final : public Compiler {
   }
 };
 
-struct Block final : detail::HandleState {
-  explicit Block(std::size_t n) : bytes(new unsigned char[n ? n : 1]) {}
-  std::unique_ptr<unsigned char[]> bytes;
-};
 struct ToyKernel final : detail::HandleState {
   float add = 0;
 };
@@ -60,7 +57,7 @@ struct Stamp final : detail::HandleState {
   std::chrono::steady_clock::time_point at;
 };
 
-class ToyDevice final : public Device {
+class ToyDevice final : public HostMemoryDevice {
  public:
   ToyDevice() {
     props_.ref = DeviceRef{kToy, 0};
@@ -94,27 +91,6 @@ class ToyDevice final : public Device {
     const std::int64_t end =
         std::min<std::int64_t>(n, std::int64_t{config.grid.x} * config.block.x);
     for (std::int64_t i = 0; i < end; ++i) x[i] += add;
-    return ok_status();
-  }
-  Result<Buffer> allocate(std::size_t bytes) override {
-    auto block = std::make_unique<Block>(bytes);
-    block->owner = this;
-    void* data = block->bytes.get();
-    return Buffer(std::move(block), data, bytes);
-  }
-  Status copy_to_device(void* dst, const void* src, std::size_t n, Stream*) override {
-    if (n) std::memcpy(dst, src, n);
-    return ok_status();
-  }
-  Status copy_to_host(void* dst, const void* src, std::size_t n, Stream*) override {
-    return copy_to_device(dst, src, n, nullptr);
-  }
-  Status copy(void* dst, const void* src, std::size_t n, Stream*) override {
-    if (n) std::memmove(dst, src, n);
-    return ok_status();
-  }
-  Status fill(void* dst, std::uint8_t byte, std::size_t n, Stream*) override {
-    if (n) std::memset(dst, byte, n);
     return ok_status();
   }
   Result<Stream> create_stream() override { return Stream(owned<Stamp>()); }
