@@ -157,21 +157,12 @@ class ReplayDevice final : public HostMemoryDevice {
   Result<float> elapsed_ms(const Event&, const Event&) override {
     return static_cast<float>(last_ms_);
   }
-  Status synchronize(Stream*) override { return ok_status(); }
-  Status begin_capture(Stream&) override { return no_graphs(); }
-  Result<Graph> end_capture(Stream&) override { return no_graphs(); }
-  Status replay(const Graph&, Stream*) override { return no_graphs(); }
-  Status flush_caches(std::span<const DeviceSpan>, Stream*) override { return ok_status(); }
-  Status delay(double, Stream*) override { return ok_status(); }
 
  private:
   std::unique_ptr<detail::HandleState> handle() {
     auto h = std::make_unique<Nothing>();
     h->owner = this;
     return h;
-  }
-  static ErrorInfo no_graphs() {
-    return make_error(ErrorCode::kUnavailable, "a recorded device replays no graphs");
   }
 
   std::shared_ptr<ReplayBook> book_;

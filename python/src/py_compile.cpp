@@ -120,7 +120,7 @@ class CompiledKernel {
   const std::string& name() const { return kernel_.tmpl.name; }
   const std::string& entry() const { return artifact_.entry; }
   bool from_cache() const { return from_cache_; }
-  const char* backend() const { return kind_; }
+  const std::string& backend() const { return kind_; }
   std::size_t binary_bytes() const { return artifact_.binary ? artifact_.binary->size() : 0; }
 
  private:

@@ -104,12 +104,6 @@ class ToyDevice final : public HostMemoryDevice {
     const auto& b = stop.state_for<Stamp>(*this, "stop event");
     return std::chrono::duration<float, std::milli>(b.at - a.at).count();
   }
-  Status synchronize(Stream*) override { return ok_status(); }
-  Status begin_capture(Stream&) override { return no_graphs(); }
-  Result<Graph> end_capture(Stream&) override { return no_graphs(); }
-  Status replay(const Graph&, Stream*) override { return no_graphs(); }
-  Status flush_caches(std::span<const DeviceSpan>, Stream*) override { return ok_status(); }
-  Status delay(double, Stream*) override { return ok_status(); }
 
  private:
   template <class S>
@@ -117,9 +111,6 @@ class ToyDevice final : public HostMemoryDevice {
     auto s = std::make_unique<S>();
     s->owner = this;
     return s;
-  }
-  static ErrorInfo no_graphs() {
-    return make_error(ErrorCode::kUnavailable, "the toy device captures no graphs");
   }
   DeviceProperties props_;
 };

@@ -1,10 +1,13 @@
-// A device whose memory is the host's (the replay, a test's toy backend):
-// allocation on the heap, copies and fills as memcpy and memset, so such a
-// backend writes only what is its own (loading, launching, timing).
+// A device whose memory is the host's and whose work is done when a call
+// returns (the replay, a test's toy backend): allocation on the heap,
+// copies and fills as memcpy and memset, nothing to synchronise, flush or
+// delay, and no graphs. Such a backend writes only what is its own:
+// loading, launching, streams and events.
 #pragma once
 
 #include <cstring>
 #include <memory>
+#include <span>
 
 #include "kiln/device/device.hpp"
 
@@ -32,8 +35,17 @@ class HostMemoryDevice : public Device {
     if (n) std::memset(dst, byte, n);
     return ok_status();
   }
+  Status synchronize(Stream*) override { return ok_status(); }
+  Status flush_caches(std::span<const DeviceSpan>, Stream*) override { return ok_status(); }
+  Status delay(double, Stream*) override { return ok_status(); }
+  Status begin_capture(Stream&) override { return no_graphs(); }
+  Result<Graph> end_capture(Stream&) override { return no_graphs(); }
+  Status replay(const Graph&, Stream*) override { return no_graphs(); }
 
  private:
+  ErrorInfo no_graphs() const {
+    return make_error(ErrorCode::kUnavailable, properties().name + " captures no graphs");
+  }
   struct Block final : detail::HandleState {
     explicit Block(std::size_t n) : bytes(new unsigned char[n ? n : 1]) {}
     std::unique_ptr<unsigned char[]> bytes;
