@@ -10,29 +10,6 @@
 
 namespace kiln {
 
-std::vector<std::int64_t> power_of_two_buckets(std::int64_t min, std::int64_t max) {
-  if (min < 1 || max < min) {
-    throw Error(ErrorCode::kInvalidArgument, "power_of_two_buckets(" + std::to_string(min) + ", " +
-                                                 std::to_string(max) + "): needs 1 <= min <= max");
-  }
-  std::vector<std::int64_t> out;
-  std::int64_t b = 1;
-  while (b < min) b *= 2;
-  for (; b <= max; b *= 2) out.push_back(b);
-  if (out.empty() || out.back() != max) out.push_back(max);
-  return out;
-}
-
-std::vector<std::int64_t> linear_buckets(std::int64_t step, std::int64_t max) {
-  if (step < 1 || max < step) {
-    throw Error(ErrorCode::kInvalidArgument, "linear_buckets(" + std::to_string(step) + ", " +
-                                                 std::to_string(max) + "): needs 1 <= step <= max");
-  }
-  std::vector<std::int64_t> out;
-  for (std::int64_t b = step; b <= max; b += step) out.push_back(b);
-  return out;
-}
-
 DynamicDim DynamicDim::of(std::size_t input, std::size_t dim, std::vector<std::int64_t> buckets) {
   DynamicDim d;
   d.input = input;
@@ -79,12 +56,6 @@ void TuningSpec::finalize() {
 
 namespace {
 
-// The bucket nearest `v`: the smallest >= v, else the largest.
-std::int64_t snap(const std::vector<std::int64_t>& buckets, std::int64_t v) {
-  auto it = std::lower_bound(buckets.begin(), buckets.end(), v);
-  return it == buckets.end() ? buckets.back() : *it;
-}
-
 const TensorArg& tensor_at(const ArgList& inputs, std::size_t index, std::size_t dim) {
   if (index >= inputs.size() || !inputs[index].is_tensor ||
       dim >= inputs[index].tensor.shape.size()) {
@@ -121,8 +92,7 @@ void check_constraint(const ArgList& inputs, std::size_t i, const DimConstraint&
 }  // namespace
 
 std::int64_t TuningSpec::bucket_of(std::size_t i, std::int64_t size) const {
-  const DynamicDim& d = dynamic[i];
-  return snap(d.buckets, d.map ? d.map(size) : size);
+  return dynamic[i].representative(size);
 }
 
 void TuningSpec::profile_into(const ArgList& inputs, std::span<std::int64_t> out) const {

@@ -75,30 +75,74 @@ KernelArgs pack(const ArgList& args) {
   return out;
 }
 
-ProblemKey problem_key(const std::string& kernel, const ArgList& args) {
+namespace {
+
+Value key_value(const ScalarValue& scalar) {
+  return std::visit(
+      [](auto x) -> Value {
+        using T = decltype(x);
+        if constexpr (std::is_same_v<T, void*>) {
+          return std::string("ptr");  // never in_key (of_scalar), kept for safety
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return x;
+        } else if constexpr (std::is_floating_point_v<T>) {
+          return std::to_string(x);
+        } else {
+          return static_cast<std::int64_t>(x);
+        }
+      },
+      scalar);
+}
+
+[[noreturn]] void bad_bucket(const KeyBucket& b, const std::string& why) {
+  throw Error(ErrorCode::kInvalidArgument, "the bucket rule on '" + b.name() + "': " + why);
+}
+
+// The call's size under `b`: a tensor's extent, or an integer scalar's value.
+std::int64_t bucketed_size(const KeyBucket& b, const Arg& a) {
+  if (b.dim) {
+    if (!a.is_tensor) bad_bucket(b, "'" + a.name + "' is a scalar: name it without a dim");
+    if (*b.dim >= a.tensor.shape.size())
+      bad_bucket(b, "'" + a.name + "' has " + std::to_string(a.tensor.shape.size()) +
+                        " dims: name one of them, counting from 0");
+    return a.tensor.shape[*b.dim];
+  }
+  if (a.is_tensor) bad_bucket(b, "'" + a.name + "' is a tensor: name the dim to bucket");
+  const Value v = key_value(a.scalar);
+  if (!a.in_key || !std::holds_alternative<std::int64_t>(v))
+    bad_bucket(b, "'" + a.name + "' is not an integer scalar of the key: bucket a size");
+  return std::get<std::int64_t>(v);
+}
+
+}  // namespace
+
+ProblemKey problem_key(const std::string& kernel, const ArgList& args,
+                       const std::vector<KeyBucket>& buckets) {
   check_unique(args);
+  std::vector<std::pair<const KeyBucket*, std::int64_t>> rep;
+  for (const KeyBucket& b : buckets) {
+    const Arg* a = nullptr;
+    try {
+      a = &find_arg(args, b.arg);
+    } catch (const Error& e) {
+      bad_bucket(b, e.what());
+    }
+    rep.emplace_back(
+        &b, b.rule.representative(bucketed_size(b, *a), "the bucket rule on '" + b.name() + "'"));
+  }
   ProblemKey key(kernel);
   for (const auto& a : args) {
     if (a.is_tensor) {
       key.tensor(a.name, a.tensor);
     } else if (a.in_key) {
-      Value v = std::visit(
-          [](auto x) -> Value {
-            using T = decltype(x);
-            if constexpr (std::is_same_v<T, void*>) {
-              return std::string("ptr");  // never in_key (of_scalar), kept for safety
-            } else if constexpr (std::is_same_v<T, bool>) {
-              return x;
-            } else if constexpr (std::is_floating_point_v<T>) {
-              return std::to_string(x);
-            } else {
-              return static_cast<std::int64_t>(x);
-            }
-          },
-          a.scalar);
+      Value v = key_value(a.scalar);
+      for (const auto& [b, r] : rep)
+        if (b->arg == a.name && !b->dim) v = r;
       key.scalar(a.name, v);
     }
   }
+  for (const auto& [b, r] : rep)
+    if (b->dim) key.bucket(b->arg, *b->dim, r);
   return key;
 }
 

@@ -16,24 +16,17 @@
 #include <vector>
 
 #include "kiln/tuner/args.hpp"
+#include "kiln/tuner/buckets.hpp"
 
 namespace kiln {
 
-// 1, 2, 4, ... up to `max` (and `max` itself when it is not a power of two),
-// starting at the first power of two >= `min`.
-std::vector<std::int64_t> power_of_two_buckets(std::int64_t min, std::int64_t max);
-// step, 2*step, ... up to `max`.
-std::vector<std::int64_t> linear_buckets(std::int64_t step, std::int64_t max);
-
 // One varying dimension: tensor `input` (its index in the ArgList), dim `dim`.
-struct DynamicDim {
+// Its buckets and map are a BucketRule (kiln/tuner/buckets.hpp), the rule
+// the autotuner's key takes too; here the buckets are required (each is a
+// profile tuned ahead of the calls).
+struct DynamicDim : BucketRule {
   std::size_t input = 0;
   std::size_t dim = 0;
-  std::vector<std::int64_t> buckets;  // the sizes tuned for; sorted and unique once used
-  // Optional size -> bucket map. Its answer is snapped to the nearest of
-  // `buckets`, so a map can never name a profile that was not tuned.
-  // Default: the smallest bucket >= size, else the largest.
-  std::function<std::int64_t(std::int64_t)> map;
 
   static DynamicDim of(std::size_t input, std::size_t dim, std::vector<std::int64_t> buckets);
 };

@@ -14,6 +14,7 @@
 #include "kiln/core/problem.hpp"
 #include "kiln/core/tensor.hpp"
 #include "kiln/device/device.hpp"
+#include "kiln/tuner/buckets.hpp"
 
 namespace kiln {
 
@@ -79,8 +80,12 @@ using ArgList = std::vector<Arg>;
 // The launch arguments, in order. Throws kiln::Error when two arguments
 // share a name.
 KernelArgs pack(const ArgList& args);
-// Kernel name + tensors (dtype, shape, stride pattern) + scalars with in_key.
-ProblemKey problem_key(const std::string& kernel, const ArgList& args);
+// Kernel name + tensors (dtype, shape, stride pattern) + scalars with in_key,
+// each size a rule of `buckets` names replaced by its representative.
+// Throws kiln::Error naming the rule when its argument is missing, is not an
+// integer scalar in the key (dim unset) or a tensor with that dim.
+ProblemKey problem_key(const std::string& kernel, const ArgList& args,
+                       const std::vector<KeyBucket>& buckets = {});
 // The device bytes the call's tensors and sized raw pointers span
 // (Arg::storage_bytes from Arg::address): what a cold-cache flush evicts
 // (Device::flush_caches). Scalars, raw pointers of unknown extent and empty
