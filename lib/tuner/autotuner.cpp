@@ -15,6 +15,7 @@
 #include "kiln/tuner/selection.hpp"
 #include "kiln/tuner/tuner.hpp"
 #include "pipeline.hpp"
+#include "search_memory.hpp"
 #include "search_run.hpp"
 
 namespace kiln {
@@ -235,7 +236,7 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
                 args,
                 device,
                 opt,
-                problem_key(kernel.tmpl.name, args),
+                problem_key(kernel.tmpl.name, args, kernel.buckets),
                 CompileContext{backend_.toolchain, CacheEnvRegistry::global().snapshot()},
                 identity_of(device),
                 definition_hash(kernel),
@@ -261,11 +262,7 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   }
   result.stats.cache_misses = 1;
   call.retune = tuning && (opt.cache.retune || env_retune);
-  if (!tuning) {
-    return served(serve(call, result, internal::heuristic_config(kernel, call.problem),
-                        ResultSource::kUntuned),
-                  result);
-  }
+  if (!tuning) return serve_untuned(call, std::move(result));
   return tune_now(call, std::move(result));
 }
 
@@ -366,6 +363,42 @@ Result<TuneResult> Autotuner::serve_fallback(const TuneCall& call, TuneResult re
   result.source = ResultSource::kFailed;
   stats_.add(name, result.stats);
   return result;
+}
+
+// NOTES: the nearest key alone is tried: a farther one is weaker evidence
+// than the default, which every shape must run.
+Result<TuneResult> Autotuner::serve_untuned(const TuneCall& call, TuneResult result) {
+  const TunableKernel& kernel = call.kernel;
+  std::vector<TuningRecord> records = tunings_ ? tunings_->records() : std::vector<TuningRecord>{};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& entry : table_) records.push_back(entry.second);
+  }
+  const TuningIdentity present{call.definition, call.identity, backend_.toolchain,
+                               call.context.env};
+  auto near = internal::nearest_records(records, call.problem, present, kernel.tmpl.space);
+  if (!near.empty()) {
+    const TuningRecord& nearest = *near.front();
+    const std::string why = kernel.tmpl.name + ": the winner {" + nearest.best.to_string() +
+                            "} of the nearest tuned key " + nearest.problem.canonical() +
+                            " does not serve " + call.problem.canonical() + " (";
+    if (!internal::prune_keeps(kernel, call.problem, nearest.best)) {
+      KILN_LOG(kInfo) << why << "the early prune rejects it); using the default";
+    } else {
+      result.stats.served_nearest = 1;
+      Status st = serve(call, result, nearest.best, ResultSource::kNearest);
+      if (st.ok()) {
+        result.record = nearest;
+        return result;
+      }
+      result.stats.served_nearest = 0;
+      KILN_LOG(kInfo) << why << st.error().message << "); using the default";
+    }
+  }
+  result.stats.served_default = 1;
+  return served(
+      serve(call, result, internal::heuristic_config(kernel, call.problem), ResultSource::kUntuned),
+      result);
 }
 
 // Writes result.record to the tuning cache, or says in the result why not.

@@ -58,9 +58,10 @@ double problem_distance(const ProblemKey& a, const ProblemKey& b) {
   return d;
 }
 
-std::vector<Config> neighbour_winners(const std::vector<TuningRecord>& records,
-                                      const ProblemKey& problem, const TuningIdentity& present,
-                                      const ConfigSpace& space, std::size_t count) {
+std::vector<const TuningRecord*> nearest_records(const std::vector<TuningRecord>& records,
+                                                 const ProblemKey& problem,
+                                                 const TuningIdentity& present,
+                                                 const ConfigSpace& space) {
   const DeviceIdentity& device = present.device;
   struct Near {
     double distance;
@@ -79,11 +80,18 @@ std::vector<Config> neighbour_winners(const std::vector<TuningRecord>& records,
   std::sort(near.begin(), near.end(), [](const Near& x, const Near& y) {
     return x.distance != y.distance ? x.distance < y.distance : x.problem < y.problem;
   });
+  std::vector<const TuningRecord*> out;
+  for (const auto& n : near) out.push_back(n.record);
+  return out;
+}
+
+std::vector<Config> neighbour_winners(const std::vector<TuningRecord>& records,
+                                      const ProblemKey& problem, const TuningIdentity& present,
+                                      const ConfigSpace& space, std::size_t count) {
   std::vector<Config> out;
-  for (const auto& n : near) {
+  for (const TuningRecord* r : nearest_records(records, problem, present, space)) {
     if (out.size() >= count) break;
-    if (std::find(out.begin(), out.end(), n.record->best) == out.end())
-      out.push_back(n.record->best);
+    if (std::find(out.begin(), out.end(), r->best) == out.end()) out.push_back(r->best);
   }
   return out;
 }

@@ -52,6 +52,15 @@ struct SearchMemory {
 // shapes. Non-negative and symmetric.
 double problem_distance(const ProblemKey& a, const ProblemKey& b);
 
+// The records of `records` for problems of `problem`'s kernel and of
+// `present.definition`, tuned on `present.device` (arch and name), whose
+// winner `space` holds, nearest first by problem_distance (ties by the
+// problem's text, so the order is stable). The problem itself counts too.
+std::vector<const TuningRecord*> nearest_records(const std::vector<TuningRecord>& records,
+                                                 const ProblemKey& problem,
+                                                 const TuningIdentity& present,
+                                                 const ConfigSpace& space);
+
 // The winners of `records` for problems of `problem`'s kernel and of
 // `present.definition` (an edited kernel may rank configs otherwise: its
 // old winners stand for another kernel) tuned on `present.device` (arch and

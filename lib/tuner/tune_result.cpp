@@ -16,6 +16,8 @@ const char* source_name(ResultSource source) {
       return "tuned";
     case ResultSource::kUntuned:
       return "default";
+    case ResultSource::kNearest:
+      return "nearest";
     case ResultSource::kFallback:
       return "fallback";
     case ResultSource::kFailed:

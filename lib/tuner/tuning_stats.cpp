@@ -17,6 +17,8 @@ void KernelStats::merge(const KernelStats& o) {
   warm_started += o.warm_started;
   finalists += o.finalists;
   finalist_seconds += o.finalist_seconds;
+  served_nearest += o.served_nearest;
+  served_default += o.served_default;
   compile_seconds += o.compile_seconds;
   benchmark_seconds += o.benchmark_seconds;
   overlap_seconds += o.overlap_seconds;
@@ -36,6 +38,8 @@ nlohmann::json KernelStats::to_json() const {
           {"warm_started", warm_started},
           {"finalists", finalists},
           {"finalist_seconds", finalist_seconds},
+          {"served_nearest", served_nearest},
+          {"served_default", served_default},
           {"compile_seconds", compile_seconds},
           {"benchmark_seconds", benchmark_seconds},
           {"overlap_seconds", overlap_seconds},

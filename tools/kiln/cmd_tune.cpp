@@ -119,8 +119,9 @@ bool trace_directory_exists(const std::string& trace) {
 // The report's table: the run's own measurements, or, served from the
 // cache, the record it was served from.
 void add_rows(TuneReport& report, const TuneCall& call, const TuneResult& result) {
-  const bool served_from_cache =
-      result.source == ResultSource::kMemory || result.source == ResultSource::kDisk;
+  const bool served_from_cache = result.source == ResultSource::kMemory ||
+                                 result.source == ResultSource::kDisk ||
+                                 result.source == ResultSource::kNearest;
   if (!served_from_cache) {
     report.rows = rows_from(result.measurements);
     // Only a trace that was written is reported (the writer warned if not).
@@ -147,6 +148,9 @@ TuneReport report_of(const TuneCall& call, const kiln::TuneRun& run) {
   report.dims = job.dims;
   report.dtype = job.dtype;
   report.source = source_name(result.source);
+  // Tuning off, no record: which tuned key's winner was served.
+  if (result.source == ResultSource::kNearest && result.record)
+    report.source += ": " + result.record->problem.canonical();
   // A cached winner was checked when it was tuned, not now (its record says
   // against what, in add_rows).
   if (!result.measurements.empty()) {

@@ -206,7 +206,10 @@ void print_source(const TuneReport& r, std::FILE* out) {
         : source == "failed"  ? " (no config ran correctly and the default config cannot be built: "
                                 "nothing saved)"
         : source == "fallback" ? " (no config ran correctly: the default config, nothing saved)"
-                               : "";
+        : source.starts_with("nearest")
+            ? " (tuning is off and this shape has no record: the winner of that nearest tuned "
+              "shape, valid here; the table is its record)"
+            : "";
     std::fprintf(out, "source: %s%s\n", source.c_str(), note.c_str());
   }
   if (!r.reference.empty()) {

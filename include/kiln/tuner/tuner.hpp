@@ -58,6 +58,13 @@ struct TunableKernel {
   EarlyPrune early_prune;                  // optional: sees the problem
   PerfModel perf_model;                    // optional: with top_k > 0 keeps the k best
   std::size_t top_k = 0;
+  // Dynamic shapes: the key entries whose size is bucketed (a scalar's
+  // value, a tensor's dim; kiln/tuner/buckets.hpp). A bucket is tuned once,
+  // on the arguments of the first call that lands in it (a size the kernel
+  // surely runs, and the one the output check then runs on), and its record,
+  // filed under the bucket's representative, serves every size in it.
+  // Extents no rule names stay exact.
+  std::vector<KeyBucket> buckets;
   // What the definition hash cannot see: the code of the launch rule, the
   // early prune, the performance model and the space's constraint
   // predicates. Change it whenever that code changes ("2", a date, a commit):
@@ -88,14 +95,19 @@ struct ReferenceReport {
 
 // Where a TuneResult's config came from.
 enum class ResultSource {
-  kMemory,    // decided before in this process
-  kDisk,      // the tuning cache on disk
-  kTuned,     // this call's tuning run
-  kUntuned,   // tuning is off (TuneOptions::tune, KILN_TUNING): the heuristic default
+  kMemory,   // decided before in this process
+  kDisk,     // the tuning cache on disk
+  kTuned,    // this call's tuning run
+  kUntuned,  // tuning is off (TuneOptions::tune, KILN_TUNING): the heuristic default
+  // Tuning is off and the key has no record: the winner of the nearest
+  // tuned key of the kernel on this device (problem_distance), valid for
+  // this call (in the space, kept by the early prune, launchable); its
+  // record is TuneResult::record.
+  kNearest,
   kFallback,  // tuning ran but no config ran correctly: the heuristic default, unsaved
   kFailed,    // as kFallback, and the default cannot be built: launch() is an error
 };
-// "memory", "disk", "tuned", "default", "fallback", "failed".
+// "memory", "disk", "tuned", "default", "nearest", "fallback", "failed".
 const char* source_name(ResultSource source);
 
 struct TuneResult {
@@ -114,7 +126,8 @@ struct TuneResult {
   std::string not_saved_reason;
   // The decision's record: the one this run made (and saved when `saved`),
   // or the one served from memory or disk, so a caller reports it without
-  // reading the tuning cache back. Empty for kUntuned, kFallback, kFailed.
+  // reading the tuning cache back; for kNearest, the nearest key's record.
+  // Empty for kUntuned, kFallback, kFailed.
   std::optional<TuningRecord> record;
   // Tuned only: the configs not measured because they failed in an earlier
   // run and the failure still stands (kiln/cache/failed_configs.hpp), with
@@ -220,6 +233,8 @@ class Autotuner {
       const internal::TuneCall& call, bool disk = true);
   Result<TuneResult> tune_now(const internal::TuneCall& call, TuneResult result);
   Result<TuneResult> serve_fallback(const internal::TuneCall& call, TuneResult result);
+  // Tuning off: the nearest tuned key's winner when valid here, else the default.
+  Result<TuneResult> serve_untuned(const internal::TuneCall& call, TuneResult result);
   // `retune`: the record replaces the one saved before, faster or not.
   void save(const std::string& name, const TuneOptions& options, bool retune, TuneResult& result);
   Status serve(const internal::TuneCall& call, TuneResult& result, Config config,

@@ -34,6 +34,9 @@ struct KernelStats {
   std::uint64_t warm_started = 0;  // neighbours' winners measured first (warm start)
   std::uint64_t finalists = 0;     // configs re-measured at the end (SearchOptions::finalists)
   double finalist_seconds = 0;     // wall time of that re-measurement (part of wall_seconds)
+  // Misses with tuning off: served the nearest tuned key's winner, or the default.
+  std::uint64_t served_nearest = 0;
+  std::uint64_t served_default = 0;
 
   void merge(const KernelStats& other);
   nlohmann::json to_json() const;
