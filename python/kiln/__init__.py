@@ -21,7 +21,7 @@ from .errors import (
 )
 from .kernel import CompiledKernel, Kernel, compile
 from .autotune import Autotuned, autotune
-from .framework import DynamicDim, Runner, choose_one, tuning
+from .framework import DynamicDim, Runner, choose_one, power_of_two_buckets, tuning
 
 __all__ = [
     "Config",
@@ -41,6 +41,7 @@ __all__ = [
     "Autotuned",
     "Runner",
     "DynamicDim",
+    "power_of_two_buckets",
     "choose_one",
     "tuning",
 ]

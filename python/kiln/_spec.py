@@ -12,7 +12,7 @@ from .errors import ConfigError
 
 
 def kernel_spec(kernel, *, configs=None, space=None, constraints=None, default=None,
-                prune=None, key=(), outputs=None, restore_value=(), reset_to_zero=(),
+                prune=None, key=(), buckets=(), outputs=None, restore_value=(), reset_to_zero=(),
                 reference=None, check=True, tuning=None) -> dict:
     """The spec of ``kernel`` (a kiln.Kernel) over ``configs`` (a list) or
     ``space`` (a dict name -> values); ``tuning`` holds the search and
@@ -49,6 +49,7 @@ def kernel_spec(kernel, *, configs=None, space=None, constraints=None, default=N
         "restore_value": list(restore_value),
         "reset_to_zero": list(reset_to_zero),
         "key": list(key),
+        "buckets": list(buckets),  # (name, dim or None, buckets, map or None)
         "perf_model": prune.get("perf_model"),
         "top_k": float(top_k or 0),
         "early_config_prune": prune.get("early_config_prune"),

@@ -6,6 +6,8 @@ is tuned again (its content is in the key)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from . import _kiln
 from .config import Config
 from .errors import ConfigError
@@ -43,7 +45,14 @@ def autotune(
                    returning True to keep it
     key            argument names whose values (scalars) select a tuning
                    record; tensors always enter with their dtype, shape and
-                   stride pattern
+                   stride pattern. A dict buckets sizes (dynamic shapes):
+                   {"n": kiln.power_of_two_buckets(1, 4096), "x": {0: [64,
+                   512, 4096]}, "m": None} - per integer scalar or tensor
+                   dim, a bucket list (a size maps to the smallest bucket
+                   >= it, else the largest) or a function size ->
+                   representative; None: exact. A bucket is tuned once, on
+                   its first call's arguments, and serves every size in it;
+                   extents not named stay exact
     default        the config to compare against and fall back to (a
                    kiln.Config or dict; default: the first config)
     prune_configs_by  {"perf_model": f(**meta) -> estimated time,
@@ -62,7 +71,7 @@ def autotune(
     deadline_s     seconds a config's benchmark may take before it is
                    abandoned as hung (default 10)
     """
-    key = _checked_key(key, configs, space)
+    key, buckets = _checked_key(key, configs, space)
     prune = _checked_options(
         reset_to_zero=reset_to_zero, restore_value=restore_value, outputs=outputs,
         max_configs=max_configs, warmup=warmup, rep=rep, budget_s=budget_s,
@@ -76,7 +85,7 @@ def autotune(
                 code="invalid_argument",
             )
         return Autotuned(
-            kernel, configs=configs, space=space, constraints=constraints, key=list(key),
+            kernel, configs=configs, space=space, constraints=constraints, key=key, buckets=buckets,
             default=default, prune=prune, reset_to_zero=list(reset_to_zero),
             restore_value=list(restore_value), check=check, rtol=rtol, atol=atol,
             reference=reference, search=search, max_configs=max_configs, budget_s=budget_s,
@@ -85,8 +94,9 @@ def autotune(
     return decorate
 
 
-def _checked_key(key, configs, space) -> list:
-    """``key`` as a list of argument names, after the configs-or-space check."""
+def _checked_key(key, configs, space) -> tuple:
+    """``key`` as a list of argument names and its bucket rules, (name, dim
+    or None, buckets, map or None) each, after the configs-or-space check."""
     key_given = key
     if configs is None and space is None:
         raise ConfigError(
@@ -98,6 +108,8 @@ def _checked_key(key, configs, space) -> list:
             "autotune got both configs= and space=: give one (a list, or a product)",
             code="invalid_argument",
         )
+    if isinstance(key, Mapping):
+        return _bucketed_key(key)
     if isinstance(key, str):
         key = [key]
     try:
@@ -108,7 +120,41 @@ def _checked_key(key, configs, space) -> list:
         raise ConfigError(f"key={key_given!r}: give a list of argument names (their values "
                           "select a decision), or key=[] for one decision for every call",
                           code="invalid_argument")
-    return key
+    return key, []
+
+
+def _bucketed_key(key: Mapping) -> tuple:
+    """A key given as a dict name -> rule (or, for a tensor, dim -> rule)."""
+    names, buckets = [], []
+    for name, rule in key.items():
+        if not isinstance(name, str):
+            raise ConfigError(f"key has {name!r}: its keys are argument names",
+                              code="invalid_argument")
+        names.append(name)
+        dims = rule.items() if isinstance(rule, Mapping) else [(None, rule)]
+        for dim, r in dims:
+            what = f"key={{{name!r}: {{{dim!r}: ...}}}}" if dim is not None else f"key={{{name!r}: ...}}"
+            if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int) or dim < 0):
+                raise ConfigError(f"{what}: a tensor's dims are ints from 0", code="invalid_argument")
+            if r is not None:
+                buckets.append((name, dim, *_bucket_rule(what, r)))
+    return names, buckets
+
+
+def _bucket_rule(what: str, rule) -> tuple:
+    """(buckets, map) of a rule: a list of sizes, or a function size -> size."""
+    if callable(rule):
+        return (), rule
+    try:
+        sizes = tuple(rule)
+    except TypeError:
+        sizes = None
+    if (not sizes or not all(isinstance(b, int) and not isinstance(b, bool) and b >= 1
+                             for b in sizes)):
+        raise ConfigError(f"{what} is {rule!r}: give buckets (kiln.power_of_two_buckets(1, 4096) "
+                          "or a list of sizes of 1 or more), a function size -> representative, "
+                          "or None for the exact size", code="invalid_argument")
+    return sizes, None
 
 
 def _checked_options(*, reset_to_zero, restore_value, outputs, max_configs, warmup, rep,
@@ -180,7 +226,7 @@ class Autotuned(_kiln._Autotuned):
     order, ``stream=`` on CUDA). ``best_config`` is the config of the last
     call; ``stats()``, ``measurements(key)`` and ``trace(path)`` report."""
 
-    def __init__(self, kernel: Kernel, *, configs, space, constraints, key, default, prune,
+    def __init__(self, kernel: Kernel, *, configs, space, constraints, key, buckets, default, prune,
                  reset_to_zero, restore_value, check, rtol, atol, reference, search,
                  max_configs, budget_s, warmup, rep, outputs, deadline_s):
         tuning = {"search": search, "max_configs": max_configs, "budget_s": budget_s,
@@ -188,7 +234,7 @@ class Autotuned(_kiln._Autotuned):
                   "atol": atol}
         super().__init__(kernel_spec(
             kernel, configs=configs, space=space, constraints=constraints, default=default,
-            prune=prune, key=key, outputs=outputs, restore_value=restore_value,
+            prune=prune, key=key, buckets=buckets, outputs=outputs, restore_value=restore_value,
             reset_to_zero=reset_to_zero, reference=reference, check=check, tuning=tuning))
         self.kernel = kernel
         self.key = list(key)
@@ -213,7 +259,9 @@ class Autotuned(_kiln._Autotuned):
         return table[key]
 
     def source(self, key=None) -> str:
-        """Where the decision for ``key`` came from: "tuned", "memory", "disk"."""
+        """Where the decision for ``key`` came from: "tuned", "memory",
+        "disk"; with tuning off, "nearest: <the tuned key served>" or
+        "default". A bucketed size is given as its representative."""
         table = self._sources()
         if key is None:
             return list(table.values())[-1] if table else ""

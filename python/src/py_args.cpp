@@ -220,7 +220,8 @@ namespace {
 
 // A tensor argument: dtype, strides, writability and device checked; its
 // dtype, shape and stride pattern enter the key.
-void convert_tensor(nb::handle obj, const KernelParam& p, const char* kernel, CallArgs& out) {
+void convert_tensor(nb::handle obj, const KernelParam& p, const char* kernel, CallArgs& out,
+                    const ParamBuckets& buckets, std::size_t index) {
   auto t = as_tensor(obj);
   if (!t) {
     bad_arg(kernel, p,
@@ -248,7 +249,14 @@ void convert_tensor(nb::handle obj, const KernelParam& p, const char* kernel, Ca
   append(out.key, &d, 1);
   const auto rank = static_cast<std::uint32_t>(t->info.shape.size());
   append(out.key, &rank, sizeof rank);
-  append(out.key, t->info.shape.data(), rank * sizeof(std::int64_t));
+  if (index < buckets.size() && !buckets[index].empty()) {
+    for (std::uint32_t d = 0; d < rank; ++d) {
+      const std::int64_t v = key_size(buckets, index, static_cast<int>(d), t->info.shape[d]);
+      append(out.key, &v, sizeof v);
+    }
+  } else {
+    append(out.key, t->info.shape.data(), rank * sizeof(std::int64_t));
+  }
   for (auto s : stride_pattern(t->info)) append(out.key, &s, 1);
   out.args.push_back(Arg::of_tensor(p.name, t->data, std::move(t->info)));
 }
@@ -304,10 +312,26 @@ Arg convert_scalar(nb::handle obj, const KernelParam& p, const char* kernel, boo
   return Arg();
 }
 
+// A bucketed scalar's value (an integer: read_kernel_spec checks).
+constexpr auto as_int64 = [](auto x) -> std::int64_t {
+  if constexpr (std::is_arithmetic_v<decltype(x)>) {
+    return static_cast<std::int64_t>(x);
+  } else {
+    return 0;
+  }
+};
+
 }  // namespace
 
+std::int64_t key_size(const ParamBuckets& buckets, std::size_t i, int dim, std::int64_t v) {
+  if (i >= buckets.size()) return v;
+  for (const auto& [d, b] : buckets[i])
+    if (d == dim) return b->rule.representative(v, "the bucket rule on '" + b->name() + "'");
+  return v;
+}
+
 CallArgs convert_args(const std::vector<KernelParam>& params, const std::vector<bool>& key_mask,
-                      nb::handle args, const char* kernel) {
+                      nb::handle args, const char* kernel, const ParamBuckets& buckets) {
   const std::size_t n = nb::len(args);
   if (n != params.size()) {
     std::string names;
@@ -323,7 +347,7 @@ CallArgs convert_args(const std::vector<KernelParam>& params, const std::vector<
     nb::handle obj = args[i];
     switch (p.kind) {
       case KernelParam::Kind::kTensor:
-        convert_tensor(obj, p, kernel, out);
+        convert_tensor(obj, p, kernel, out, buckets, i);
         break;
       case KernelParam::Kind::kPointer:
         out.args.push_back(convert_pointer(obj, p, kernel));
@@ -331,7 +355,13 @@ CallArgs convert_args(const std::vector<KernelParam>& params, const std::vector<
       case KernelParam::Kind::kScalar: {
         const bool in_key = key_mask.size() > i && key_mask[i];
         Arg a = convert_scalar(obj, p, kernel, in_key);
-        if (in_key) std::visit([&](auto v) { append(out.key, &v, sizeof v); }, a.scalar);
+        if (in_key && i < buckets.size() && !buckets[i].empty()) {
+          // A bucketed scalar is an integer (read_kernel_spec checks).
+          const std::int64_t v = key_size(buckets, i, -1, std::visit(as_int64, a.scalar));
+          append(out.key, &v, sizeof v);
+        } else if (in_key) {
+          std::visit([&](auto v) { append(out.key, &v, sizeof v); }, a.scalar);
+        }
         out.args.push_back(std::move(a));
         break;
       }

@@ -29,9 +29,17 @@ struct CallArgs {
   bool any_tensor = false;
 };
 
-// `key_mask[i]`: scalar i enters the key. Needs the GIL.
+// Bucket rules by parameter index: each with the dim it buckets (-1: a
+// scalar's value). Empty: no rules.
+using ParamBuckets = std::vector<std::vector<std::pair<int, const KeyBucket*>>>;
+// The size the key holds for parameter `i`'s size `v` at `dim`: its
+// representative when a rule names it, else `v`.
+std::int64_t key_size(const ParamBuckets& buckets, std::size_t i, int dim, std::int64_t v);
+
+// `key_mask[i]`: scalar i enters the key; `buckets` (may be empty) put
+// representatives in the key in place of the sizes they name. Needs the GIL.
 CallArgs convert_args(const std::vector<KernelParam>& params, const std::vector<bool>& key_mask,
-                      nanobind::handle args, const char* kernel);
+                      nanobind::handle args, const char* kernel, const ParamBuckets& buckets = {});
 
 // Without a signature (kiln.compile): tensors by DLPack, bool, int (i32, or
 // i64 when it does not fit), float (f32), numpy scalars by their dtype, and

@@ -76,7 +76,8 @@ class Autotuned {
     // repeat this error.
     for (const auto& [i, role] : core_.written)
       if (i < args.size()) check_writable(args[i], core_.params()[i], core_.name().c_str(), role);
-    CallArgs ca = convert_args(core_.params(), core_.key_mask, args, core_.name().c_str());
+    CallArgs ca =
+        convert_args(core_.params(), core_.key_mask, args, core_.name().c_str(), core_.buckets);
     if (!rt_) {
       const std::string kind = core_.kind_from(ca);
       GilRelease release;
@@ -164,6 +165,10 @@ class Autotuned {
     d["benchmark_seconds"] = s.benchmark_seconds;
     d["overlap_seconds"] = s.overlap_seconds;
     d["wall_seconds"] = s.wall_seconds;
+    // Keys with no record while tuning is off: served the nearest tuned
+    // key's winner, or the default (source(key) says which key).
+    d["served_nearest"] = s.served_nearest;
+    d["served_default"] = s.served_default;
     return d;
   }
 
@@ -191,7 +196,8 @@ class Autotuned {
     core_.kernel.tmpl.check();
   }
 
-  // The key's values as a tuple: scalars as given, tensors as their shape.
+  // The key's values as a tuple: scalars as given, tensors as their shape,
+  // each bucketed size as its representative.
   nb::tuple key_tuple(const CallArgs& ca) const {
     nb::list out;
     for (std::size_t i = 0; i < core_.params().size(); ++i) {
@@ -199,8 +205,11 @@ class Autotuned {
       const Arg& a = ca.args[i];
       if (a.is_tensor) {
         nb::list shape;
-        for (auto d : a.tensor.shape) shape.append(d);
+        for (std::size_t d = 0; d < a.tensor.shape.size(); ++d)
+          shape.append(key_size(core_.buckets, i, static_cast<int>(d), a.tensor.shape[d]));
         out.append(nb::tuple(shape));
+      } else if (i < core_.buckets.size() && !core_.buckets[i].empty()) {
+        out.append(key_size(core_.buckets, i, -1, nb::cast<std::int64_t>(arg_view(a))));
       } else {
         out.append(arg_view(a));
       }
@@ -312,7 +321,9 @@ class Autotuned {
     for (const Measurement& m : e->result.measurements)
       ms.append(timing_dict(m, core_.hooks.py_config(m.config)));
     if (e->result.source == ResultSource::kTuned || !measured_.contains(key)) measured_[key] = ms;
-    sources_[key] = source_name(e->result.source);
+    sources_[key] = e->result.source == ResultSource::kNearest
+                        ? "nearest: " + e->result.record->problem.canonical()
+                        : std::string(source_name(e->result.source));
     if (e->result.source == ResultSource::kFallback || e->result.source == ResultSource::kFailed) {
       no_valid_config(e->result, key);
     }

@@ -176,18 +176,6 @@ std::unique_ptr<PyRunner> native_runner(nb::handle runner) {
   return std::make_unique<PyRunner>(nb::borrow(runner), name, version);
 }
 
-// A size a user's callable returned (a DynamicDim map, a constraint): an
-// int, named in the error otherwise.
-std::int64_t size_of(nb::handle v, const char* what) {
-  std::int64_t size = 0;
-  if (nb::isinstance<nb::bool_>(v) || !nb::try_cast(v, size, true)) {
-    throw Error(ErrorCode::kInvalidArgument, std::string(what) + " returned " +
-                                                 nb::cast<std::string>(nb::repr(v)) +
-                                                 ": it returns a size, an int");
-  }
-  return size;
-}
-
 // An index of a spec (DynamicDim.input, a constraint's dim), named when it
 // is negative or beyond 64 bits (not a bare std::bad_cast).
 std::size_t index_of(nb::handle v, const std::string& what) {
@@ -197,26 +185,6 @@ std::size_t index_of(nb::handle v, const std::string& what) {
                 what + " is " + std::to_string(i) + ": give an index, an int from 0");
   }
   return static_cast<std::size_t>(i);
-}
-
-// Calls a user's callable (a DynamicDim map, a constraint) with the GIL
-// held. An exception it raises becomes a ConfigError naming the callable
-// and what it was given, so that a failing map reads as a bad spec rather
-// than a bare ZeroDivisionError from inside choose_one; KeyboardInterrupt
-// and SystemExit (not Exceptions) pass through as raised.
-template <class Arg>
-std::int64_t call_sized(PyObject* f, const Arg& arg, const std::string& what,
-                        const std::string& given) {
-  GilAcquire gil;
-  try {
-    return size_of(calling_python([&] { return nb::handle(f)(arg); }), what.c_str());
-  } catch (nb::python_error& e) {
-    if (is_interrupt(e)) throw;
-    throw Error(ErrorCode::kInvalidArgument, what + " raised " + describe_exception(e) + " for " +
-                                                 given +
-                                                 ": it must return a size, an int, for every "
-                                                 "value it is given");
-  }
 }
 
 // A TuningSpec built once per distinct Python description (cached by the

@@ -87,4 +87,16 @@ LaunchGeometry Hooks::geometry(const Config& c, nb::handle call_named) const {
   return g;
 }
 
+// A size a user's callable returned (a DynamicDim map, a constraint): an
+// int, named in the error otherwise.
+std::int64_t size_of(nb::handle v, const char* what) {
+  std::int64_t size = 0;
+  if (nb::isinstance<nb::bool_>(v) || !nb::try_cast(v, size, true)) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(what) + " returned " +
+                                                 nb::cast<std::string>(nb::repr(v)) +
+                                                 ": it returns a size, an int");
+  }
+  return size;
+}
+
 }  // namespace kiln::py

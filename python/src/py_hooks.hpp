@@ -57,6 +57,30 @@ class HookScope {
   static thread_local const HookScope* innermost_;
 };
 
+// A size a user's callable returned (a DynamicDim map, a constraint, a key
+// bucket's map): an int, named in the error otherwise.
+std::int64_t size_of(nanobind::handle v, const char* what);
+
+// Calls a user's callable (a DynamicDim map, a constraint) with the GIL
+// held. An exception it raises becomes a ConfigError naming the callable
+// and what it was given, so that a failing map reads as a bad spec rather
+// than a bare ZeroDivisionError from inside choose_one; KeyboardInterrupt
+// and SystemExit (not Exceptions) pass through as raised.
+template <class Arg>
+std::int64_t call_sized(PyObject* f, const Arg& arg, const std::string& what,
+                        const std::string& given) {
+  GilAcquire gil;
+  try {
+    return size_of(calling_python([&] { return nanobind::handle(f)(arg); }), what.c_str());
+  } catch (nanobind::python_error& e) {
+    if (is_interrupt(e)) throw;
+    throw Error(ErrorCode::kInvalidArgument, what + " raised " + describe_exception(e) + " for " +
+                                                 given +
+                                                 ": it must return a size, an int, for every "
+                                                 "value it is given");
+  }
+}
+
 // What the launch rule and the hooks read; the tuner may call them from its
 // own threads, so they take the GIL.
 struct Hooks {

@@ -200,12 +200,51 @@ void read_pruning(nb::dict spec, KernelSpec& ks) {
 
 }  // namespace
 
+// The key's bucket rules ((name, dim or None, buckets, map or None) each,
+// python/kiln/autotune.py): a dim of a tensor, or an integer scalar of the key.
+void read_buckets(nb::dict spec, KernelSpec& ks) {
+  if (!spec.contains("buckets")) return;
+  for (auto item : nb::borrow<nb::list>(spec["buckets"])) {
+    nb::tuple t = nb::borrow<nb::tuple>(item);
+    KeyBucket b{nb::cast<std::string>(t[0]), std::nullopt, {}};
+    if (!t[1].is_none()) b.dim = static_cast<std::size_t>(int64_of(t[1], "a key bucket's dim"));
+    for (auto v : t[2]) b.rule.buckets.push_back(int64_of(v, "a bucket of key '" + b.arg + "'"));
+    if (!t[3].is_none()) {
+      ks.keep.push_back(nb::borrow(t[3]));
+      PyObject* f = t[3].ptr();
+      b.rule.map = [f, what = "the bucket rule on '" + b.name() + "'"](std::int64_t size) {
+        return call_sized(f, size, what, "the size " + std::to_string(size));
+      };
+    }
+    ks.kernel.buckets.push_back(std::move(b));
+  }
+  ks.buckets.assign(ks.params().size(), {});
+  for (const KeyBucket& b : ks.kernel.buckets) {
+    auto p = std::find_if(ks.params().begin(), ks.params().end(),
+                          [&](const KernelParam& q) { return q.name == b.arg; });
+    const bool integer = p != ks.params().end() && p->kind == KernelParam::Kind::kScalar &&
+                         p->scalar != ArgType::kBool && p->scalar != ArgType::kF32 &&
+                         p->scalar != ArgType::kF64;
+    const bool tensor = p != ks.params().end() && p->kind == KernelParam::Kind::kTensor;
+    if (b.dim ? !tensor : !integer) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "key={'" + b.arg + "': ...}: " + ks.name() +
+                      (p == ks.params().end() ? " has no argument of that name"
+                                              : " declares it " + p->type_text) +
+                      "; bucket an integer scalar (key={'n': buckets}) or a tensor's dims "
+                      "(key={'x': {0: buckets}})");
+    }
+    ks.buckets[p - ks.params().begin()].push_back({b.dim ? static_cast<int>(*b.dim) : -1, &b});
+  }
+}
+
 void read_kernel_spec(nb::dict spec, KernelSpec& ks) {
   read_template(spec, ks);
   read_space(spec, ks);
   read_launch_rule(spec, ks);
   read_argument_lists(spec, ks);
   read_pruning(spec, ks);
+  read_buckets(spec, ks);
 }
 
 // The tuning options: search, budget, timing, the output check (with the

@@ -32,6 +32,8 @@ struct KernelSpec {
   std::vector<std::string> key_names;
   std::vector<bool> key_mask;                                // params[i] enters the key
   std::vector<std::pair<std::size_t, const char*>> written;  // argument index, why Kiln writes it
+  ParamBuckets buckets;                // kernel.buckets by parameter (empty: none)
+  std::vector<nanobind::object> keep;  // the bucket maps the kernel's rules call
   // The launch rule's and the hooks' Python side. The kernel's callables
   // point at it: a KernelSpec stays where it was read.
   Hooks hooks;
