@@ -16,6 +16,7 @@
 namespace kiln {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::CliRun;
 using ResumeCli = testing::CliTest;
 
