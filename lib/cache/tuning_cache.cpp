@@ -382,10 +382,12 @@ Result<std::size_t> TuningCache::clear() {
       if (failed++ == 0) first_failure = cache::errno_text("remove", p);
     }
   }
-  // The failures remembered beside the records (failed_configs.hpp) go
-  // too: a cleared cache tries every config again.
+  // The failures remembered beside the records (failed_configs.hpp) and
+  // the journals of runs cut short (tuning_journal.hpp) go too: a cleared
+  // cache tries every config again.
   std::error_code ignored;
   if (!dir_.empty()) std::filesystem::remove_all(dir_ / "failed", ignored);
+  if (!dir_.empty()) std::filesystem::remove_all(dir_ / "journal", ignored);
   records_.clear();
   pending_.clear();
   replacing_.clear();

@@ -7,6 +7,7 @@
 #include "kiln/cache/artifact_cache.hpp"
 #include "kiln/cache/failed_configs.hpp"
 #include "kiln/cache/tuning_cache.hpp"
+#include "kiln/cache/tuning_journal.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/keys.hpp"
 #include "kiln/core/log.hpp"
@@ -208,6 +209,15 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
       sharded ? nullptr : tunings, failures, failure_key, call.kernel.tmpl.space,
       opt.search.warm_start, opt.search.warm_start_devices, call.retune);
   log_forgotten(call, memory);
+  // What an earlier run of this key measured before it was cut short; the
+  // default is measured again when it is the outputs' reference.
+  std::shared_ptr<internal::RunJournal> journal;
+  if (tunings && !sharded)
+    journal = std::make_shared<internal::RunJournal>(
+        TuningJournal::beside(*tunings), failure_key, opt.cache.save,
+        checking.judge ? std::optional<Config>(call.kernel.tmpl.space.default_config())
+                       : std::nullopt);
+  in.journal = journal;
   SearchRun run;
   run.out = internal::drive_search(call.problem, std::move(in), &progress, memory);
   progress.finish();
@@ -220,6 +230,7 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
   if (restored.ok()) restored = call.device.synchronize();
   if (!restored.ok()) return restored.error();
   judge_outputs(checking, run);
+  if (journal) journal->close(run.out.measurements, !run.out.cut_short);
   remember_failures(call, run, failures, failure_key, memory);
   return run;
 }
@@ -304,8 +315,8 @@ Result<TuneResult> Autotuner::tune_now(const TuneCall& call, TuneResult result) 
     return make_error(ErrorCode::kCancelled,
                       call.kernel.tmpl.name + ": the tuning run was interrupted after " +
                           std::to_string(measured) +
-                          " configs were measured; nothing was saved, so the next call tunes "
-                          "again");
+                          " configs were measured; no winner was saved, so the next call tunes "
+                          "again (measuring only what its journal lacks)");
   }
   result.reference = ran->reference;
   result.measurements = out.measurements;

@@ -3,18 +3,23 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
+#include <string>
 
 namespace kiln::internal {
 
 namespace {
 
 // Indices of the `count` fastest ok measurements within kFinalistBand of
-// the fastest whose artifact is at hand.
-std::vector<std::size_t> pick_finalists(const PipelineOutput& out, std::size_t count) {
+// the fastest whose artifact is at hand, or that an earlier run measured
+// (`resumed`: built again, or read from the artifact cache).
+std::vector<std::size_t> pick_finalists(const PipelineOutput& out, std::size_t count,
+                                        const std::set<std::string>& resumed) {
   std::vector<std::size_t> ok;
   for (std::size_t i = 0; i < out.measurements.size(); ++i) {
     const Measurement& m = out.measurements[i];
-    if (m.ok() && out.artifacts.count(m.config.key())) ok.push_back(i);
+    const std::string key = m.config.key();
+    if (m.ok() && (out.artifacts.count(key) || resumed.count(key))) ok.push_back(i);
   }
   std::sort(ok.begin(), ok.end(), [&](std::size_t a, std::size_t b) {
     const Measurement& x = out.measurements[a];
@@ -45,10 +50,12 @@ PipelineInputs round_inputs(const PipelineInputs& in, const PipelineOutput& out,
   // A trace of its own: the search's trace and benchmark time stay the
   // search's; the re-measurement is counted apart (finalist_seconds).
   r.trace = std::make_shared<TraceRecorder>();
+  r.journal = nullptr;  // measured anew, never from the journal nor into it
   r.ready.clear();
   for (std::size_t i : chosen) {
     const std::string text = out.measurements[i].config.key();
-    r.ready.emplace(text, out.artifacts.at(text));
+    if (auto a = out.artifacts.find(text); a != out.artifacts.end())
+      r.ready.emplace(text, a->second);
   }
   return r;
 }
@@ -69,7 +76,8 @@ void remeasure_finalists(PipelineOutput& out, const PipelineInputs& in, std::siz
   // A replay times each config as recorded: measuring again would give the
   // same times and spend simulated time on nothing.
   if (count < 2 || rounds == 0 || !in.clock->measures_real_time()) return;
-  const std::vector<std::size_t> chosen = pick_finalists(out, count);
+  const std::vector<std::size_t> chosen =
+      pick_finalists(out, count, in.journal ? in.journal->resumed() : std::set<std::string>());
   if (chosen.size() < 2) return;  // nothing to choose between
   const auto started = std::chrono::steady_clock::now();
   PipelineInputs r = round_inputs(in, out, chosen, rounds);

@@ -27,7 +27,8 @@ inline constexpr double kFinalistBand = 1.5;
 // The `count` fastest ok measurements of `out` (ties by config text) within
 // kFinalistBand of the fastest, each
 // benchmarked again `rounds` times in one run_pipeline on the artifacts the
-// search built (nothing is compiled), interleaved, in full (early stop
+// search built (nothing is compiled but the winners an earlier run
+// measured, resumed from its journal), interleaved, in full (early stop
 // off; each round times target_seconds / rounds, so the rounds together
 // cost one more measurement), unchecked (their outputs were checked when
 // first measured). Each

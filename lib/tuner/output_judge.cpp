@@ -96,6 +96,11 @@ std::map<std::string, std::string> OutputJudge::wrong() const {
   return wrong_;
 }
 
+bool OutputJudge::settled() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return state_ == State::kDefault;
+}
+
 ReferenceReport OutputJudge::finish() {
   std::lock_guard<std::mutex> lock(mutex_);
   ReferenceReport report;

@@ -33,6 +33,9 @@ class OutputJudge {
 
   // Configs known to be wrong so far: Config::key() -> the evidence.
   std::map<std::string, std::string> wrong() const;
+  // Whether every config observed so far has its verdict in wrong(): the
+  // default's outputs are the reference and have landed.
+  bool settled() const;
 
   // Settles the configs still waiting (consensus when the default gave no
   // reference) and says which reference was used. Call once, at the end.

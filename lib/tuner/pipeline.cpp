@@ -202,6 +202,7 @@ class Intake {
   // a GPU benchmark's tenths of a second, and on the virtual clock no
   // simulated time at all.
   void on_result(const Measurement& result) {
+    if (in_.journal) in_.journal->landed(result, in_.judge.get());
     if (!in_.refill) return;
     std::vector<Config> more;
     {
@@ -273,9 +274,12 @@ class Intake {
   void place(const std::vector<Config>& configs) {
     std::vector<Config> to_plan;
     std::vector<Artifact> ready;
+    std::vector<Measurement> earlier;
     for (const auto& c : configs) {
       auto found = in_.ready.find(c.key());
-      if (found == in_.ready.end())
+      if (auto m = in_.journal ? in_.journal->take(c) : std::nullopt)
+        earlier.push_back(std::move(*m));
+      else if (found == in_.ready.end())
         to_plan.push_back(c);
       else
         ready.push_back(found->second);  // a copy: a config may come more than once (finalists)
@@ -305,10 +309,12 @@ class Intake {
       pool = pool_;
       if (!pool) {
         for (auto& unit : units.to_compile) waiting_.push_back(std::move(unit));
-        return;
       }
     }
     submit(std::move(units.to_compile), pool);
+    if (in_.journal)
+      in_.journal->land(std::move(earlier),
+                        [this](Measurement m) { landing_.ledger->record(std::move(m)); });
   }
 
   void submit(std::vector<CompileUnit> units, CompilePool* pool) {
@@ -425,7 +431,8 @@ PipelineOutput run_pipeline(const std::vector<Config>& configs, PipelineInputs i
   // may bring more (PipelineInputs::refill).
   Landing landing{&in, queue, ledger, {}, {}, {}};
   Intake intake(in, landing);
-  if (in.refill) ledger->set_on_record([&intake](const Measurement& m) { intake.on_result(m); });
+  if (in.refill || in.journal)
+    ledger->set_on_record([&intake](const Measurement& m) { intake.on_result(m); });
   intake.take(configs);
 
   // (2) Benchmark workers, one per device: now when pipelined, after the

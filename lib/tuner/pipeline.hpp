@@ -19,6 +19,7 @@
 #include "kiln/tuner/tuner.hpp"
 #include "measure.hpp"
 #include "output_judge.hpp"
+#include "run_journal.hpp"
 #include "tuner/progress.hpp"
 #include "tuner/trace.hpp"
 
@@ -70,6 +71,10 @@ struct PipelineInputs {
   // run is stopping (its budget is spent, it was interrupted, or every
   // config is in) and takes no more, so the call only reports.
   std::function<std::vector<Config>(const Measurement& result, bool stopping)> refill;
+  // Optional: the search's journal (run_journal.hpp). A config an earlier
+  // run measured lands at once with that measurement; each new result is
+  // kept in it.
+  std::shared_ptr<RunJournal> journal;
 };
 
 struct PipelineOutput {
@@ -82,6 +87,9 @@ struct PipelineOutput {
   // TuneOptions::pipeline.interrupted said so: the run stopped early, and
   // what it measured is not to be saved.
   bool interrupted = false;
+  // The search did not finish: interrupted, its budget spent, or a config
+  // cancelled. Its journal stays for the next run (run_journal.hpp).
+  bool cut_short = false;
   // Configs not measured because they failed before (search_memory.hpp),
   // and remembered failures that no longer stood and were measured again.
   std::vector<FailedConfig> skipped;

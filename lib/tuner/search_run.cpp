@@ -359,6 +359,11 @@ PipelineOutput drive_search(const ProblemKey& problem, PipelineInputs in, Progre
   total.skipped = driver.memory().skipped_configs();
   total.forgotten = driver.memory().forgotten();
   total.stats.warm_started = driver.memory().seeds_measured();
+  total.cut_short =
+      total.interrupted || Clock::now() >= in.deadline ||
+      std::any_of(total.measurements.begin(), total.measurements.end(),
+                  [](const Measurement& m) { return m.outcome == Outcome::kCancelled; });
+  if (in.journal) total.stats.resumed = in.journal->resumed().size();
   if (!total.interrupted) remeasure_finalists(total, in, in.options.search.finalists);
   // Times of the whole search: the rounds share one trace.
   total.stats.compile_seconds = trace->busy_seconds("compile");

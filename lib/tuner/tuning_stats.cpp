@@ -15,6 +15,7 @@ void KernelStats::merge(const KernelStats& o) {
   for (const auto& [reason, n] : o.failed_by_reason) failed_by_reason[reason] += n;
   skipped_failed_before += o.skipped_failed_before;
   warm_started += o.warm_started;
+  resumed += o.resumed;
   finalists += o.finalists;
   finalist_seconds += o.finalist_seconds;
   served_nearest += o.served_nearest;
@@ -36,6 +37,7 @@ nlohmann::json KernelStats::to_json() const {
           {"failed_by_reason", failed_by_reason},
           {"skipped_failed_before", skipped_failed_before},
           {"warm_started", warm_started},
+          {"resumed", resumed},
           {"finalists", finalists},
           {"finalist_seconds", finalist_seconds},
           {"served_nearest", served_nearest},

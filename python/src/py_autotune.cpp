@@ -161,6 +161,8 @@ class Autotuned {
     // Configs not measured because they failed in an earlier run and the
     // failure still stands (retune() measures them again).
     d["skipped_failed_before"] = s.skipped_failed_before;
+    // Configs a run cut short measured, taken from its journal.
+    d["resumed"] = s.resumed;
     d["compile_seconds"] = s.compile_seconds;
     d["benchmark_seconds"] = s.benchmark_seconds;
     d["overlap_seconds"] = s.overlap_seconds;

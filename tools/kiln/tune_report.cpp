@@ -247,6 +247,9 @@ void print_stats(const KernelStats& stats, std::FILE* out) {
 // measured again.
 void print_memory(const TuneReport& r, std::FILE* out) {
   const KernelStats& stats = r.stats;
+  if (stats.resumed > 0)
+    std::fprintf(out, "resumed: %llu measured before (the journal of a run cut short)\n",
+                 static_cast<unsigned long long>(stats.resumed));
   if (stats.skipped_failed_before + stats.warm_started + stats.finalists > 0)
     std::fprintf(out,
                  "memory: %llu skipped (failed before), %llu warm-start config(s) measured "

@@ -32,8 +32,11 @@ struct KernelStats {
   // same problem here (kiln/cache/failed_configs.hpp).
   std::uint64_t skipped_failed_before = 0;
   std::uint64_t warm_started = 0;  // neighbours' winners measured first (warm start)
-  std::uint64_t finalists = 0;     // configs re-measured at the end (SearchOptions::finalists)
-  double finalist_seconds = 0;     // wall time of that re-measurement (part of wall_seconds)
+  // Configs an earlier run of this key measured before it was cut short,
+  // taken from its journal instead of measured (kiln/cache/tuning_journal.hpp).
+  std::uint64_t resumed = 0;
+  std::uint64_t finalists = 0;  // configs re-measured at the end (SearchOptions::finalists)
+  double finalist_seconds = 0;  // wall time of that re-measurement (part of wall_seconds)
   // Misses with tuning off: served the nearest tuned key's winner, or the default.
   std::uint64_t served_nearest = 0;
   std::uint64_t served_default = 0;
