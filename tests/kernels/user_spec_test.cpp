@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/core/error.hpp"
+#include "kiln/kernels/kernel_description.hpp"
+#include "kiln/tuner/tuner.hpp"
 
 namespace kiln {
 namespace {
