@@ -129,9 +129,10 @@ void print_text() {
     std::cout << "  " << name << "=" << (value ? *value : "(unset)") << "\n";
   }
   std::cout << "\nTuning overrides  (over the kernel's declaration; a kiln tune flag wins):\n";
-  for (const auto& [name, value] : tuning_env_json().items())
-    std::cout << "  " << name << "=" << (value.is_null() ? "(unset)" : value.get<std::string>())
-              << "\n";
+  const nlohmann::json tuning = tuning_env_json();
+  for (auto it = tuning.begin(); it != tuning.end(); ++it)
+    std::cout << "  " << it.key() << "="
+              << (it->is_null() ? std::string("(unset)") : it->get<std::string>()) << "\n";
   for (const auto& p : Options::global_problems()) std::cout << "\nwarning: " << p << "\n";
 }
 
