@@ -19,12 +19,13 @@
 namespace kiln {
 
 TuneOptions with_tuning_env(TuneOptions o, const Options& env) {
-  const bool search_set = !env.search.empty();
+  bool search_set = !env.search.empty();
   if (search_set && env.search != kAutoSearch && !find_search_strategy(env.search)) {
     log_once(LogLevel::kWarn, "KILN_SEARCH:" + env.search,
              "KILN_SEARCH='" + env.search + "' is not a search strategy: use auto, " +
                  search_strategy_names() + " (keeping the kernel's own, " + o.search.strategy +
                  ")");
+    search_set = false;
   } else if (search_set) {
     o.search.strategy = env.search;
   }
@@ -38,9 +39,9 @@ TuneOptions with_tuning_env(TuneOptions o, const Options& env) {
     if (o.search.strategy == kAutoSearch)
       o.search.effort = *parse_search_effort(env.effort);
     else
-      log_once(LogLevel::kWarn, "KILN_EFFORT:" + env.search,
-               "KILN_EFFORT='" + env.effort + "' is read with the auto search only; KILN_SEARCH='" +
-                   env.search + "' runs without it");
+      log_once(LogLevel::kWarn, "KILN_EFFORT:" + o.search.strategy,
+               "KILN_EFFORT='" + env.effort + "' is read with the auto search only; the search " +
+                   o.search.strategy + " runs without it");
   }
   if (env.budget_seconds) o.pipeline.budget_seconds = *env.budget_seconds;
   return o;
