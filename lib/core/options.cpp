@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -104,6 +105,30 @@ bool size_into(const std::string& s, std::uint64_t* out) {
 }
 }  // namespace
 
+namespace {
+// KILN_SEARCH's name is checked where strategies are known (the tuner).
+void read_tuning_overrides(const Environment& env, Options& o, std::vector<std::string>* problems) {
+  if (auto s = env.get("KILN_SEARCH")) o.search = *s;
+  read(
+      env, "KILN_EFFORT", &o.effort,
+      [](const std::string& s, std::string* out) {
+        return (s == "quick" || s == "default" || s == "full") && (*out = s, true);
+      },
+      "quick, default or full", problems);
+  read(
+      env, "KILN_BUDGET_S", &o.budget_seconds,
+      [](const std::string& s, std::optional<double>* out) {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (end != s.c_str() + s.size() || !std::isfinite(v) || v < 0) return false;
+        return *out = v, true;
+      },
+      "seconds, 0 or more (0: no budget)", problems);
+  read(env, "KILN_PRINT_AUTOTUNING", &o.print_autotuning, parse_bool, "0 or 1", problems);
+  if (auto f = env.get("KILN_AUTOTUNE_LOG"); f && !f->empty()) o.autotune_log = *f;
+}
+}  // namespace
+
 Options Options::from_env(const Environment& env, std::vector<std::string>* problems) {
   Options o;
   if (auto dir = env.get("KILN_CACHE_DIR"); dir && !dir->empty()) {
@@ -164,6 +189,7 @@ Options Options::from_env(const Environment& env, std::vector<std::string>* prob
   read(env, "KILN_PCH", &o.pch, parse_bool, "0 or 1", problems);
   read(env, "KILN_TUNING", &o.tuning, parse_bool, "0 or 1", problems);
   read(env, "KILN_RETUNE", &o.retune, parse_bool, "0 or 1", problems);
+  read_tuning_overrides(env, o, problems);
   if (auto h = env.get("CUDA_HOME"); h && !h->empty())
     o.cuda_home = *h;
   else if (auto p = env.get("CUDA_PATH"); p && !p->empty())
@@ -235,7 +261,12 @@ nlohmann::json Options::to_json() const {
           {"cuda_home", cuda_home.string()},
           {"nvrtc_flags", nvrtc_flags},
           {"cpu_flags", cpu_flags},
-          {"bench_worker", bench_worker.string()}};
+          {"bench_worker", bench_worker.string()},
+          {"search", search},
+          {"effort", effort},
+          {"budget_s", budget_seconds ? nlohmann::json(*budget_seconds) : nlohmann::json()},
+          {"print_autotuning", print_autotuning},
+          {"autotune_log", autotune_log.string()}};
 }
 
 }  // namespace kiln

@@ -18,6 +18,7 @@
 #include "pipeline.hpp"
 #include "search_memory.hpp"
 #include "search_run.hpp"
+#include "tuning_env.hpp"
 
 namespace kiln {
 
@@ -238,7 +239,9 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
 }  // namespace
 
 Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& args, Device& device,
-                                   const TuneOptions& opt) {
+                                   const TuneOptions& declared) {
+  const Options& env = Options::global();
+  const TuneOptions opt = declared.environment ? with_tuning_env(declared, env) : declared;
   if (!kernel.launch) {
     throw Error(ErrorCode::kInvalidArgument,
                 "kernel '" + kernel.tmpl.name + "' has no launch rule: set TunableKernel::launch");
@@ -259,9 +262,9 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   // and every config remembered as failed, and its winner replaces that
   // decision; without tuning it means nothing. KILN_RETUNE=1 retunes each
   // key once per process: this process's own decisions still answer.
-  const bool tuning = opt.tune && Options::global().tuning;
+  const bool tuning = opt.tune && env.tuning;
   if (tuning) internal::strategy_for(opt);  // an unknown strategy is misuse: say so first
-  const bool env_retune = tuning && Options::global().retune;
+  const bool env_retune = tuning && env.retune;
   TuneResult result;
   if (!(opt.cache.retune && tuning)) {
     if (auto decided = decided_before(call, /*disk=*/!env_retune)) {
@@ -274,7 +277,9 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
   result.stats.cache_misses = 1;
   call.retune = tuning && (opt.cache.retune || env_retune);
   if (!tuning) return serve_untuned(call, std::move(result));
-  return tune_now(call, std::move(result));
+  auto tuned = tune_now(call, std::move(result));
+  internal::report_tuning(kernel.tmpl.name, call.problem, tuned, env);
+  return tuned;
 }
 
 std::optional<std::pair<TuningRecord, ResultSource>> Autotuner::decided_before(const TuneCall& call,

@@ -57,9 +57,13 @@ def kernel_spec(kernel, *, configs=None, space=None, constraints=None, default=N
         "check": bool(check),
     }
     tuning = dict(tuning or {})
-    for name in ("max_configs", "budget_s", "warmup", "rep", "deadline_s", "rtol", "atol"):
+    for name in ("max_configs", "budget_s", "warmup", "rep", "deadline_s", "rtol", "atol",
+                 "effort", "warm_start", "finalists", "min_reps", "max_reps", "early_stop",
+                 "delay_us", "compile_deadline_s"):
         spec[name] = tuning.get(name)
     spec["search"] = tuning.get("search")
+    spec["cold_cache"] = bool(tuning.get("cold_cache", False))
+    spec["cuda_graph"] = bool(tuning.get("cuda_graph", False))
     if prune.get("perf_model") is not None and not top_k:
         raise ConfigError("prune_configs_by has a perf_model but no top_k: say how many configs to keep",
                           code="invalid_argument")

@@ -6,6 +6,7 @@ is tuned again (its content is in the key)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from . import _kiln
@@ -36,6 +37,10 @@ def autotune(
     rep: float | None = None,
     outputs: Sequence[str] | None = None,
     deadline_s: float | None = None,
+    effort: str | None = None, warm_start: int | None = None, finalists: int | None = None,
+    cold_cache: bool = False, cuda_graph: bool = False, min_reps: int | None = None,
+    max_reps: int | None = None, early_stop: float | None = None, delay_us: float | None = None,
+    compile_deadline_s: float | None = None,
 ):
     """Decorates a ``kiln.Kernel`` into a tuned callable (``Autotuned``).
 
@@ -70,6 +75,9 @@ def autotune(
                    "const T*", unless all are)
     deadline_s     seconds a config's benchmark may take before it is
                    abandoned as hung (default 10)
+    effort, warm_start, finalists, cold_cache, cuda_graph, min_reps, max_reps, early_stop,
+    delay_us, compile_deadline_s: the C++ options, tabled in docs/python.md, as is
+    the environment (KILN_SEARCH, KILN_EFFORT, KILN_BUDGET_S win over these).
     """
     key, buckets = _checked_key(key, configs, space)
     prune = _checked_options(
@@ -77,21 +85,25 @@ def autotune(
         max_configs=max_configs, warmup=warmup, rep=rep, budget_s=budget_s,
         deadline_s=deadline_s, rtol=rtol, atol=atol, prune_configs_by=prune_configs_by,
         reference=reference, search=search)
+    measure = _checked_measure(search=search, effort=effort, warm_start=warm_start,
+                               finalists=finalists, cold_cache=cold_cache, cuda_graph=cuda_graph,
+                               min_reps=min_reps, max_reps=max_reps, early_stop=early_stop,
+                               delay_us=delay_us, compile_deadline_s=compile_deadline_s)
 
-    def decorate(kernel: Kernel) -> "Autotuned":
-        if not isinstance(kernel, Kernel):
-            raise ConfigError(
-                f"kiln.autotune decorates a kiln.Kernel, got {type(kernel).__name__}",
-                code="invalid_argument",
-            )
-        return Autotuned(
-            kernel, configs=configs, space=space, constraints=constraints, key=key, buckets=buckets,
-            default=default, prune=prune, reset_to_zero=list(reset_to_zero),
-            restore_value=list(restore_value), check=check, rtol=rtol, atol=atol,
-            reference=reference, search=search, max_configs=max_configs, budget_s=budget_s,
-            warmup=warmup, rep=rep, outputs=outputs, deadline_s=deadline_s)
+    return functools.partial(_decorate, dict(
+        configs=configs, space=space, constraints=constraints, key=key, buckets=buckets,
+        default=default, prune=prune, reset_to_zero=list(reset_to_zero),
+        restore_value=list(restore_value), check=check, rtol=rtol, atol=atol,
+        reference=reference, search=search, max_configs=max_configs, budget_s=budget_s,
+        warmup=warmup, rep=rep, outputs=outputs, deadline_s=deadline_s, measure=measure))
 
-    return decorate
+
+def _decorate(declared: dict, kernel: Kernel) -> "Autotuned":
+    """What ``kiln.autotune(...)`` returns, applied to the kernel."""
+    if not isinstance(kernel, Kernel):
+        raise ConfigError(f"kiln.autotune decorates a kiln.Kernel, got {type(kernel).__name__}",
+                          code="invalid_argument")
+    return Autotuned(kernel, **declared)
 
 
 def _checked_key(key, configs, space) -> tuple:
@@ -197,6 +209,38 @@ def _checked_options(*, reset_to_zero, restore_value, outputs, max_configs, warm
     return prune
 
 
+def _checked_measure(*, search, **measure) -> dict:
+    """The search and measurement knobs beyond Triton's, checked; as the
+    native side reads them (None: the C++ default)."""
+    effort = measure["effort"]
+    if effort is not None and effort not in ("quick", "default", "full"):
+        raise ConfigError(f"effort={effort!r}: give \"quick\", \"default\" or \"full\"",
+                          code="invalid_argument")
+    if effort is not None and search != "auto":
+        raise ConfigError(f"effort={effort!r} sizes the auto search, which search={search!r} "
+                          "bypasses: drop effort, or size it with max_configs",
+                          code="invalid_argument")
+    for name in ("warm_start", "finalists"):
+        _check_number(name, measure[name], integer=True, minimum=0, maximum=1_000_000)
+    for name in ("min_reps", "max_reps"):
+        _check_number(name, measure[name], integer=True, minimum=1, maximum=1_000_000)
+    if (measure["min_reps"] is not None and measure["max_reps"] is not None
+            and measure["min_reps"] > measure["max_reps"]):
+        raise ConfigError(f"min_reps={measure['min_reps']} is above max_reps="
+                          f"{measure['max_reps']}", code="invalid_argument")
+    _check_number("early_stop", measure["early_stop"], minimum=0)
+    if measure["early_stop"] is not None and 0 < measure["early_stop"] < 1:
+        raise ConfigError(f"early_stop={measure['early_stop']!r} would stop configs faster than "
+                          "the best: give 0 (off) or a factor of 1 or more", code="invalid_argument")
+    _check_number("delay_us", measure["delay_us"], minimum=0)
+    _check_number("compile_deadline_s", measure["compile_deadline_s"], minimum=0, positive=True)
+    for name in ("cold_cache", "cuda_graph"):
+        if not isinstance(measure[name], bool):
+            raise ConfigError(f"{name}={measure[name]!r}: give True or False",
+                              code="invalid_argument")
+    return measure
+
+
 def _check_number(name: str, value, *, integer: bool = False, minimum=None, maximum=None,
                   positive: bool = False) -> None:
     """A numeric option checked here: the native side would read a NaN, a
@@ -228,10 +272,10 @@ class Autotuned(_kiln._Autotuned):
 
     def __init__(self, kernel: Kernel, *, configs, space, constraints, key, buckets, default, prune,
                  reset_to_zero, restore_value, check, rtol, atol, reference, search,
-                 max_configs, budget_s, warmup, rep, outputs, deadline_s):
+                 max_configs, budget_s, warmup, rep, outputs, deadline_s, measure=None):
         tuning = {"search": search, "max_configs": max_configs, "budget_s": budget_s,
                   "warmup": warmup, "rep": rep, "deadline_s": deadline_s, "rtol": rtol,
-                  "atol": atol}
+                  "atol": atol, **(measure or {})}
         super().__init__(kernel_spec(
             kernel, configs=configs, space=space, constraints=constraints, default=default,
             prune=prune, key=key, buckets=buckets, outputs=outputs, restore_value=restore_value,

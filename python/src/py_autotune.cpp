@@ -163,6 +163,8 @@ class Autotuned {
     d["skipped_failed_before"] = s.skipped_failed_before;
     // Configs a run cut short measured, taken from its journal.
     d["resumed"] = s.resumed;
+    d["warm_started"] = s.warm_started;  // neighbours' winners measured first
+    d["finalists"] = s.finalists;        // configs measured again at the end
     d["compile_seconds"] = s.compile_seconds;
     d["benchmark_seconds"] = s.benchmark_seconds;
     d["overlap_seconds"] = s.overlap_seconds;

@@ -247,6 +247,29 @@ void read_kernel_spec(nb::dict spec, KernelSpec& ks) {
   read_buckets(spec, ks);
 }
 
+// The search and measurement knobs beyond Triton's (checked in autotune.py;
+// None keeps the C++ default).
+namespace {
+void read_measure_options(nb::dict spec, TuneOptions& o) {
+  auto given = [&](const char* name) { return spec.contains(name) && !spec[name].is_none(); };
+  auto count = [&](const char* name) {
+    return static_cast<std::size_t>(int64_of(spec[name], name));
+  };
+  if (given("effort"))
+    o.search.effort = *parse_search_effort(nb::cast<std::string>(spec["effort"]));
+  if (given("warm_start")) o.search.warm_start = count("warm_start");
+  if (given("finalists")) o.search.finalists = count("finalists");
+  if (given("min_reps")) o.measure.min_reps = static_cast<int>(count("min_reps"));
+  if (given("max_reps")) o.measure.max_reps = static_cast<int>(count("max_reps"));
+  if (given("early_stop")) o.measure.early_stop = nb::cast<double>(spec["early_stop"]);
+  if (given("delay_us")) o.measure.delay_us = nb::cast<double>(spec["delay_us"]);
+  if (given("compile_deadline_s"))
+    o.pipeline.compile_deadline_seconds = nb::cast<double>(spec["compile_deadline_s"]);
+  if (given("cold_cache")) o.measure.cold_l2 = nb::cast<bool>(spec["cold_cache"]);
+  if (given("cuda_graph")) o.measure.graphs = nb::cast<bool>(spec["cuda_graph"]);
+}
+}  // namespace
+
 // The tuning options: search, budget, timing, the output check (with the
 // user's reference, a hook).
 TuneOptions read_tune_options(nb::dict spec, KernelSpec& ks) {
@@ -261,6 +284,7 @@ TuneOptions read_tune_options(nb::dict spec, KernelSpec& ks) {
   }
   if (!spec["warmup"].is_none()) o.measure.warmup = nb::cast<int>(spec["warmup"]);
   if (!spec["rep"].is_none()) o.measure.target_seconds = nb::cast<double>(spec["rep"]) / 1000.0;
+  read_measure_options(spec, o);
   o.check.enabled = nb::cast<bool>(spec["check"]);
   if (!spec["rtol"].is_none() || !spec["atol"].is_none()) {
     Tolerance t;

@@ -94,6 +94,7 @@ Result<TuneRun> tune_problem(const TuneBenchSetup& setup, const std::filesystem:
   to.measure.target_seconds = target_seconds;
   to.measure.max_reps = 100000;  // the kernel time per config is set by target_seconds alone
   to.pipeline.progress = false;
+  to.environment = false;  // the setting measured, whatever KILN_SEARCH or KILN_BUDGET_S say
   if (shipped.tolerance) to.check.tolerance = shipped.tolerance(shape);
 
   Options opts = Options::global();

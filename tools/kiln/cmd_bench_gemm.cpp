@@ -147,6 +147,7 @@ Result<TuneRun> tune_gemm(int size, const GemmBenchArgs& args, double& seconds) 
   options.search.strategy = args.search;
   options.search.max_configs = args.max_configs;
   options.cache.retune = args.retune;
+  options.environment = false;  // a benchmark runs its flags' settings, not KILN_SEARCH's
   const auto tune_start = Clock::now();
   auto run = tune_request(request, options, Options::global());
   if (!run.ok()) return run.error();

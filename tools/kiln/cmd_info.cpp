@@ -48,6 +48,20 @@ nlohmann::json remote_json() {
   return j;
 }
 
+// The tuning overrides (Options, kiln/core/options.hpp) as set now: the
+// environment replaces a declaration's arguments; a `kiln tune` flag
+// replaces the environment.
+nlohmann::json tuning_env_json() {
+  const Environment env = Environment::process();
+  nlohmann::json j = nlohmann::json::object();
+  for (const char* name : {"KILN_SEARCH", "KILN_EFFORT", "KILN_BUDGET_S", "KILN_RETUNE",
+                           "KILN_TUNING", "KILN_PRINT_AUTOTUNING", "KILN_AUTOTUNE_LOG"}) {
+    auto value = env.get(name);
+    j[name] = value ? nlohmann::json(*value) : nlohmann::json();
+  }
+  return j;
+}
+
 nlohmann::json info_json() {
   const Options& options = Options::global();
   const ToolchainReport& report = toolchain_report();
@@ -58,6 +72,7 @@ nlohmann::json info_json() {
   j["cache_env"] = CacheEnvRegistry::global().snapshot().to_json();
   j["options"] = options.to_json();
   j["option_problems"] = Options::global_problems();
+  j["tuning_env"] = tuning_env_json();
   j["remote_cache"] = remote_json();
   j["distributed"] = {{"mpi", mpi_built()},
                       {"strategies", {"independent", "broadcast", "parallel", "merge"}}};
@@ -113,6 +128,11 @@ void print_text() {
   for (const auto& [name, value] : CacheEnvRegistry::global().snapshot().values) {
     std::cout << "  " << name << "=" << (value ? *value : "(unset)") << "\n";
   }
+  std::cout << "\nTuning overrides  (over the kernel's declaration; a kiln tune flag wins):\n";
+  const nlohmann::json tuning = tuning_env_json();
+  for (auto it = tuning.begin(); it != tuning.end(); ++it)
+    std::cout << "  " << it.key() << "="
+              << (it->is_null() ? std::string("(unset)") : it->get<std::string>()) << "\n";
   for (const auto& p : Options::global_problems()) std::cout << "\nwarning: " << p << "\n";
 }
 

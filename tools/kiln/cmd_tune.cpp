@@ -233,6 +233,10 @@ void check_tune_flags(const CLI::App& cmd, const TuneCall& call) {
                         " bypasses: drop --effort, or size --search " + search +
                         " with --max-configs N");
   pacing_needs_steering(cmd, {search});
+  if (call.options.measure.min_reps > call.options.measure.max_reps)
+    throw CLI::ValidationError(
+        "--min-reps", "--min-reps " + std::to_string(call.options.measure.min_reps) +
+                          " is above --max-reps " + std::to_string(call.options.measure.max_reps));
 }
 
 }  // namespace
@@ -252,6 +256,9 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       exit_code = 0;
       return;
     }
+    // --effort alone asks for the auto plan, whatever KILN_SEARCH says.
+    if (call->searches_given.empty() && cmd->get_option("--effort")->count() > 0)
+      call->options.search.strategy = kAutoSearch;
     check_tune_flags(*cmd, *call);
     exit_code = run_tune(*call);
   });

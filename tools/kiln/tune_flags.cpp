@@ -5,6 +5,7 @@
 #include <functional>
 #include <utility>
 
+#include "kiln/core/options.hpp"
 #include "kiln/device/backend.hpp"
 #include "kiln/search/search_plan.hpp"
 #include "option_checks.hpp"
@@ -215,6 +216,41 @@ std::vector<TuneFlag> search_flags() {
   };
 }
 
+// How many times each config runs, and how long a compile or a benchmark
+// may take before it is given up.
+std::vector<TuneFlag> measure_flags() {
+  return {
+      option(
+          "--warmup", "warmup", [](auto& c) -> auto& { return c.options.measure.warmup; },
+          "Untimed runs of each config before its timed repetitions (default 1)",
+          [](CLI::Option& o) { o.transform(integer_in(0, 1'000'000)); }),
+      option(
+          "--min-reps", "min_reps", [](auto& c) -> auto& { return c.options.measure.min_reps; },
+          "Timed repetitions at least, however slow the config (default 3)",
+          [](CLI::Option& o) { o.transform(integer_in(1, 1'000'000)); }),
+      option(
+          "--max-reps", "max_reps", [](auto& c) -> auto& { return c.options.measure.max_reps; },
+          "Timed repetitions at most (default 100)",
+          [](CLI::Option& o) { o.transform(integer_in(1, 1'000'000)); }),
+      option(
+          "--target-s", "target_s",
+          [](auto& c) -> auto& { return c.options.measure.target_seconds; },
+          "Kernel time each config's repetitions fill, in seconds (default 0.05)",
+          [](CLI::Option& o) { o.check(number_in(0, kMaxBudgetSeconds)); }),
+      option(
+          "--compile-deadline-s", "compile_deadline_s",
+          [](auto& c) -> auto& { return c.options.pipeline.compile_deadline_seconds; },
+          "A compile unit still compiling after this many seconds is cancelled (default 120)",
+          [](CLI::Option& o) { o.check(number_in(0.001, kMaxBudgetSeconds)); }),
+      option(
+          "--bench-deadline-s", "bench_deadline_s",
+          [](auto& c) -> auto& { return c.options.pipeline.bench_deadline_seconds; },
+          "A config's benchmark still running after this many seconds is abandoned as "
+          "hung, recorded timeout (default 10)",
+          [](CLI::Option& o) { o.check(number_in(0.001, kMaxBudgetSeconds)); }),
+  };
+}
+
 // --early-stop below 1 would stop configs faster than the best.
 CLI::Validator early_stop_factor() {
   return CLI::Validator(
@@ -289,7 +325,8 @@ std::vector<TuneFlag> run_flags() {
 const std::vector<TuneFlag>& tune_flags() {
   static const std::vector<TuneFlag> flags = [] {
     std::vector<TuneFlag> all = request_flags();
-    for (auto part : {search_flags(), run_flags()}) all.insert(all.end(), part.begin(), part.end());
+    for (auto part : {search_flags(), run_flags(), measure_flags()})
+      all.insert(all.end(), part.begin(), part.end());
     return all;
   }();
   return flags;
@@ -300,6 +337,11 @@ const std::vector<TuneFlag>& tune_flags() {
 TuneCall::TuneCall() {
   options.search.strategy = kAutoSearch;
   request.isolation = Isolation::kAuto;
+  // NOTES: the environment's overrides are the flags' defaults: a flag on
+  // the command line wins over KILN_SEARCH, KILN_EFFORT and KILN_BUDGET_S,
+  // and the tuner does not apply them again.
+  options = with_tuning_env(options, Options::global());
+  options.environment = false;
 }
 
 void add_tune_flags(CLI::App& cmd, TuneCall& call) {

@@ -64,6 +64,15 @@ struct Options {
   // allocates without end fails in its worker, recorded as crashed, instead
   // of driving the machine into swap; 0 = no limit.
   std::uint64_t worker_memory_bytes = 0;
+  // Tuning overrides, for a user who cannot edit the code that declares the
+  // kernel: they replace what the declaration's TuneOptions say
+  // (with_tuning_env, kiln/tuner/tune_options.hpp); a `kiln tune` flag given
+  // on its command line replaces them in turn. Empty/unset: the declaration's.
+  std::string search;                    // KILN_SEARCH: a strategy name or "auto"
+  std::string effort;                    // KILN_EFFORT: quick, default or full
+  std::optional<double> budget_seconds;  // KILN_BUDGET_S: the whole tuning; 0 = none
+  bool print_autotuning = false;         // KILN_PRINT_AUTOTUNING=1: a line per decision
+  std::filesystem::path autotune_log;    // KILN_AUTOTUNE_LOG: every measurement, JSON lines
 
   // Reads `env`. A malformed value never throws: it is reported in
   // `problems` (naming the variable, the value and the fix) and the default

@@ -26,6 +26,8 @@
 
 namespace kiln {
 
+struct Options;
+
 struct SearchOptions {
   // A registered strategy (search_strategies(): "exhaustive", "random",
   // "hybrid") or "auto" (the plan, below: the default here, in Python and
@@ -133,11 +135,23 @@ struct CacheOptions {
 
 struct TuneOptions {
   bool tune = true;  // false: cached or default config only
+  // The tuner applies with_tuning_env to these options (KILN_SEARCH,
+  // KILN_EFFORT, KILN_BUDGET_S win over what the code says). False: the
+  // caller applied it already, with its own overrides on top (`kiln tune`'s
+  // flags, which win over the environment).
+  bool environment = true;
   SearchOptions search;
   PipelineOptions pipeline;
   MeasureOptions measure;
   CheckOptions check;
   CacheOptions cache;
 };
+
+// `o` as the environment's tuning overrides leave it (Options: KILN_SEARCH,
+// KILN_EFFORT, KILN_BUDGET_S; kiln/core/options.hpp): for a user who cannot
+// edit the code that declares the kernel, so they win over it. KILN_EFFORT
+// without KILN_SEARCH also sets the auto search and its budget (max_configs
+// 0). A KILN_SEARCH that names no strategy is a warning, ignored.
+TuneOptions with_tuning_env(TuneOptions o, const Options& env);
 
 }  // namespace kiln
