@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -59,6 +61,18 @@ constexpr std::size_t kOpeningAtLeast = 16, kOpeningAtMost = 64;
 // codes").
 constexpr double kPreferredShare = 0.03;
 constexpr double kPreferredAtLeast = 0.1;
+// Priors bias, never confine. A share of the proposals always comes from
+// outside what the parts prefer (uniform draws over the whole space, most
+// of them off the whole-warp rule): kOutsideShare of them from the first.
+// A plateau, kPlateauShare of the budget (at least kPlateauAtLeast)
+// measured with no better time, moves the effort: the whole-warp part ends
+// there (wide_ takes over), and the outside share doubles, up to
+// kOutsideAtMost. A rule the visible spaces supported therefore costs a
+// space it does not fit a share of its budget, never the whole of it.
+double kOutsideShare = 0.125;
+double kPlateauShare = 0.125;
+constexpr std::size_t kPlateauAtLeast = 8;
+constexpr double kOutsideAtMost = 0.5;
 constexpr int kAsks = 4;  // times a part is asked again when its picks were taken
 constexpr std::uint64_t kCountedWhole = 16384;  // cartesian configs counted one by one
 
@@ -101,6 +115,17 @@ class HybridSearch final : public SearchStrategy {
       proposed_configs_.insert(setup.start.key());
       own_.insert(setup.start.key());
     }
+    // Lab hook (temporary, not committed).
+    if (const char* e = std::getenv("KILN_LAB_OUTSIDE")) kOutsideShare = std::atof(e);
+    if (const char* e = std::getenv("KILN_LAB_PLATEAU")) kPlateauShare = std::atof(e);
+    outside_share_ = kOutsideShare;
+    const double planned =
+        budget ? static_cast<double>(budget)
+               : static_cast<double>(effort_budget(static_cast<std::uint64_t>(std::llround(whole)),
+                                                   SearchEffort::kDefault));
+    plateau_ = std::max(kPlateauAtLeast,
+                        static_cast<std::size_t>(std::lround(kPlateauShare * planned)));
+    outside_.emplace(*setup.space, setup.seed ^ 0x9e3779b97f4a7c15ULL, setup.listed);
   }
   const char* name() const override { return "hybrid"; }
   bool steered() const override { return true; }
@@ -110,12 +135,13 @@ class HybridSearch final : public SearchStrategy {
     std::vector<Config> out;
     if (budget_ && proposed_ >= budget_) return out;
     if (budget_) max_batch = std::min(max_batch, budget_ - proposed_);
-    if (proposed_ < opening_size_)
-      take(*opening_, std::min(max_batch, opening_size_ - proposed_), out);
-    if (proposed_ < preferred_until_) {
-      const std::size_t narrow_cap = std::min(max_batch, preferred_until_ - proposed_);
-      if (out.size() < narrow_cap) take(*rest_, narrow_cap - out.size(), out);
-    }
+    take_outside(max_batch, out);
+    // The opening, then the whole-warp part, each up to its share of the
+    // proposals; wide_ (or rest_ where there is no prior) for the rest.
+    if (const std::size_t at = proposed_ + out.size(); at < opening_size_)
+      take(*opening_, std::min(max_batch - out.size(), opening_size_ - at), out);
+    if (const std::size_t at = proposed_ + out.size(); at < preferred_until_ && out.size() < max_batch)
+      take(*rest_, std::min(max_batch - out.size(), preferred_until_ - at), out);
     if (out.size() < max_batch) take(wide_ ? *wide_ : *rest_, max_batch - out.size(), out);
     proposed_ += out.size();
     return out;
@@ -123,6 +149,7 @@ class HybridSearch final : public SearchStrategy {
 
   void report(const Config& config, std::optional<double> seconds) override {
     proposed_configs_.insert(config.key());
+    watch_plateau(seconds);
     // A config neither part proposed (nor the default) is a warm start's
     // seed: what other tunings found fast. gp hears it; bayes's opening
     // does not, so the opening maps this device's own space first. Told of
@@ -165,6 +192,39 @@ class HybridSearch final : public SearchStrategy {
     return narrow;
   }
 
+  // The outside share of this batch: owed_ gathers share per proposal, and
+  // each whole one owed is a uniform draw no part proposed.
+  void take_outside(std::size_t max_batch, std::vector<Config>& out) {
+    for (std::size_t i = 0; i < max_batch; ++i) {
+      owed_ += outside_share_;
+      if (owed_ < 1.0) continue;
+      for (int ask = 0; ask < kAsks; ++ask) {
+        std::optional<Config> c = outside_->draw();
+        if (!c) break;
+        if (proposed_configs_.insert(c->key()).second) {
+          out.push_back(std::move(*c));
+          owed_ -= 1.0;
+          break;
+        }
+      }
+      if (owed_ >= 1.0) owed_ = 0;  // nothing left to draw: forgive the debt
+    }
+  }
+
+  // Counts measurements since the best time last improved; at a plateau,
+  // ends the whole-warp part and doubles the outside share.
+  void watch_plateau(std::optional<double> seconds) {
+    if (seconds && *seconds < best_) {
+      best_ = *seconds;
+      stale_ = 0;
+      return;
+    }
+    if (++stale_ < plateau_) return;
+    stale_ = 0;
+    preferred_until_ = std::min(preferred_until_, proposed_);
+    outside_share_ = std::min(kOutsideAtMost, outside_share_ * 2);
+  }
+
   // Up to `n` of `part`'s proposals into `out`, none proposed before by
   // either part. gp learns of bayes's picks when they are reported; a pick
   // the driver dropped (a neighbour's winner, a config that failed before)
@@ -194,6 +254,11 @@ class HybridSearch final : public SearchStrategy {
   std::size_t opening_size_ = 0;
   std::size_t proposed_ = 0;
   std::unordered_set<std::string> proposed_configs_;
+  // Outside the parts' preference (take_outside) and plateaus (watch_plateau).
+  std::optional<internal::UniqueSampler> outside_;
+  double outside_share_ = 0, owed_ = 0;
+  double best_ = std::numeric_limits<double>::infinity();
+  std::size_t stale_ = 0, plateau_ = 0;
 };
 
 }  // namespace
