@@ -221,7 +221,8 @@ class HybridSearch final : public SearchStrategy {
     }
     if (++stale_ < plateau_) return;
     stale_ = 0;
-    preferred_until_ = std::min(preferred_until_, proposed_);
+    static const bool end_rule = !std::getenv("KILN_LAB_KEEP_RULE");  // lab hook
+    if (end_rule) preferred_until_ = std::min(preferred_until_, proposed_);
     outside_share_ = std::min(kOutsideAtMost, outside_share_ * 2);
   }
 
