@@ -40,7 +40,7 @@ except ImportError:
 DEFAULT_STRATEGIES = ["random_sample", "genetic_algorithm", "bayes_opt", "dual_annealing", "pso",
                       "simulated_annealing", "firefly_algorithm", "diff_evo", "greedy_ils",
                       "greedy_mls", "mls", "ordered_greedy_mls", "basinhopping", "minimize"]
-POINTS = (0.005, 0.01, 0.02)
+POINTS = (0.005, 0.01, 0.02, 0.05)
 
 
 def load(path):
@@ -154,7 +154,7 @@ def main():
                 medians = "/".join(f"{row[str(p)]['median']:.3f}" if str(p) in row else "-"
                                    for p in POINTS)
                 print(f"{name} {strategy}: reaching 0.90 at 1% {r1.get('reaching_0.90', math.nan):.2f}, "
-                      f"0.95 at 2% {r2.get('reaching_0.95', math.nan):.2f}; median at 0.5/1/2% {medians}; "
+                      f"0.95 at 2% {r2.get('reaching_0.95', math.nan):.2f}; median at 0.5/1/2/5% {medians}; "
                       f"evaluations {row['evaluations_median']}"
                       + (f"; {failed} seeds failed, left out" if failed else ""), flush=True)
         finally:

@@ -15,8 +15,8 @@
 // docs/lab/search-journal.md, "The hybrid strategy").
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>  // TMP
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <string>
@@ -61,16 +61,15 @@ constexpr std::size_t kOpeningAtLeast = 16, kOpeningAtMost = 64;
 // codes").
 constexpr double kPreferredShare = 0.03;
 constexpr double kPreferredAtLeast = 0.1;
-// Priors bias, never confine. A share of the proposals always comes from
-// outside what the parts prefer (uniform draws over the whole space, most
-// of them off the whole-warp rule): kOutsideShare of them from the first.
-// A plateau, kPlateauShare of the budget (at least kPlateauAtLeast)
-// measured with no better time, moves the effort: the whole-warp part ends
-// there (wide_ takes over), and the outside share doubles, up to
-// kOutsideAtMost. A rule the visible spaces supported therefore costs a
-// space it does not fit a share of its budget, never the whole of it.
-double kOutsideShare = 0.125;
-double kPlateauShare = 0.125;
+// Priors bias, never confine. A share of every batch comes from outside
+// what the parts prefer: where the whole-warp rule applies, gp over the
+// whole space (wide_, told every measurement) proposes it, else uniform
+// draws. A plateau, kPlateauShare of the planned budget (at least
+// kPlateauAtLeast) measured with no better time, doubles the share, up to
+// kOutsideAtMost: a rule the visible spaces supported costs a space it does
+// not fit a share of its budget, never the whole of it (docs/autotuning.md,
+// "Priors and plateaus"; chosen leave-one-out: docs/lab/priors-journal.md).
+constexpr double kOutsideShare = 1.0 / 16, kPlateauShare = 1.0 / 4;
 constexpr std::size_t kPlateauAtLeast = 8;
 constexpr double kOutsideAtMost = 0.5;
 constexpr int kAsks = 4;  // times a part is asked again when its picks were taken
@@ -94,7 +93,8 @@ double valid_configs(const ConfigSpace& space) {
 
 class HybridSearch final : public SearchStrategy {
  public:
-  HybridSearch(const SearchSetup& setup, std::size_t budget) : budget_(budget) {
+  HybridSearch(const SearchSetup& setup, std::size_t budget, internal::HybridKnobs knobs)
+      : budget_(budget), knobs_(knobs), outside_share_(knobs.outside_share) {
     const double whole = valid_configs(*setup.space);
     double opened = whole;  // becomes the narrowed part's, where the prior applies
     const SearchSetup narrow = preferred_part(setup, opened);
@@ -115,16 +115,12 @@ class HybridSearch final : public SearchStrategy {
       proposed_configs_.insert(setup.start.key());
       own_.insert(setup.start.key());
     }
-    // Lab hook (temporary, not committed).
-    if (const char* e = std::getenv("KILN_LAB_OUTSIDE")) kOutsideShare = std::atof(e);
-    if (const char* e = std::getenv("KILN_LAB_PLATEAU")) kPlateauShare = std::atof(e);
-    outside_share_ = kOutsideShare;
     const double planned =
         budget ? static_cast<double>(budget)
                : static_cast<double>(effort_budget(static_cast<std::uint64_t>(std::llround(whole)),
                                                    SearchEffort::kDefault));
     plateau_ = std::max(kPlateauAtLeast,
-                        static_cast<std::size_t>(std::lround(kPlateauShare * planned)));
+                        static_cast<std::size_t>(std::lround(knobs.plateau_share * planned)));
     outside_.emplace(*setup.space, setup.seed ^ 0x9e3779b97f4a7c15ULL, setup.listed);
   }
   const char* name() const override { return "hybrid"; }
@@ -140,7 +136,8 @@ class HybridSearch final : public SearchStrategy {
     // proposals; wide_ (or rest_ where there is no prior) for the rest.
     if (const std::size_t at = proposed_ + out.size(); at < opening_size_)
       take(*opening_, std::min(max_batch - out.size(), opening_size_ - at), out);
-    if (const std::size_t at = proposed_ + out.size(); at < preferred_until_ && out.size() < max_batch)
+    if (const std::size_t at = proposed_ + out.size();
+        at < preferred_until_ && out.size() < max_batch)
       take(*rest_, std::min(max_batch - out.size(), preferred_until_ - at), out);
     if (out.size() < max_batch) take(wide_ ? *wide_ : *rest_, max_batch - out.size(), out);
     proposed_ += out.size();
@@ -198,6 +195,14 @@ class HybridSearch final : public SearchStrategy {
     for (std::size_t i = 0; i < max_batch; ++i) {
       owed_ += outside_share_;
       if (owed_ < 1.0) continue;
+      if (knobs_.outside_from_wide && wide_) {
+        const std::size_t before = out.size();
+        take(*wide_, 1, out);
+        if (out.size() > before) {
+          owed_ -= 1.0;
+          continue;
+        }
+      }
       for (int ask = 0; ask < kAsks; ++ask) {
         std::optional<Config> c = outside_->draw();
         if (!c) break;
@@ -217,13 +222,16 @@ class HybridSearch final : public SearchStrategy {
     if (seconds && *seconds < best_) {
       best_ = *seconds;
       stale_ = 0;
+      plateaus_ = 0;
       return;
     }
     if (++stale_ < plateau_) return;
     stale_ = 0;
-    static const bool end_rule = !std::getenv("KILN_LAB_KEEP_RULE");  // lab hook
-    if (end_rule) preferred_until_ = std::min(preferred_until_, proposed_);
-    outside_share_ = std::min(kOutsideAtMost, outside_share_ * 2);
+    ++plateaus_;
+    static const double grow = std::getenv("GROW") ? std::atof(std::getenv("GROW")) : 2.0;  // TMP
+    static const std::size_t endrule = std::getenv("ENDRULE") ? std::strtoul(std::getenv("ENDRULE"), nullptr, 10) : 0;  // TMP
+    if (endrule && plateaus_ >= endrule) preferred_until_ = std::min(preferred_until_, proposed_);  // TMP
+    outside_share_ = std::min(kOutsideAtMost, outside_share_ * grow);
   }
 
   // Up to `n` of `part`'s proposals into `out`, none proposed before by
@@ -252,14 +260,15 @@ class HybridSearch final : public SearchStrategy {
   std::unique_ptr<SearchStrategy> opening_, rest_, wide_;
   std::unordered_set<std::string> own_;  // proposed by either part, and the default
   std::size_t budget_;                   // 0: no limit
+  internal::HybridKnobs knobs_;
   std::size_t opening_size_ = 0;
   std::size_t proposed_ = 0;
   std::unordered_set<std::string> proposed_configs_;
   // Outside the parts' preference (take_outside) and plateaus (watch_plateau).
   std::optional<internal::UniqueSampler> outside_;
-  double outside_share_ = 0, owed_ = 0;
+  double outside_share_, owed_ = 0;
   double best_ = std::numeric_limits<double>::infinity();
-  std::size_t stale_ = 0, plateau_ = 0;
+  std::size_t stale_ = 0, plateau_ = 0, plateaus_ = 0;
 };
 
 }  // namespace
@@ -274,10 +283,18 @@ SearchStrategyInfo hybrid_strategy() {
           "every measurement; where the space names block_size_x (Kernel Tuner's names), "
           "thread blocks of whole warps first, for 3% of the space",
           64, [](const SearchSetup& setup) -> std::unique_ptr<SearchStrategy> {
-            const std::optional<std::size_t> budget = proposal_budget(setup);
-            if (!budget) return std::make_unique<SpentSearch>("hybrid");
-            return std::make_unique<HybridSearch>(setup, *budget);
+            return make_hybrid_search(setup, hybrid_knobs());
           }};
+}
+
+HybridKnobs hybrid_knobs() {
+  return {kOutsideShare, kPlateauShare, true};
+}
+
+std::unique_ptr<SearchStrategy> make_hybrid_search(const SearchSetup& setup, HybridKnobs knobs) {
+  const std::optional<std::size_t> budget = proposal_budget(setup);
+  if (!budget) return std::make_unique<SpentSearch>("hybrid");
+  return std::make_unique<HybridSearch>(setup, *budget, knobs);
 }
 
 }  // namespace internal

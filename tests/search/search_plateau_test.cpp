@@ -1,7 +1,7 @@
 // Priors bias, never confine (docs/autotuning.md, "Searches", "Priors and
 // plateaus"): a space whose optimum lies outside the rule hybrid prefers
 // (blocks of whole warps) is still found, because a share of the proposals
-// always comes from outside the rule, and a plateau ends the rule's part.
+// always comes from outside the rule, and grows at a plateau.
 // The space is the case that broke the hard cut: a 2D convolution whose
 // fastest block is 4 threads wide and 32 high.
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "search/internal/search_internal.hpp"
 #include "search_drive.hpp"
 #include "skip.hpp"
 
@@ -41,7 +42,8 @@ std::optional<double> off_warp_bowl(const Config& c) {
   const double ty = static_cast<double>(c.get_int("tile_size_y"));
   const double u = std::log2(static_cast<double>(c.get_int("unroll")));
   return 1.0 + 0.1 * (x - 2) * (x - 2) + 0.05 * (y - 5) * (y - 5) + 0.1 * std::abs(tx - 2) +
-         0.1 * std::abs(ty - 2) + 0.05 * std::abs(u - 1) + 0.1 * static_cast<double>(c.get_int("use_shmem"));
+         0.1 * std::abs(ty - 2) + 0.05 * std::abs(u - 1) +
+         0.1 * static_cast<double>(c.get_int("use_shmem"));
 }
 
 TEST(HybridPlateau, AnOptimumOutsideThePreferredRuleIsFound) {
@@ -54,7 +56,8 @@ TEST(HybridPlateau, AnOptimumOutsideThePreferredRuleIsFound) {
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     auto hybrid = find_search_strategy("hybrid")->make(test::search_setup(space, budget, seed));
     double best = 1e300;
-    for (const Config& c : test::drive_in_flight(*hybrid, off_warp_bowl, 3)) best = std::min(best, *off_warp_bowl(c));
+    for (const Config& c : test::drive_in_flight(*hybrid, off_warp_bowl, 3))
+      best = std::min(best, *off_warp_bowl(c));
     reached.push_back(1.0 / best);
   }
   std::sort(reached.begin(), reached.end());
@@ -62,5 +65,72 @@ TEST(HybridPlateau, AnOptimumOutsideThePreferredRuleIsFound) {
   EXPECT_GT(reached[0], 1.0 / 1.35) << "every seed leaves the rule's plateau";
 }
 
+bool on_rule(const Config& c) {
+  return c.get_int("block_size_x") % 32 == 0 &&
+         (c.get_int("block_size_x") * c.get_int("block_size_y")) % 64 == 0;
+}
+
+// Proposals off the whole-warp rule among each `window` of a run of
+// `budget` configs driven against `time`.
+std::vector<std::size_t> off_rule_per_window(SearchStrategy& search, const test::TimeFn& time,
+                                             std::size_t window) {
+  std::vector<std::size_t> off;
+  std::size_t i = 0;
+  for (const Config& c : test::drive_in_flight(search, time, 3)) {
+    if (i++ % window == 0) off.push_back(0);
+    off.back() += !on_rule(c);
+  }
+  return off;
+}
+
+// Inside the rule's part (the first 3% of the space, 155 configs), the
+// default hybrid still proposes blocks off the rule; its parts alone
+// (no outside share) propose none.
+TEST(HybridPlateau, TheRuleBiasesProposalsAndNeverConfinesThem) {
+  KILN_SKIP_UNDER_TSAN("one thread's model arithmetic");
+  const ConfigSpace space = off_warp_space();
+  const SearchSetup setup = test::search_setup(space, 120, 3);
+  auto soft = find_search_strategy("hybrid")->make(setup);
+  auto hard = internal::make_hybrid_search(setup, {});
+  std::size_t soft_off = 0, hard_off = 0;
+  for (std::size_t n : off_rule_per_window(*soft, off_warp_bowl, 120)) soft_off += n;
+  for (std::size_t n : off_rule_per_window(*hard, off_warp_bowl, 120)) hard_off += n;
+  EXPECT_EQ(hard_off, 1u) << "the parts alone: only the default config (1 x 1) is off the rule";
+  EXPECT_GE(soft_off, 1u + 120 / 32) << "at least the outside share, from the first batch";
+  EXPECT_LT(soft_off, 60u) << "the rule still weights the proposals";
+}
+
+// Where nothing improves (every config as fast as the default), each
+// plateau doubles the outside share: later windows hold more proposals
+// off the rule than the first.
+TEST(HybridPlateau, APlateauGrowsTheOutsideShare) {
+  KILN_SKIP_UNDER_TSAN("one thread's model arithmetic");
+  const ConfigSpace space = off_warp_space();
+  const test::TimeFn flat = [](const Config&) -> std::optional<double> { return 1.0; };
+  auto hybrid = find_search_strategy("hybrid")->make(test::search_setup(space, 150, 3));
+  const std::vector<std::size_t> off = off_rule_per_window(*hybrid, flat, 50);
+  ASSERT_EQ(off.size(), 3u);
+  EXPECT_GT(off[2], off[0]) << "off the rule, per 50 proposals: " << off[0] << ", " << off[1]
+                            << ", " << off[2];
+  EXPECT_GE(off[2], 10u) << "past three plateaus the share is at least a quarter";
+}
+
 }  // namespace
 }  // namespace kiln
+namespace kiln { namespace {
+TEST(HybridPlateauTmp, Variants) {
+  const ConfigSpace space = off_warp_space();
+  for (internal::HybridKnobs k : {internal::HybridKnobs{1.0/32, 1.0/8, true}, internal::HybridKnobs{1.0/32, 1.0/8, false},
+       internal::HybridKnobs{1.0/16, 1.0/8, true}, internal::HybridKnobs{1.0/16, 1.0/8, false}, internal::HybridKnobs{1.0/16, 1.0/4, false}, internal::HybridKnobs{1.0/16, 1.0/4, true}}) {
+    std::vector<double> reached;
+    for (std::uint64_t seed = 1; seed <= 9; ++seed) {
+      auto hybrid = internal::make_hybrid_search(test::search_setup(space, std::getenv("B") ? std::atoi(std::getenv("B")) : 100, seed), k);
+      double best = 1e300;
+      for (const Config& c : test::drive_in_flight(*hybrid, off_warp_bowl, 3)) best = std::min(best, *off_warp_bowl(c));
+      reached.push_back(1.0 / best);
+    }
+    std::sort(reached.begin(), reached.end());
+    std::printf("%g %g %d: min %.3f median %.3f\n", k.outside_share, k.plateau_share, k.outside_from_wide, reached[0], reached[4]);
+  }
+}
+}}

@@ -127,6 +127,18 @@ SearchStrategyInfo steered_strategy(std::string name, std::string description,
 SearchStrategyInfo exhaustive_strategy();
 SearchStrategyInfo random_strategy();
 SearchStrategyInfo hybrid_strategy();
+// hybrid's soft prior (search_hybrid.cpp, "Priors bias, never confine"):
+// the share of each batch taken from outside what its parts prefer, and
+// the plateau, a share of the budget measured with no better time, at
+// which that share doubles. The product runs hybrid_knobs(); tests (and
+// the lab's replays) make hybrid with others.
+struct HybridKnobs {
+  double outside_share = 0;       // from the first proposal; 0: none, and no plateau watch
+  double plateau_share = 0;       // of the planned budget
+  bool outside_from_wide = true;  // gp over the whole space where a rule applies, else uniform
+};
+HybridKnobs hybrid_knobs();
+std::unique_ptr<SearchStrategy> make_hybrid_search(const SearchSetup& setup, HybridKnobs knobs);
 // hybrid's parts (search_hybrid.cpp), not registered: bayes's forest
 // proposes its opening, gp's Gaussian process the rest. Their entries make
 // them alone, as hybrid and the tests do.

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Kiln's default search against Kernel Tuner's strategies, per recorded file and budget.
+
+usage: search_vs_kernel_tuner.py [--seeds N] [--budgets 0.005,0.01,0.02,0.05]
+           [--kiln-lab BIN] [--kt-python PY] [--kt-json FILE] [--json OUT] FILE.json.gz...
+
+For each file and budget (a share of the file's configs), the median over
+seeds of the best-so-far's fraction of the optimum: Kiln's default search
+(`hybrid` on these spaces: `auto` picks it whenever the budget does not
+cover the space) run by `kiln-lab bench search` once per budget (Kiln plans
+by its budget), and Kernel Tuner 1.5.0's strategies in its simulation mode
+(bench/kernel_tuner_strategies.py, one run to the largest budget, read at
+each). Prints, per file and budget, Kiln's median, Kernel Tuner's best
+strategy there and its median, and whether Kiln is at or above it; then the
+means. `--kt-json` reuses a saved Kernel Tuner run (its --json output).
+Kernel Tuner comes from build/kt-venv (bench/kernel_tuner_compare.sh makes it).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+KT_STRATEGIES = ["genetic_algorithm", "pso", "dual_annealing", "simulated_annealing", "diff_evo",
+                 "firefly_algorithm", "basinhopping", "random_sample"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def name_of(path):
+    return os.path.basename(path).replace(".json.gz", "").replace(".json", "")
+
+
+def kiln_medians(args, budget):
+    out = subprocess.run([args.kiln_lab, "bench", "search", "--recorded", *args.files, "--strategy",
+                          "hybrid", "--seeds", str(args.seeds), "--budget-fraction", str(budget),
+                          "--json"], check=True, capture_output=True, text=True).stdout
+    return {name_of(f["file"]): f["strategies"]["hybrid"][-1]["median"] for f in json.loads(out)}
+
+
+def kt_runs(args, budgets):
+    if args.kt_json:
+        with open(args.kt_json) as f:
+            return json.load(f)
+    path = (args.json or "search_vs_kt") + ".kt.json"
+    cmd = [args.kt_python, os.path.join(ROOT, "bench", "kernel_tuner_strategies.py"), "--seeds",
+           str(args.seeds), "--budget-fraction", str(max(budgets)), "--json", path, *args.files]
+    for s in KT_STRATEGIES:
+        cmd += ["--strategy", s]
+    subprocess.run(cmd, check=True, stdout=sys.stderr)
+    with open(path) as f:
+        return json.load(f)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--seeds", type=int, default=25)
+    ap.add_argument("--budgets", default="0.005,0.01,0.02,0.05")
+    ap.add_argument("--kiln-lab", default=os.path.join(ROOT, "build", "bin", "kiln-lab"))
+    ap.add_argument("--kt-python", default=os.path.join(ROOT, "build", "kt-venv", "bin", "python"))
+    ap.add_argument("--kt-json")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    budgets = [float(b) for b in args.budgets.split(",")]
+    kt = {name_of(e["file"]): e["strategies"] for e in kt_runs(args, budgets)}
+    rows = []
+    for b in budgets:
+        kiln = kiln_medians(args, b)
+        for name, median in kiln.items():
+            best = max(((s, r[str(b)]["median"]) for s, r in kt.get(name, {}).items()
+                        if str(b) in r), key=lambda x: x[1], default=(None, float("nan")))
+            rows.append({"file": name, "budget": b, "kiln": median, "kt_best": best[0],
+                         "kt_best_median": best[1]})
+    print(f"{'file':28} {'budget':>6} {'Kiln':>6} {'KT best':>6}  strategy")
+    for r in rows:
+        mark = "" if r["kiln"] >= r["kt_best_median"] - 1e-9 else "  (Kiln below)"
+        print(f"{r['file']:28} {r['budget'] * 100:5.1f}% {r['kiln']:6.3f} {r['kt_best_median']:6.3f}"
+              f"  {r['kt_best']}{mark}")
+    for b in budgets:
+        at = [r for r in rows if r["budget"] == b]
+        print(f"mean at {b * 100:.1f}%: Kiln {statistics.mean(r['kiln'] for r in at):.3f}, "
+              f"Kernel Tuner's best per file {statistics.mean(r['kt_best_median'] for r in at):.3f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
