@@ -15,7 +15,6 @@
 // docs/lab/search-journal.md, "The hybrid strategy").
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>  // TMP
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -217,21 +216,18 @@ class HybridSearch final : public SearchStrategy {
   }
 
   // Counts measurements since the best time last improved; at a plateau,
-  // ends the whole-warp part and doubles the outside share.
+  // doubles the outside share and, where knobs_ say so, ends the rule's
+  // part there: gp over the whole space (wide_) then proposes the rest.
   void watch_plateau(std::optional<double> seconds) {
     if (seconds && *seconds < best_) {
       best_ = *seconds;
       stale_ = 0;
-      plateaus_ = 0;
       return;
     }
-    if (++stale_ < plateau_) return;
+    if (outside_share_ == 0 || ++stale_ < plateau_) return;
     stale_ = 0;
-    ++plateaus_;
-    static const double grow = std::getenv("GROW") ? std::atof(std::getenv("GROW")) : 2.0;  // TMP
-    static const std::size_t endrule = std::getenv("ENDRULE") ? std::strtoul(std::getenv("ENDRULE"), nullptr, 10) : 0;  // TMP
-    if (endrule && plateaus_ >= endrule) preferred_until_ = std::min(preferred_until_, proposed_);  // TMP
-    outside_share_ = std::min(kOutsideAtMost, outside_share_ * grow);
+    if (knobs_.plateau_ends_rule) preferred_until_ = std::min(preferred_until_, proposed_);
+    outside_share_ = std::min(kOutsideAtMost, outside_share_ * 2);
   }
 
   // Up to `n` of `part`'s proposals into `out`, none proposed before by
@@ -268,7 +264,7 @@ class HybridSearch final : public SearchStrategy {
   std::optional<internal::UniqueSampler> outside_;
   double outside_share_, owed_ = 0;
   double best_ = std::numeric_limits<double>::infinity();
-  std::size_t stale_ = 0, plateau_ = 0, plateaus_ = 0;
+  std::size_t stale_ = 0, plateau_ = 0;
 };
 
 }  // namespace
@@ -288,7 +284,7 @@ SearchStrategyInfo hybrid_strategy() {
 }
 
 HybridKnobs hybrid_knobs() {
-  return {kOutsideShare, kPlateauShare, true};
+  return {kOutsideShare, kPlateauShare, true, true};
 }
 
 std::unique_ptr<SearchStrategy> make_hybrid_search(const SearchSetup& setup, HybridKnobs knobs) {

@@ -49,9 +49,9 @@ std::optional<double> off_warp_bowl(const Config& c) {
 TEST(HybridPlateau, AnOptimumOutsideThePreferredRuleIsFound) {
   KILN_SKIP_UNDER_TSAN("one thread's model arithmetic");
   const ConfigSpace space = off_warp_space();
-  // 2% of the space, all of it inside the rule's 3%: a hard cut spends it
-  // all on whole-warp blocks and stops at 1/1.35 = 0.74 of the optimum.
-  const std::size_t budget = 100;
+  // 3% of the space, the rule's whole part: a hard cut spends it all on
+  // whole-warp blocks and stops at 1/1.35 = 0.74 of the optimum.
+  const std::size_t budget = 155;
   std::vector<double> reached;
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     auto hybrid = find_search_strategy("hybrid")->make(test::search_setup(space, budget, seed));
@@ -95,7 +95,7 @@ TEST(HybridPlateau, TheRuleBiasesProposalsAndNeverConfinesThem) {
   std::size_t soft_off = 0, hard_off = 0;
   for (std::size_t n : off_rule_per_window(*soft, off_warp_bowl, 120)) soft_off += n;
   for (std::size_t n : off_rule_per_window(*hard, off_warp_bowl, 120)) hard_off += n;
-  EXPECT_EQ(hard_off, 1u) << "the parts alone: only the default config (1 x 1) is off the rule";
+  EXPECT_EQ(hard_off, 0u) << "the parts alone propose only whole-warp blocks";
   EXPECT_GE(soft_off, 1u + 120 / 32) << "at least the outside share, from the first batch";
   EXPECT_LT(soft_off, 60u) << "the rule still weights the proposals";
 }
@@ -117,20 +117,3 @@ TEST(HybridPlateau, APlateauGrowsTheOutsideShare) {
 
 }  // namespace
 }  // namespace kiln
-namespace kiln { namespace {
-TEST(HybridPlateauTmp, Variants) {
-  const ConfigSpace space = off_warp_space();
-  for (internal::HybridKnobs k : {internal::HybridKnobs{1.0/32, 1.0/8, true}, internal::HybridKnobs{1.0/32, 1.0/8, false},
-       internal::HybridKnobs{1.0/16, 1.0/8, true}, internal::HybridKnobs{1.0/16, 1.0/8, false}, internal::HybridKnobs{1.0/16, 1.0/4, false}, internal::HybridKnobs{1.0/16, 1.0/4, true}}) {
-    std::vector<double> reached;
-    for (std::uint64_t seed = 1; seed <= 9; ++seed) {
-      auto hybrid = internal::make_hybrid_search(test::search_setup(space, std::getenv("B") ? std::atoi(std::getenv("B")) : 100, seed), k);
-      double best = 1e300;
-      for (const Config& c : test::drive_in_flight(*hybrid, off_warp_bowl, 3)) best = std::min(best, *off_warp_bowl(c));
-      reached.push_back(1.0 / best);
-    }
-    std::sort(reached.begin(), reached.end());
-    std::printf("%g %g %d: min %.3f median %.3f\n", k.outside_share, k.plateau_share, k.outside_from_wide, reached[0], reached[4]);
-  }
-}
-}}
