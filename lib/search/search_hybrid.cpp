@@ -3,7 +3,8 @@
 // (search_gp.cpp) the rest; both are told every measurement from the first.
 // Where the space has thread-block parameters, both search blocks of whole
 // warps first (search_whole_warps.hpp), and a third part, gp over the whole
-// space, takes over after 3% of it.
+// space, proposes a share of every batch from the first, a share that grows
+// at each plateau, and takes over after 3% of the space.
 //
 // Why two: each is ahead where the other is weak. bayes's opening (a
 // space-filling start, then forest picks kept apart from one another) finds
@@ -67,7 +68,8 @@ constexpr double kPreferredAtLeast = 0.1;
 // kPlateauAtLeast) measured with no better time, doubles the share, up to
 // kOutsideAtMost: a rule the visible spaces supported costs a space it does
 // not fit a share of its budget, never the whole of it (docs/autotuning.md,
-// "Priors and plateaus"; chosen leave-one-out: docs/lab/priors-journal.md).
+// "Priors bias, never confine"; chosen leave-one-out on the recorded
+// spaces: docs/lab/priors-journal.md).
 constexpr double kOutsideShare = 1.0 / 16, kPlateauShare = 1.0 / 4;
 constexpr std::size_t kPlateauAtLeast = 8;
 constexpr double kOutsideAtMost = 0.5;
@@ -216,8 +218,8 @@ class HybridSearch final : public SearchStrategy {
   }
 
   // Counts measurements since the best time last improved; at a plateau,
-  // doubles the outside share and, where knobs_ say so, ends the rule's
-  // part there: gp over the whole space (wide_) then proposes the rest.
+  // doubles the outside share. (Ending the rule's part there as well cost
+  // the recorded convolutions at 1% of the space: docs/lab/priors-journal.md.)
   void watch_plateau(std::optional<double> seconds) {
     if (seconds && *seconds < best_) {
       best_ = *seconds;
@@ -226,7 +228,6 @@ class HybridSearch final : public SearchStrategy {
     }
     if (outside_share_ == 0 || ++stale_ < plateau_) return;
     stale_ = 0;
-    if (knobs_.plateau_ends_rule) preferred_until_ = std::min(preferred_until_, proposed_);
     outside_share_ = std::min(kOutsideAtMost, outside_share_ * 2);
   }
 
@@ -277,14 +278,15 @@ SearchStrategyInfo hybrid_strategy() {
           "opening (0.6% of the space, 16 to 64 configs), then gp's Gaussian process the rest, "
           "both learning from "
           "every measurement; where the space names block_size_x (Kernel Tuner's names), "
-          "thread blocks of whole warps first, for 3% of the space",
+          "thread blocks of whole warps weighted first, for 3% of the space, with a share of "
+          "every batch (growing at plateaus) from a gp over the whole space",
           64, [](const SearchSetup& setup) -> std::unique_ptr<SearchStrategy> {
             return make_hybrid_search(setup, hybrid_knobs());
           }};
 }
 
 HybridKnobs hybrid_knobs() {
-  return {kOutsideShare, kPlateauShare, true, true};
+  return {kOutsideShare, kPlateauShare, true};
 }
 
 std::unique_ptr<SearchStrategy> make_hybrid_search(const SearchSetup& setup, HybridKnobs knobs) {
