@@ -6,8 +6,10 @@
 #include <cerrno>
 #include <map>
 #include <nlohmann/json.hpp>
+
 #include <set>
 #include <tuple>
+#include "beside_cache.hpp"
 
 #include "dir_safety.hpp"
 #include "json_guard.hpp"
@@ -125,15 +127,8 @@ FailedConfigs::FailedConfigs(std::filesystem::path dir, bool read_only)
     : dir_(std::move(dir)), read_only_(read_only) {}
 
 FailedConfigs FailedConfigs::beside(const TuningCache& cache) {
-  if (cache.dir().empty()) return {};
-  switch (cache.state()) {
-    case CacheState::kReady:
-      return FailedConfigs(cache.dir() / "failed", false);
-    case CacheState::kReadOnly:
-      return FailedConfigs(cache.dir() / "failed", true);
-    default:
-      return {};
-  }
+  const std::optional<internal::BesideCache> at = internal::beside_cache(cache, "failed");
+  return at ? FailedConfigs(at->dir, at->read_only) : FailedConfigs();
 }
 
 std::filesystem::path FailedConfigs::file_for(const FailureKey& key) const {

@@ -9,6 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "beside_cache.hpp"
+
 #include "dir_safety.hpp"
 #include "json_guard.hpp"
 #include "kiln/cache/checked_read.hpp"
@@ -50,15 +52,8 @@ TuningJournal::TuningJournal(std::filesystem::path dir, bool read_only)
     : dir_(std::move(dir)), read_only_(read_only) {}
 
 TuningJournal TuningJournal::beside(const TuningCache& cache) {
-  if (cache.dir().empty()) return {};
-  switch (cache.state()) {
-    case CacheState::kReady:
-      return TuningJournal(cache.dir() / "journal", false);
-    case CacheState::kReadOnly:
-      return TuningJournal(cache.dir() / "journal", true);
-    default:
-      return {};
-  }
+  const std::optional<internal::BesideCache> at = internal::beside_cache(cache, "journal");
+  return at ? TuningJournal(at->dir, at->read_only) : TuningJournal();
 }
 
 std::filesystem::path TuningJournal::file_for(const FailureKey& key) const {
