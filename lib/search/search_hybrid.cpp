@@ -95,7 +95,7 @@ double valid_configs(const ConfigSpace& space) {
 class HybridSearch final : public SearchStrategy {
  public:
   HybridSearch(const SearchSetup& setup, std::size_t budget, internal::HybridKnobs knobs)
-      : budget_(budget), knobs_(knobs), outside_share_(knobs.outside_share) {
+      : budget_(budget), outside_share_(knobs.outside_share) {
     const double whole = valid_configs(*setup.space);
     double opened = whole;  // becomes the narrowed part's, where the prior applies
     const SearchSetup narrow = preferred_part(setup, opened);
@@ -196,7 +196,7 @@ class HybridSearch final : public SearchStrategy {
     for (std::size_t i = 0; i < max_batch; ++i) {
       owed_ += outside_share_;
       if (owed_ < 1.0) continue;
-      if (knobs_.outside_from_wide && wide_) {
+      if (wide_) {
         const std::size_t before = out.size();
         take(*wide_, 1, out);
         if (out.size() > before) {
@@ -257,7 +257,6 @@ class HybridSearch final : public SearchStrategy {
   std::unique_ptr<SearchStrategy> opening_, rest_, wide_;
   std::unordered_set<std::string> own_;  // proposed by either part, and the default
   std::size_t budget_;                   // 0: no limit
-  internal::HybridKnobs knobs_;
   std::size_t opening_size_ = 0;
   std::size_t proposed_ = 0;
   std::unordered_set<std::string> proposed_configs_;
@@ -286,7 +285,7 @@ SearchStrategyInfo hybrid_strategy() {
 }
 
 HybridKnobs hybrid_knobs() {
-  return {kOutsideShare, kPlateauShare, true};
+  return {kOutsideShare, kPlateauShare};
 }
 
 std::unique_ptr<SearchStrategy> make_hybrid_search(const SearchSetup& setup, HybridKnobs knobs) {

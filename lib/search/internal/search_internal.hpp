@@ -133,9 +133,8 @@ SearchStrategyInfo hybrid_strategy();
 // which that share doubles. The product runs hybrid_knobs(); tests (and
 // the lab's replays) make hybrid with others.
 struct HybridKnobs {
-  double outside_share = 0;       // from the first proposal; 0: none, and no plateau watch
-  double plateau_share = 0;       // of the planned budget
-  bool outside_from_wide = true;  // gp over the whole space where a rule applies, else uniform
+  double outside_share = 0;  // from the first proposal; 0: none, and no plateau watch
+  double plateau_share = 0;  // of the planned budget
 };
 HybridKnobs hybrid_knobs();
 std::unique_ptr<SearchStrategy> make_hybrid_search(const SearchSetup& setup, HybridKnobs knobs);
