@@ -12,12 +12,15 @@ by its budget), and Kernel Tuner 1.5.0's strategies in its simulation mode
 (bench/kernel_tuner_strategies.py, one run to the largest budget, read at
 each). Prints, per file and budget, Kiln's median, Kernel Tuner's best
 strategy there and its median, and whether Kiln is at or above it; then the
-means. `--kt-json` reuses a saved Kernel Tuner run (its --json output).
+means. `--kt-json` reuses a saved Kernel Tuner run (its --json output) and
+`--kt-log` one's printed lines (a run cut short before writing its JSON);
+both may be repeated, for a run done in parts.
 Kernel Tuner comes from build/kt-venv (bench/kernel_tuner_compare.sh makes it).
 """
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -38,10 +41,36 @@ def kiln_medians(args, budget):
     return {name_of(f["file"]): f["strategies"]["hybrid"][-1]["median"] for f in json.loads(out)}
 
 
+LOG_LINE = re.compile(r"^(\S+) (\S+): reaching .*; median at 0\.5/1/2/5% ([-0-9./]+); evaluations")
+
+
+def kt_from_log(path):
+    """kernel_tuner_strategies.py's printed lines as its --json entries
+    (medians only, which is all this comparison reads)."""
+    files = {}
+    with open(path) as f:
+        for line in f:
+            m = LOG_LINE.match(line)
+            if not m:
+                continue
+            name, strategy, medians = m.groups()
+            row = {}
+            for point, text in zip(("0.005", "0.01", "0.02", "0.05"), medians.split("/")):
+                if text != "-":
+                    row[point] = {"median": float(text)}
+            files.setdefault(name, {"file": name, "strategies": {}})["strategies"][strategy] = row
+    return list(files.values())
+
+
 def kt_runs(args, budgets):
-    if args.kt_json:
-        with open(args.kt_json) as f:
-            return json.load(f)
+    if args.kt_json or args.kt_log:
+        runs = []
+        for path in args.kt_json or []:
+            with open(path) as f:
+                runs += json.load(f)
+        for path in args.kt_log or []:
+            runs += kt_from_log(path)
+        return runs
     path = (args.json or "search_vs_kt") + ".kt.json"
     cmd = [args.kt_python, os.path.join(ROOT, "bench", "kernel_tuner_strategies.py"), "--seeds",
            str(args.seeds), "--budget-fraction", str(max(budgets)), "--json", path, *args.files]
@@ -59,11 +88,14 @@ def main():
     ap.add_argument("--budgets", default="0.005,0.01,0.02,0.05")
     ap.add_argument("--kiln-lab", default=os.path.join(ROOT, "build", "bin", "kiln-lab"))
     ap.add_argument("--kt-python", default=os.path.join(ROOT, "build", "kt-venv", "bin", "python"))
-    ap.add_argument("--kt-json")
+    ap.add_argument("--kt-json", action="append")
+    ap.add_argument("--kt-log", action="append")
     ap.add_argument("--json")
     args = ap.parse_args()
     budgets = [float(b) for b in args.budgets.split(",")]
-    kt = {name_of(e["file"]): e["strategies"] for e in kt_runs(args, budgets)}
+    kt = {}
+    for e in kt_runs(args, budgets):  # a later part's strategies add to an earlier's
+        kt.setdefault(name_of(e["file"]), {}).update(e["strategies"])
     rows = []
     for b in budgets:
         kiln = kiln_medians(args, b)

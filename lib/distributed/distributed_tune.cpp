@@ -10,30 +10,6 @@
 
 namespace kiln {
 
-const char* distributed_strategy_name(DistributedStrategy strategy) {
-  switch (strategy) {
-    case DistributedStrategy::kIndependent:
-      return "independent";
-    case DistributedStrategy::kBroadcast:
-      return "broadcast";
-    case DistributedStrategy::kParallel:
-      return "parallel";
-    case DistributedStrategy::kMerge:
-      return "merge";
-  }
-  return "?";
-}
-
-Result<DistributedStrategy> parse_distributed_strategy(std::string_view name) {
-  for (auto s : {DistributedStrategy::kIndependent, DistributedStrategy::kBroadcast,
-                 DistributedStrategy::kParallel, DistributedStrategy::kMerge}) {
-    if (name == distributed_strategy_name(s)) return s;
-  }
-  return make_error(ErrorCode::kInvalidArgument,
-                    "unknown distributed strategy \"" + std::string(name) +
-                        "\"; use independent, broadcast, parallel or merge");
-}
-
 namespace {
 
 // What one rank says after tuning its part: its decision's record (when it
@@ -289,11 +265,32 @@ void save_decision(TuningCache& cache, DistributedOutcome& outcome) {
   }
 }
 
+// The record the lowest rank that holds one has, on every rank; nullopt
+// when no rank holds one.
+Result<std::optional<TuningRecord>> known_anywhere(Collective& collective,
+                                                   const RankLookup& lookup) {
+  std::optional<TuningRecord> mine = lookup();
+  Result<std::vector<std::string>> all =
+      collective.all_gather(mine ? mine->to_json().dump() : std::string());
+  if (!all) return all.error();
+  for (std::size_t r = 0; r < all->size(); ++r) {
+    if ((*all)[r].empty()) continue;
+    try {
+      return std::optional<TuningRecord>(TuningRecord::from_json(nlohmann::json::parse((*all)[r])));
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kCorrupt,
+                        "rank " + std::to_string(r) + "'s cached record is malformed: " + e.what());
+    }
+  }
+  return std::optional<TuningRecord>();
+}
+
 }  // namespace
 
 Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedStrategy strategy,
                                             const TuneOptions& options, TuningCache& cache,
-                                            const RankTune& tune, std::string_view problem) {
+                                            const RankTune& tune, std::string_view problem,
+                                            const RankLookup& lookup) {
   DistributedOutcome outcome;
   TuneOptions mine = options;
   const int rank = collective.rank();
@@ -310,6 +307,18 @@ Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedS
   Result<std::vector<std::string>> problems = collective.all_gather(std::string(problem));
   if (!problems) return problems.error();
   if (Status same = check_problems_agree(*problems); !same.ok()) return same.error();
+  if (lookup) {
+    Result<std::optional<TuningRecord>> known = known_anywhere(collective, lookup);
+    if (!known) return known.error();
+    if (*known) {
+      outcome.record = std::move(**known);
+      outcome.served = true;
+      outcome.benchmarked_by_rank.assign(static_cast<std::size_t>(collective.size()), 0);
+      save_decision(cache, outcome);
+      outcome.collective_seconds = collective.seconds_in_collectives();
+      return outcome;
+    }
+  }
 
   // Every other strategy: nobody saves its own partial view; the decision
   // made from everyone's reports is saved below, the same on every rank.

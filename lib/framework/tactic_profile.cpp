@@ -175,12 +175,18 @@ struct ProfileRun {
   std::atomic<std::uint64_t>& failed;
 };
 
-// Every tactic of runner `r` timed (and checked) on the profile's inputs.
+// The tactics of runner `r` timed (and checked) on the profile's inputs:
+// those `take` accepts by their index in the pass (`index` counts on).
 void measure_runner(const ProfileRun& run, TunableRunner& runner, std::size_t r,
-                    std::set<int>& prepared, std::vector<Measurement>& measured) {
+                    std::set<int>& prepared, std::vector<Measurement>& measured,
+                    const std::function<bool(std::size_t)>* take, std::size_t& index) {
   std::vector<int> tactics = list_tactics(run.op, runner, run.args);
-  std::string unprepared = prepare_fresh(runner, run.args, tactics, prepared);
-  for (int t : tactics) {
+  std::vector<int> mine;
+  for (int t : tactics)
+    if (!take || (*take)(index++)) mine.push_back(t);
+  if (mine.empty()) return;
+  std::string unprepared = prepare_fresh(runner, run.args, mine, prepared);
+  for (int t : mine) {
     Measurement m;
     if (!unprepared.empty()) {
       m.outcome = Outcome::kCompileFailed;
@@ -230,6 +236,49 @@ TuningRecord profile_record(std::string_view op, std::span<TunableRunner* const>
 
 }  // namespace
 
+std::optional<std::vector<Measurement>> TacticTuner::measure_profile(
+    std::string_view op, std::span<TunableRunner* const> runners, const ArgList& inputs,
+    const TuningSpec& spec, std::span<const std::int64_t> profile,
+    std::vector<std::set<int>>& prepared, const std::function<bool(std::size_t)>* take) {
+  auto generated =
+      make_profile_inputs(inputs, spec, Profile(profile.begin(), profile.end()), options_.device);
+  if (!generated.ok()) {
+    KILN_LOG(kWarn) << op << ": cannot generate tuning inputs, profile not tuned: "
+                    << generated.error().describe();
+    return std::nullopt;
+  }
+  const ArgList& args = generated->args;
+  auto reference = reference_outputs(op, *runners[0], args, options_);
+  ProfileRun run{op, args, reference, options_, counters_->profiled, counters_->failed};
+  std::vector<Measurement> measured;
+  std::size_t index = 0;
+  for (std::size_t r = 0; r < runners.size(); ++r) {
+    measure_runner(run, *runners[r], r, prepared[r], measured, take, index);
+  }
+  return measured;
+}
+
+bool TacticTuner::settle_profile(std::string_view op, std::span<TunableRunner* const> runners,
+                                 const ArgList& inputs, const TuningSpec& spec,
+                                 std::span<const std::int64_t> profile, const TacticKey& key,
+                                 const std::vector<Measurement>& measured, TuningCache* target) {
+  counters_->tuned_profiles.fetch_add(1, std::memory_order_relaxed);
+  auto chosen = select_winner(measured, options_.selection);
+  if (!chosen) {
+    warn_nothing_ran(op, measured);
+    insert(key, Entry{0, kFallbackTactic, false});
+    return false;
+  }
+  const Measurement& best = measured[chosen->winner];
+  Entry entry{static_cast<std::uint32_t>(best.config.get_int("runner")),
+              static_cast<int>(best.config.get_int("tactic")), false};
+  insert(key, entry);
+  if (!target) return false;
+  target->put(profile_record(op, runners, inputs, spec, Profile(profile.begin(), profile.end()),
+                             identity_, entry, best, measured));
+  return true;
+}
+
 void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* const> runners,
                                 const ArgList& inputs, const TuningSpec& spec) {
   std::vector<Profile> profiles = spec.dynamic.empty() ? std::vector<Profile>(1) : spec.profiles();
@@ -248,41 +297,24 @@ void TacticTuner::tune_profiles(std::string_view op, std::span<TunableRunner* co
       insert(key, *e);
       continue;
     }
-    auto generated = make_profile_inputs(inputs, spec, profile, options_.device);
-    if (!generated.ok()) {
-      KILN_LOG(kWarn) << op << ": cannot generate tuning inputs, profile not tuned: "
-                      << generated.error().describe();
-      continue;
-    }
-    const ArgList& args = generated->args;
-    auto reference = reference_outputs(op, *runners[0], args, options_);
-    ProfileRun run{op, args, reference, options_, counters_->profiled, counters_->failed};
-    std::vector<Measurement> measured;
-    for (std::size_t r = 0; r < runners.size(); ++r) {
-      measure_runner(run, *runners[r], r, prepared[r], measured);
-    }
-    counters_->tuned_profiles.fetch_add(1, std::memory_order_relaxed);
-    auto chosen = select_winner(measured, options_.selection);
-    if (!chosen) {
-      warn_nothing_ran(op, measured);
-      insert(key, Entry{0, kFallbackTactic, false});
-      continue;
-    }
-    const Measurement& best = measured[chosen->winner];
-    Entry entry{static_cast<std::uint32_t>(best.config.get_int("runner")),
-                static_cast<int>(best.config.get_int("tactic")), false};
-    insert(key, entry);
-    if (!target) continue;
-    target->put(
-        profile_record(op, runners, inputs, spec, profile, identity_, entry, best, measured));
-    ++recorded;
+    auto measured = measure_profile(op, runners, inputs, spec, profile, prepared, nullptr);
+    if (!measured) continue;
+    recorded += settle_profile(op, runners, inputs, spec, profile, key, *measured, target);
   }
+  save_own(op, recorded, target);
+}
+
+void TacticTuner::save_own(std::string_view op, std::size_t recorded, TuningCache* target) {
   // A scope's file is saved when the scope ends; the tuner's own cache now.
   if (recorded > 0 && target && target == options_.cache) {
     auto saved = options_.cache->save();
     if (!saved.ok())
       KILN_LOG(kWarn) << op << ": tuning decisions not saved: " << saved.error().describe();
   }
+}
+
+TuningCache* TacticTuner::record_target_now() const {
+  return record_target(options_.cache, caches_);
 }
 
 }  // namespace kiln

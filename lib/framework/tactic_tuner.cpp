@@ -155,6 +155,9 @@ Choice TacticTuner::decide_slow(std::string_view op, std::span<TunableRunner* co
   if (auto e = from_table()) {
     return make(*e, e->fallback ? ChoiceSource::kFallback : ChoiceSource::kMemory);
   }
+  if (options_.collective && options_.strategy != DistributedStrategy::kIndependent) {
+    return decide_together(op, runners, inputs, spec, key, tuning);
+  }
   std::vector<std::int64_t> profile = spec.profile_of(inputs);
   if (auto e = from_caches(op, runners, inputs, spec, profile)) {
     insert(key, *e);

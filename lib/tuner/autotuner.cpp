@@ -18,33 +18,14 @@
 #include "pipeline.hpp"
 #include "search_memory.hpp"
 #include "search_run.hpp"
+#include "tune_call.hpp"
 #include "tuning_env.hpp"
 
 namespace kiln {
 
 using internal::CallState;
+using internal::served;
 using internal::TuneCall;
-
-namespace internal {
-
-// One call: what it tunes, where, and the keys its decision is filed under.
-struct TuneCall {
-  const TunableKernel& kernel;
-  const ArgList& args;
-  Device& device;
-  const TuneOptions& options;
-  ProblemKey problem;
-  CompileContext context;
-  DeviceIdentity identity;
-  Hash128 definition;
-  Hash128 key;  // the tuning key: problem, device, toolchain, environment, definition
-  // Tune again, whatever was decided or remembered before: TuneOptions'
-  // cache.retune, or KILN_RETUNE=1 for this process's first decision of
-  // the key.
-  bool retune = false;
-};
-
-}  // namespace internal
 
 Autotuner::Autotuner(Backend backend, ArtifactCache* artifacts, TuningCache* tunings)
     : backend_(std::move(backend)), artifacts_(artifacts), tunings_(tunings) {
@@ -57,18 +38,9 @@ Autotuner::~Autotuner() = default;
 
 namespace {
 
-DeviceIdentity identity_of(const Device& device) {
-  const DeviceProperties& p = device.properties();
-  return DeviceIdentity{p.arch, p.name, p.cc_major, p.cc_minor};
-}
-
 // Every failed config with its outcome and the first of its reason, for
 // the warning that no config ran correctly.
 // `result` once `st` says it was served, else the error.
-Result<TuneResult> served(const Status& st, TuneResult& result) {
-  if (!st.ok()) return st.error();
-  return std::move(result);
-}
 
 std::string failure_summary(const std::vector<Measurement>& measurements) {
   std::string reasons;
@@ -246,17 +218,7 @@ Result<TuneResult> Autotuner::tune(const TunableKernel& kernel, const ArgList& a
     throw Error(ErrorCode::kInvalidArgument,
                 "kernel '" + kernel.tmpl.name + "' has no launch rule: set TunableKernel::launch");
   }
-  TuneCall call{kernel,
-                args,
-                device,
-                opt,
-                problem_key(kernel.tmpl.name, args, kernel.buckets),
-                CompileContext{backend_.toolchain, CacheEnvRegistry::global().snapshot()},
-                identity_of(device),
-                definition_hash(kernel),
-                Hash128{}};
-  call.key = tuning_key(call.problem, call.identity.arch, backend_.toolchain, call.context.env,
-                        call.definition);
+  TuneCall call = internal::make_call(kernel, args, device, opt, backend_.toolchain);
 
   // A retune measures again what was decided before, in memory or on disk,
   // and every config remembered as failed, and its winner replaces that

@@ -18,6 +18,8 @@ const char* source_name(ResultSource source) {
       return "default";
     case ResultSource::kNearest:
       return "nearest";
+    case ResultSource::kAgreed:
+      return "agreed";
     case ResultSource::kFallback:
       return "fallback";
     case ResultSource::kFailed:

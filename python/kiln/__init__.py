@@ -22,6 +22,7 @@ from .errors import (
 from .kernel import CompiledKernel, Kernel, compile
 from .autotune import Autotuned, autotune
 from .framework import DynamicDim, Runner, choose_one, power_of_two_buckets, tuning
+from .distributed import set_collective
 
 __all__ = [
     "Config",
@@ -44,4 +45,5 @@ __all__ = [
     "power_of_two_buckets",
     "choose_one",
     "tuning",
+    "set_collective",
 ]

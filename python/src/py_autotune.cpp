@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "py_args.hpp"
+#include "py_collective.hpp"
 #include "py_errors.hpp"
 #include "py_gil.hpp"
 #include "py_kernel_spec.hpp"
@@ -309,7 +310,7 @@ class Autotuned {
     };
     {
       GilRelease release;
-      r = rt_->tuner->tune(core_.kernel, ca.args, rt_->device(), options);
+      r = tune_with_ranks(*rt_, core_.kernel, ca.args, ca.key, options);
     }
     pending->raise_if_pending();
     // NOTES: a signal that came after the last check is raised here, not

@@ -403,4 +403,8 @@ void register_framework(nb::module_& m) {
   m.def("_framework_clear_memory", [] { framework().tuner->clear_memory(); });
 }
 
+TacticTuner& framework_tuner() {
+  return *framework().tuner;
+}
+
 }  // namespace kiln::py

@@ -12,6 +12,7 @@ void register_compile(nb::module_& m);
 void register_autotune(nb::module_& m);
 void register_fixed_config(nb::module_& m);
 void register_framework(nb::module_& m);
+void register_collective(nb::module_& m);
 }  // namespace kiln::py
 
 NB_MODULE(_kiln, m) {
@@ -25,4 +26,5 @@ NB_MODULE(_kiln, m) {
   kiln::py::register_autotune(m);
   kiln::py::register_fixed_config(m);
   kiln::py::register_framework(m);
+  kiln::py::register_collective(m);
 }

@@ -163,5 +163,27 @@ TEST(DistributedStrategy, ParallelAsksTheTunerForItsShardWithSavingOff) {
   EXPECT_FALSE(seen.cache.save) << "a rank's partial view must not be saved";
 }
 
+TEST(DistributedStrategy, AnotherRanksCachedRecordServesThisRankWithoutTuning) {
+  // Rank 1 says its problem, then that its cache holds a record; rank 0
+  // (here) holds none and must not tune.
+  TuningRecord theirs = two_rank_record("k", "definition");
+  theirs.best = Config{{"BLOCK", std::int64_t{128}}};
+  TwoRankCollective two({"problem", theirs.to_json().dump()});
+  TuningCache cache = TuningCache::open_file("/nonexistent/never-written.json", true);
+  int tuned = 0;
+  Result<DistributedOutcome> out = tune_distributed(
+      two, DistributedStrategy::kMerge, TuneOptions{}, cache,
+      [&](const TuneOptions&) -> Result<TuneResult> {
+        ++tuned;
+        return make_error(ErrorCode::kInternal, "must not tune");
+      },
+      "problem", [] { return std::optional<TuningRecord>(); });
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(tuned, 0);
+  EXPECT_TRUE(out->served);
+  EXPECT_EQ(out->record.best, theirs.best);
+  EXPECT_EQ(out->benchmarked, 0u);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -54,6 +54,27 @@ std::string problem_text(const TuneRequest& request) {
          shape + (job->dtype.empty() ? "" : " dtype " + job->dtype) + " backend " + job->backend;
 }
 
+// A rank's cached decision, asked of every rank before anyone measures:
+// one rank's hit then serves all. Tuning off serves what is cached (or a
+// default, which is not a decision).
+RankLookup cached_decision(const TuneRequest& request, const TuneOptions& options,
+                           const Options& caches) {
+  return [&request, options, caches]() -> std::optional<TuningRecord> {
+    TuneOptions probe = options;
+    probe.tune = false;
+    try {
+      Result<TuneRun> run = tune_request(request, probe, caches);
+      if (run && run->result.record &&
+          (run->result.source == ResultSource::kMemory ||
+           run->result.source == ResultSource::kDisk))
+        return run->result.record;
+    } catch (const std::exception&) {
+      // The rank's tuning names what is wrong with its request.
+    }
+    return std::nullopt;
+  };
+}
+
 }  // namespace
 
 int run_distributed_tune(const TuneRequest& request, const TuneOptions& options,
@@ -90,8 +111,9 @@ int run_distributed_tune(const TuneRequest& request, const TuneOptions& options,
       return make_error(ErrorCode::kInternal, e.what());
     }
   };
-  Result<DistributedOutcome> outcome =
-      tune_distributed(world, *strategy, options, cache, tune, problem_text(request));
+  Result<DistributedOutcome> outcome = tune_distributed(
+      world, *strategy, options, cache, tune, problem_text(request),
+      options.cache.retune ? RankLookup() : cached_decision(request, options, caches));
   if (!outcome) {
     std::fprintf(stderr, "kiln tune: rank %d of %d: %s\n", world.rank(), world.size(),
                  outcome.error().message.c_str());

@@ -25,14 +25,12 @@
 
 namespace kiln {
 
-enum class DistributedStrategy { kIndependent, kBroadcast, kParallel, kMerge };
-const char* distributed_strategy_name(DistributedStrategy strategy);
-// kInvalidArgument listing the valid names.
-Result<DistributedStrategy> parse_distributed_strategy(std::string_view name);
-
 // One rank's tuning, as the caller runs it (Autotuner::tune, tune_request):
 // called with the options to use (saving off, the rank's shard set).
 using RankTune = std::function<Result<TuneResult>(const TuneOptions& options)>;
+// What this rank's caches already hold for the problem, without tuning
+// (Autotuner::lookup); nullopt for none.
+using RankLookup = std::function<std::optional<TuningRecord>()>;
 
 struct DistributedOutcome {
   TuningRecord record;          // the decision (identical on every rank but independent)
@@ -53,8 +51,12 @@ struct DistributedOutcome {
 // kInvalidArgument naming it; an empty text (a rank that cannot say) is
 // not compared. Records that name
 // different problems or kernel definitions are refused the same way.
+// `lookup`, when given, is asked first on every rank: a record any rank
+// holds is every rank's (the lowest such rank's) and nobody measures, so
+// one rank's hit never leaves the others tuning without it.
 Result<DistributedOutcome> tune_distributed(Collective& collective, DistributedStrategy strategy,
                                             const TuneOptions& options, TuningCache& cache,
-                                            const RankTune& tune, std::string_view problem = {});
+                                            const RankTune& tune, std::string_view problem = {},
+                                            const RankLookup& lookup = {});
 
 }  // namespace kiln

@@ -21,10 +21,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -33,9 +35,11 @@
 #include <vector>
 
 #include "kiln/cache/tuning_record.hpp"
+#include "kiln/core/collective.hpp"
 #include "kiln/framework/dynamic_shapes.hpp"
 #include "kiln/framework/runner.hpp"
 #include "kiln/tuner/compare.hpp"
+#include "kiln/tuner/measurement.hpp"
 #include "kiln/tuner/selection.hpp"
 
 namespace kiln {
@@ -90,6 +94,16 @@ struct TacticTunerOptions {
   // Empty: no check.
   std::vector<std::string> check_outputs;
   Tolerance tolerance;  // allclose, or cosine when min_cosine > 0
+  // Ranks that decide together (set_collective() sets it later too). With
+  // one, every decision this process has not made yet is a collective round:
+  // each rank says what its caches hold, and a decision any rank holds is
+  // every rank's (the lowest such rank's), so one rank's hit never leaves
+  // another tuning alone or waiting; when none holds one, the ranks tune it
+  // together as `strategy` says and every rank gets the identical winner.
+  // Every rank must then make the same choose_one calls in the same order
+  // (SPMD); ranks naming different problems get kiln::Error naming both.
+  std::shared_ptr<Collective> collective;
+  DistributedStrategy strategy = DistributedStrategy::kBroadcast;
 };
 
 // Counters of the slow paths (hits in this process's table are not
@@ -137,6 +151,13 @@ class TacticTuner {
   void clear_memory();
   std::size_t memory_size() const;
 
+  // Decide together with the ranks of `collective` from now on (null: alone
+  // again); decisions made alone before are forgotten, so that the next
+  // ones are agreed. kInvalidArgument for kIndependent (that is no
+  // collective: pass null).
+  void set_collective(std::shared_ptr<Collective> collective,
+                      DistributedStrategy strategy = DistributedStrategy::kBroadcast);
+
   TacticStats stats() const;
   const TuningIdentity& identity() const { return identity_; }
   const TacticTunerOptions& options() const { return options_; }
@@ -161,6 +182,32 @@ class TacticTuner {
                                    std::span<const std::int64_t> profile);
   void tune_profiles(std::string_view op, std::span<TunableRunner* const> runners,
                      const ArgList& inputs, const TuningSpec& spec);
+  // With a collective (lib/framework/tactic_agree.cpp): the decision agreed
+  // with every rank, and the tuning pass the ranks share.
+  Choice decide_together(std::string_view op, std::span<TunableRunner* const> runners,
+                         const ArgList& inputs, const TuningSpec& spec, const TacticKey& key,
+                         bool tuning);
+  void tune_profiles_together(std::string_view op, std::span<TunableRunner* const> runners,
+                              const ArgList& inputs, const TuningSpec& spec);
+  // One profile's (runner, tactic) pairs measured on generated inputs:
+  // those `take` accepts by their index in the pass (null: every pair);
+  // nullopt when its inputs cannot be generated.
+  std::optional<std::vector<Measurement>> measure_profile(
+      std::string_view op, std::span<TunableRunner* const> runners, const ArgList& inputs,
+      const TuningSpec& spec, std::span<const std::int64_t> profile,
+      std::vector<std::set<int>>& prepared, const std::function<bool(std::size_t)>* take);
+  // The winner of `measured` remembered (and recorded in `target`); whether
+  // a record was put there.
+  bool settle_profile(std::string_view op, std::span<TunableRunner* const> runners,
+                      const ArgList& inputs, const TuningSpec& spec,
+                      std::span<const std::int64_t> profile, const TacticKey& key,
+                      const std::vector<Measurement>& measured, TuningCache* target);
+  // The tuner's own cache saved when this pass recorded into it (a scope's
+  // file is saved when the scope ends).
+  void save_own(std::string_view op, std::size_t recorded, TuningCache* target);
+  // Where a tuning pass on this thread records: its scope's file, else the
+  // tuner's own cache.
+  TuningCache* record_target_now() const;
   void insert(const TacticKey& key, Entry entry);
   const std::unordered_map<TacticKey, Entry, TacticKeyHash>& snapshot();
 

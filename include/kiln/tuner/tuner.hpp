@@ -104,10 +104,14 @@ enum class ResultSource {
   // this call (in the space, kept by the early prune, launchable); its
   // record is TuneResult::record.
   kNearest,
+  // The ranks of a job agreed on this record (Autotuner::adopt): this rank
+  // may have measured part of it, or nothing.
+  kAgreed,
   kFallback,  // tuning ran but no config ran correctly: the heuristic default, unsaved
   kFailed,    // as kFallback, and the default cannot be built: launch() is an error
 };
-// "memory", "disk", "tuned", "default", "nearest", "fallback", "failed".
+// "memory", "disk", "tuned", "default", "nearest", "agreed", "fallback",
+// "failed".
 const char* source_name(ResultSource source);
 
 struct TuneResult {
@@ -218,6 +222,18 @@ class Autotuner {
   // recorded in the result; an error only when nothing can run at all.
   Result<TuneResult> tune(const TunableKernel& kernel, const ArgList& args, Device& device,
                           const TuneOptions& options = {});
+  // Serves `record`, a decision made elsewhere (the ranks of a job agreed
+  // on it: kiln/distributed/distributed_tune.hpp), for this call: remembered
+  // for the call's key in this process and its best config loaded
+  // (ResultSource::kAgreed). kInvalidArgument when that config is not in the
+  // kernel's space.
+  Result<TuneResult> adopt(const TunableKernel& kernel, const ArgList& args, Device& device,
+                           const TuningRecord& record, const TuneOptions& options = {});
+  // The record this process or the tuning cache holds for this call, as
+  // tune() would serve it (memory, then disk; none when retuning), without
+  // compiling or measuring anything; nullopt when there is none.
+  std::optional<TuningRecord> lookup(const TunableKernel& kernel, const ArgList& args,
+                                     Device& device, const TuneOptions& options = {});
   // tune() then one real launch (reset_to_zero applied), synchronised.
   Result<TuneResult> run(const TunableKernel& kernel, const ArgList& args, Device& device,
                          const TuneOptions& options = {});
