@@ -72,6 +72,26 @@ TEST(Distributed, MergeMeasuresEverythingEverywhereAndAgrees) {
   expect_one_decision(job, "merge");
 }
 
+TEST(Distributed, OneWarmRankServesEveryRankAndNobodyMeasures) {
+  KILN_REQUIRE_MPI();
+  MpiJob job;
+  expect_one_decision(job, "merge");
+  // Only rank 2 keeps its decision (a new node joining, caches lost).
+  for (int rank : {0, 1, 3})
+    std::filesystem::remove(job.dir() / "cache" / "tuning" /
+                            ("tuning.rank" + std::to_string(rank) + ".json"));
+  const std::string decision = job.saved_records(2)[0].dump();
+  DeadlineRun r = job.run(4, kTune + "merge");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<nlohmann::json> reports = job.rank_reports();
+  ASSERT_EQ(reports.size(), 4u) << r.out;
+  for (const auto& report : reports) {
+    EXPECT_TRUE(report["served"].get<bool>()) << report.dump();
+    EXPECT_EQ(report["benchmarked"], 0) << "rank " << report["rank"] << " measured";
+    EXPECT_EQ(report["record"]["best"].dump(), nlohmann::json::parse(decision)["best"].dump());
+  }
+}
+
 TEST(Distributed, IndependentRanksTuneAlone) {
   KILN_REQUIRE_MPI();
   MpiJob job;
