@@ -279,6 +279,8 @@ Result<TuneResult> Autotuner::tune_now(const TuneCall& call, TuneResult result) 
   if (out.interrupted) {
     std::size_t measured = 0;
     for (const auto& m : out.measurements) measured += m.ok();
+    result.measurements = out.measurements;
+    internal::report_interrupted(call.kernel.tmpl.name, call.problem, result, Options::global());
     return make_error(ErrorCode::kCancelled,
                       call.kernel.tmpl.name + ": the tuning run was interrupted after " +
                           std::to_string(measured) +

@@ -63,7 +63,7 @@ std::string decision_line(const std::string& kernel, const ProblemKey& problem,
 }
 
 Status append_measurements(const std::string& path, const std::string& kernel,
-                           const ProblemKey& problem, const TuneResult& result) {
+                           const ProblemKey& problem, const TuneResult& result, bool interrupted) {
   // A run id that no other run shares: this process, the time, a counter.
   static std::atomic<std::uint64_t> runs{0};
   const auto now = std::chrono::system_clock::now().time_since_epoch();
@@ -89,6 +89,7 @@ Status append_measurements(const std::string& path, const std::string& kernel,
       j["reason"] = m.reason();
     }
     j["winner"] = result.best && result.best->config == m.config;
+    if (interrupted) j["interrupted"] = true;
     const std::string line = j.dump() + "\n";
     if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()) && st.ok())
       st = make_error(ErrorCode::kIo,
@@ -105,6 +106,25 @@ void report_tuning(const std::string& kernel, const ProblemKey& problem,
     std::fprintf(stderr, "%s\n", decision_line(kernel, problem, *result).c_str());
   if (env.autotune_log.empty()) return;
   Status st = append_measurements(env.autotune_log.string(), kernel, problem, *result);
+  if (!st.ok()) log_once(LogLevel::kWarn, "KILN_AUTOTUNE_LOG", st.error().message);
+}
+
+void report_interrupted(const std::string& kernel, const ProblemKey& problem,
+                        const TuneResult& partial, const Options& env) {
+  if (env.print_autotuning) {
+    std::size_t measured = 0;
+    for (const auto& m : partial.measurements) measured += m.ok();
+    std::fprintf(stderr,
+                 "kiln autotuning %s for %s interrupted after %zu configs measured; no winner "
+                 "saved\n",
+                 kernel.c_str(), problem.canonical().c_str(), measured);
+  }
+  if (env.autotune_log.empty()) return;
+  // Cancelled configs were never measured: no line for them.
+  TuneResult measured;
+  for (const auto& m : partial.measurements)
+    if (m.outcome != Outcome::kCancelled) measured.measurements.push_back(m);
+  Status st = append_measurements(env.autotune_log.string(), kernel, problem, measured, true);
   if (!st.ok()) log_once(LogLevel::kWarn, "KILN_AUTOTUNE_LOG", st.error().message);
 }
 

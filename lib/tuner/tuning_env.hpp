@@ -16,11 +16,19 @@ namespace kiln::internal {
 void report_tuning(const std::string& kernel, const ProblemKey& problem,
                    const Result<TuneResult>& result, const Options& env);
 
+// After a run cut short (Ctrl-C, SIGTERM, a hook's interrupt): what it
+// measured is still logged, each line marked "interrupted", and the print
+// says no winner was saved; the journal lets the next run resume.
+void report_interrupted(const std::string& kernel, const ProblemKey& problem,
+                        const TuneResult& partial, const Options& env);
+
 // One run's measurements as JSON lines (kernel, key, run id, config, status,
-// median seconds or the reason), each appended with one write() to a file
-// opened O_APPEND, so lines from concurrent processes never interleave.
+// median seconds or the reason; "interrupted": true for a run cut short),
+// each appended with one write() to a file opened O_APPEND, so lines from
+// concurrent processes never interleave.
 Status append_measurements(const std::string& path, const std::string& kernel,
-                           const ProblemKey& problem, const TuneResult& result);
+                           const ProblemKey& problem, const TuneResult& result,
+                           bool interrupted = false);
 
 // The line KILN_PRINT_AUTOTUNING prints (Triton's "finished after ...; best
 // config selected"): kernel, key, winner, its time, configs measured.

@@ -59,3 +59,27 @@ def test_sigint_during_tuning_stops_it_and_raises_keyboard_interrupt(tmp_path):
     assert waited < 20, f"the run went on for {waited:.0f} s after Ctrl-C"
     tuning = tmp_path / "tuning" / "tuning.json"
     assert not tuning.exists() or "slow" not in tuning.read_text(), "an interrupted run was saved"
+
+
+def test_an_interrupted_run_still_logs_what_it_measured(tmp_path):
+    """KILN_AUTOTUNE_LOG keeps the measurements of a run cut short by Ctrl-C
+    (marked "interrupted"), and KILN_PRINT_AUTOTUNING says nothing was saved."""
+    import json
+
+    log = tmp_path / "tune.jsonl"
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"), KILN_AUTOTUNE_LOG=str(log),
+               KILN_PRINT_AUTOTUNING="1")
+    child = subprocess.Popen([sys.executable, "-c", CHILD], env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert child.stdout.readline().strip() == "tuning"
+    # Long enough for a few of the 0.4 s configs to finish on a slow machine.
+    time.sleep(4.0)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=300)
+    assert out.split() == ["interrupted", "6"], (out, err)
+    assert "interrupted after" in err and "no winner saved" in err, err
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert lines, "the interrupted run logged nothing"
+    assert all(line["interrupted"] and not line["winner"] for line in lines), lines
+    assert any(line["status"] == "ok" for line in lines), lines
