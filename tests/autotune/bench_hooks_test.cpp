@@ -6,6 +6,7 @@
 // refused with the fix.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <string>
@@ -141,6 +142,32 @@ TEST(BenchHooks, AHookErrorFailsOnlyItsConfigAndNamesTheHook) {
   EXPECT_FALSE(four.ok());
   EXPECT_NE(four.reason().find("the post_run hook failed: no fours"), std::string::npos)
       << four.reason();
+}
+
+// A hook's failure is the user's callable's, not the config's: a later run
+// (its record gone, as in a new process after a retune) measures it again.
+TEST(BenchHooks, AHookFailureIsNotRememberedAgainstTheConfig) {
+  testing::Session s("bench_hooks_not_remembered");
+  ASSERT_TRUE(s.device.ok());
+  AccCall call(128);
+  TuneOptions o = counted_options();
+  o.cache.save = true;  // failures are remembered only by runs that save
+  o.hooks.pre_run = [](const Config& c, const ArgList&) -> Status {
+    if (c.get_int("UNROLL") == 2) return make_error(ErrorCode::kInvalidArgument, "not now");
+    return ok_status();
+  };
+  auto first = s.tuner.tune(acc_kernel("hooks_not_remembered"), call.args, **s.device, o);
+  ASSERT_TRUE(first.ok()) << first.error().describe();
+  ASSERT_FALSE(measured(*first, 2).ok());
+  for (const auto& e : std::filesystem::directory_iterator(s.dir / "tuning"))
+    if (e.is_regular_file() && e.path().extension() == ".json") std::filesystem::remove(e.path());
+  TuningCache tunings(s.opts);
+  Autotuner tuner(testing::cpu_backend(), &s.artifacts, &tunings);
+  o.hooks = {};
+  auto second = tuner.tune(acc_kernel("hooks_not_remembered"), call.args, **s.device, o);
+  ASSERT_TRUE(second.ok()) << second.error().describe();
+  EXPECT_EQ(second->stats.skipped_failed_before, 0u);
+  EXPECT_TRUE(measured(*second, 2).ok()) << measured(*second, 2).reason();
 }
 
 TEST(BenchHooks, ABenchmarkersSamplesAreTheMeasurement) {
