@@ -159,7 +159,7 @@ Result<SearchRun> run_search(const TuneCall& call, const Backend& backend, Artif
   // Where benchmarks run, before anything runs: arguments that cannot go
   // where they are asked to, or a named worker that does not answer, are
   // this call's error.
-  auto plan = internal::plan_benchmarks(backend.bench, call.args, call.device);
+  auto plan = internal::plan_benchmarks(backend.bench, call.args, call.device, opt.hooks.any());
   if (!plan.ok()) return plan.error();
   auto state = CallState::capture(call.device, call.kernel, call.args);
   if (!state.ok()) return state.error();

@@ -26,10 +26,42 @@ constexpr double kWorkerHelloSeconds = 60;
 
 }  // namespace
 
-Result<BenchPlan> plan_benchmarks(const BenchPlacement& placement, const ArgList& args,
-                                  const Device& home) {
+namespace {
+
+// A run with host hooks (TuneOptions::hooks) benchmarks in one thread on the
+// caller's device with the caller's own arguments: a callable cannot cross
+// into a worker process, and the hooks must see the buffers the kernel runs
+// on (Triton users zero an output in pre_hook). kProcess cannot keep that.
+Result<BenchPlan> plan_for_hooks(const BenchPlacement& placement, const DeviceRef& home) {
+  if (placement.isolation == Isolation::kProcess) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "Isolation::kProcess cannot run the benchmark hooks (TuneOptions::hooks: "
+                      "pre_run, post_run, benchmark; Python's pre_hook, post_hook, do_bench): "
+                      "they are callables of this process. Use Isolation::kAuto or kThread "
+                      "(benchmarks in threads: a crashing config ends the process), or drop "
+                      "the hooks");
+  }
+  log_once(LogLevel::kInfo, "isolation-threads:hooks",
+           "benchmarking in threads on the caller's device: the run has benchmark hooks "
+           "(pre_run/post_run/benchmark), which cannot cross into a worker process; a config "
+           "that crashes ends this process");
   BenchPlan plan;
+  plan.devices = {home};
+  plan.home_only = true;
+  return plan;
+}
+
+}  // namespace
+
+Result<BenchPlan> plan_benchmarks(const BenchPlacement& placement, const ArgList& args,
+                                  const Device& home, bool host_hooks) {
   const DeviceRef home_ref = home.properties().ref;
+  if (host_hooks) {
+    auto plan = plan_for_hooks(placement, home_ref);
+    if (plan.ok() && home_ref.on_host()) plan->cpu_threads = home.properties().sm_count;
+    return plan;
+  }
+  BenchPlan plan;
   if (home_ref.on_host()) plan.cpu_threads = home.properties().sm_count;
 
   // (1) Processes or threads. A worker the user named, or kProcess, must

@@ -36,8 +36,11 @@ struct BenchPlan {
 // BenchPlacement::worker_path or KILN_WORKER) and the worker is missing or
 // does not answer its hello: the message names the setting and the fix.
 // kAuto with no worker named and none found falls back to threads (a
-// warning, once).
+// warning, once). `host_hooks` (TuneOptions::hooks set): one thread on the
+// caller's device and arguments (logged), and kProcess is an error naming
+// the fix.
 [[nodiscard]] Result<BenchPlan> plan_benchmarks(const BenchPlacement& placement,
-                                                const ArgList& args, const Device& home);
+                                                const ArgList& args, const Device& home,
+                                                bool host_hooks = false);
 
 }  // namespace kiln::internal

@@ -47,15 +47,40 @@ Status check(const std::map<std::string, std::vector<double>>& got, const Refere
   return ok_status();
 }
 
+// A hook's error as the config's failure: named, and marked so that the
+// failure is not remembered against the config (search_memory.cpp).
+Status hook_failure(const char* hook, const Status& st) {
+  ErrorInfo e = st.error();
+  e.message = std::string("the ") + hook + " hook failed: " + e.message;
+  e.details["hook"] = hook;
+  return e;
+}
+
 }  // namespace
 
+Status RunHooks::before() const {
+  if (!hooks || !hooks->pre_run) return ok_status();
+  Status st = hooks->pre_run(*config, *args);
+  return st.ok() ? st : hook_failure("pre_run", st);
+}
+
+Status RunHooks::after(const Status& run) const {
+  if (!hooks || !hooks->post_run) return run;
+  Status st = hooks->post_run(*config, *args, run);
+  if (!run.ok()) return run;  // the run's own error stays the evidence
+  return st.ok() ? st : hook_failure("post_run", st);
+}
+
 Status run_once(Device& device, const LoadedKernel& kernel, const LaunchGeometry& geometry,
-                const KernelArgs& packed, const CallState& state, bool checked) {
+                const KernelArgs& packed, const CallState& state, bool checked,
+                const RunHooks& hooks) {
   Status st = state.prepare(device, nullptr, checked);
   if (!st.ok()) return st;
-  st = device.launch(kernel, launch_config(geometry), packed);
+  st = hooks.before();
   if (!st.ok()) return st;
-  return device.synchronize();
+  st = device.launch(kernel, launch_config(geometry), packed);
+  if (st.ok()) st = device.synchronize();
+  return hooks.after(st);
 }
 
 Result<LaunchGeometry> launch_geometry(const TunableKernel& kernel, const Config& config,
@@ -140,11 +165,15 @@ struct TimedRun {
   Event& stop;
 };
 
-// One timed repetition: preparation stays outside the events.
-Result<double> timed_run(Device& device, const TimedRun& r, const MeasureInputs& in) {
+// One timed repetition: preparation and the hooks stay outside the events
+// (the pre_run hook before the delay, which keeps host work out).
+Result<double> timed_run(Device& device, const TimedRun& r, const MeasureInputs& in,
+                         const RunHooks& hooks) {
   const TuneOptions& opt = *in.options;
   Status st = in.state->prepare(device, r.on);
-  if (st.ok() && opt.measure.cold_l2) st = device.flush_caches(touched_spans(*in.args), r.on);
+  if (st.ok()) st = hooks.before();
+  if (!st.ok()) return st.error();
+  if (opt.measure.cold_l2) st = device.flush_caches(touched_spans(*in.args), r.on);
   if (st.ok() && opt.measure.delay_us > 0) st = device.delay(opt.measure.delay_us, r.on);
   if (st.ok()) st = device.record(r.start, r.on);
   if (st.ok()) {
@@ -154,6 +183,7 @@ Result<double> timed_run(Device& device, const TimedRun& r, const MeasureInputs&
   }
   if (st.ok()) st = device.record(r.stop, r.on);
   if (st.ok()) st = device.synchronize(r.on);
+  st = hooks.after(st);
   if (!st.ok()) return st.error();
   auto ms = device.elapsed_ms(r.start, r.stop);
   if (!ms.ok()) return ms.error();
@@ -169,53 +199,98 @@ Measurement success(const Artifact& artifact, std::vector<double> samples) {
   return m;
 }
 
-}  // namespace
+// What the runs after the checked one share.
+struct Runs {
+  Device& device;
+  const Artifact& artifact;
+  const LoadedKernel& loaded;
+  const LaunchGeometry& geometry;
+  const KernelArgs& packed;
+  const MeasureInputs& in;
+  const RunHooks& hooks;
+};
 
-Measurement measure(Device& device, const Artifact& artifact, const LaunchGeometry& geometry,
-                    const MeasureInputs& in) {
-  const TuneOptions& opt = *in.options;
-  auto loaded = device.load(artifact);
-  if (!loaded.ok()) return failure(artifact, Outcome::kLoadFailed, loaded.error());
-  KernelArgs packed = pack(*in.args);
-
-  // (1) One checked run; its host-clock time sizes the repetitions.
-  auto t0 = std::chrono::steady_clock::now();
-  Status st = run_once(device, *loaded, geometry, packed, *in.state, /*checked=*/true);
-  double first = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error());
-  if (auto failed = check_first_run(device, artifact, in)) return std::move(*failed);
-
-  // (2) Short profile: as many repetitions as fit in target_seconds.
+// (2) and (3) as Kiln times them: warm-ups, then as many repetitions as fit
+// in target_seconds (`first`: the checked run's time), with device events.
+Measurement kiln_timing(const Runs& r, double first) {
+  const TuneOptions& opt = *r.in.options;
   int reps = repetitions(opt, first);
   for (int i = 1; i < opt.measure.warmup; ++i) {  // the checked run was the first warm-up
-    st = run_once(device, *loaded, geometry, packed, *in.state);
-    if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error());
+    Status st = run_once(r.device, r.loaded, r.geometry, r.packed, *r.in.state, false, r.hooks);
+    if (!st.ok()) return failure(r.artifact, Outcome::kLaunchFailed, st.error());
   }
-
-  // (3) Timed repetitions with device events; preparation stays outside.
-  auto start = device.create_event();
-  auto stop = device.create_event();
+  auto start = r.device.create_event();
+  auto stop = r.device.create_event();
   if (!start.ok() || !stop.ok()) {
-    return failure(artifact, Outcome::kLaunchFailed,
+    return failure(r.artifact, Outcome::kLaunchFailed,
                    (start.ok() ? stop.error() : start.error()).describe());
   }
   std::optional<Graph> graph;
   std::optional<Stream> stream;
-  if (opt.measure.graphs) capture_graph(device, *loaded, geometry, packed, graph, stream);
-  TimedRun run{*loaded, geometry, packed, graph, stream ? &*stream : nullptr, *start, *stop};
+  if (opt.measure.graphs) capture_graph(r.device, r.loaded, r.geometry, r.packed, graph, stream);
+  TimedRun run{r.loaded, r.geometry, r.packed, graph, stream ? &*stream : nullptr, *start, *stop};
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(reps));
   for (int i = 0; i < reps; ++i) {
-    auto seconds = timed_run(device, run, in);
-    if (!seconds.ok()) return failure(artifact, Outcome::kLaunchFailed, seconds.error());
+    auto seconds = timed_run(r.device, run, r.in, r.hooks);
+    if (!seconds.ok()) return failure(r.artifact, Outcome::kLaunchFailed, seconds.error());
     samples.push_back(*seconds);
     // Clearly slower than the best so far even at its fastest: stop here.
-    if (in.stop_above_seconds > 0 && i + 1 >= opt.measure.early_stop_reps &&
-        *std::min_element(samples.begin(), samples.end()) > in.stop_above_seconds) {
+    if (r.in.stop_above_seconds > 0 && i + 1 >= opt.measure.early_stop_reps &&
+        *std::min_element(samples.begin(), samples.end()) > r.in.stop_above_seconds) {
       break;
     }
   }
-  return success(artifact, std::move(samples));
+  return success(r.artifact, std::move(samples));
+}
+
+// (2) and (3) by the user's benchmarker (BenchHooks::benchmark): its samples
+// are the measurement. The first failed run fails the config, whatever the
+// benchmarker made of it; so do samples that are no times.
+Measurement user_timing(const Runs& r) {
+  std::optional<ErrorInfo> run_failed;
+  const std::function<Status()> run = [&]() -> Status {
+    Status st = run_once(r.device, r.loaded, r.geometry, r.packed, *r.in.state, false, r.hooks);
+    if (!st.ok() && !run_failed) run_failed = st.error();
+    return st;
+  };
+  Result<std::vector<double>> samples = r.in.options->hooks.benchmark(r.artifact.config, run);
+  if (run_failed) return failure(r.artifact, Outcome::kLaunchFailed, *run_failed);
+  auto refused = [&](const Status& why) {
+    return failure(r.artifact, Outcome::kLaunchFailed, hook_failure("benchmark", why).error());
+  };
+  if (!samples.ok()) return refused(samples.error());
+  if (samples->empty()) {
+    return refused(make_error(ErrorCode::kInvalidArgument, "it returned no time samples"));
+  }
+  for (double t : *samples) {
+    if (std::isfinite(t) && t >= 0) continue;
+    return refused(make_error(ErrorCode::kInvalidArgument,
+                              "it returned the time " + std::to_string(t) +
+                                  " s: samples are in seconds, finite and not negative"));
+  }
+  return success(r.artifact, std::move(*samples));
+}
+
+}  // namespace
+
+Measurement measure(Device& device, const Artifact& artifact, const LaunchGeometry& geometry,
+                    const MeasureInputs& in) {
+  auto loaded = device.load(artifact);
+  if (!loaded.ok()) return failure(artifact, Outcome::kLoadFailed, loaded.error());
+  KernelArgs packed = pack(*in.args);
+  const RunHooks hooks{&in.options->hooks, &artifact.config, in.args};
+
+  // (1) One checked run; its host-clock time sizes the repetitions.
+  auto t0 = std::chrono::steady_clock::now();
+  Status st = run_once(device, *loaded, geometry, packed, *in.state, /*checked=*/true, hooks);
+  double first = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!st.ok()) return failure(artifact, Outcome::kLaunchFailed, st.error());
+  if (auto failed = check_first_run(device, artifact, in)) return std::move(*failed);
+
+  // (2) Warm-ups and (3) timed repetitions, Kiln's or the user's.
+  const Runs runs{device, artifact, *loaded, geometry, packed, in, hooks};
+  return in.options->hooks.benchmark ? user_timing(runs) : kiln_timing(runs, first);
 }
 
 }  // namespace kiln::internal

@@ -53,9 +53,24 @@ Result<LaunchGeometry> launch_geometry(const TunableKernel& kernel, const Config
 // poisons the context: every later call fails). An error when it does not.
 Status probe_device(Device& device);
 
-// One run of a loaded kernel as the real call makes it: prepare, launch,
-// sync. A `checked` run starts from the outputs' first contents.
+// The benchmark hooks (TuneOptions::hooks) of one config's runs. An error
+// of a hook names it and carries details["hook"]: the config failed, but
+// not by its own fault, so the failure is not remembered against it.
+struct RunHooks {
+  const BenchHooks* hooks = nullptr;  // null: none
+  const Config* config = nullptr;
+  const ArgList* args = nullptr;
+
+  Status before() const;
+  // The run's status, else the post_run hook's error.
+  Status after(const Status& run) const;
+};
+
+// One run of a loaded kernel as the real call makes it: prepare, the
+// pre_run hook, launch, sync, the post_run hook. A `checked` run starts
+// from the outputs' first contents.
 Status run_once(Device& device, const LoadedKernel& kernel, const LaunchGeometry& geometry,
-                const KernelArgs& packed, const CallState& state, bool checked = false);
+                const KernelArgs& packed, const CallState& state, bool checked = false,
+                const RunHooks& hooks = {});
 
 }  // namespace kiln::internal

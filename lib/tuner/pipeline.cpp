@@ -71,6 +71,8 @@ Status prepare_calls(PipelineInputs& in, PlannedWorkers& workers) {
   call->reference = in.reference;
   call->options = in.options;
   // A worker left behind by a hung config holds no callback of the caller's.
+  // The benchmark hooks stay: they make the plan home_only, whose worker
+  // borrows the caller's device, and the run waits for such a worker.
   call->options.check.reference_fn = nullptr;
   call->args = in.args;
   call->state = in.state;

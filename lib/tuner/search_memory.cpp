@@ -119,6 +119,9 @@ std::vector<FailedConfig> failures_to_remember(const std::vector<Measurement>& m
     // NOTES: a config the budget cut short is kCancelled, not kTimeout:
     // only a compile or benchmark past its own deadline is the config's.
     if (!remembered_outcome(m.outcome)) continue;
+    // A benchmark hook's failure (measure.hpp, RunHooks) is the user's
+    // callable's, not the config's: the next run measures it again.
+    if (m.error.details.count("hook")) continue;
     const std::string why = m.reason();
     // The message and the compiler's log first: the other details (the
     // options, the search list) would fill the 500 characters kept.

@@ -22,6 +22,9 @@ def kernel_spec(kernel, *, configs=None, space=None, constraints=None, default=N
     params, listed, default = _space_of(configs, space, default)
     cons = _constraints_of(constraints)
     top_k = prune.get("top_k", 0)
+    # The code of what decides a config's outputs or the space enters the
+    # key; the benchmark hooks do not: they prepare and time runs (see
+    # BenchHooks in kiln/tuner/tune_options.hpp).
     version = "|".join([
         kernel.version,
         _code_of(kernel.grid), _code_of(kernel.block), _code_of(kernel.shared_bytes),
@@ -59,7 +62,7 @@ def kernel_spec(kernel, *, configs=None, space=None, constraints=None, default=N
     tuning = dict(tuning or {})
     for name in ("max_configs", "budget_s", "warmup", "rep", "deadline_s", "rtol", "atol",
                  "effort", "warm_start", "finalists", "min_reps", "max_reps", "early_stop",
-                 "delay_us", "compile_deadline_s"):
+                 "delay_us", "compile_deadline_s", "pre_hook", "post_hook", "do_bench"):
         spec[name] = tuning.get(name)
     spec["search"] = tuning.get("search")
     spec["cold_cache"] = bool(tuning.get("cold_cache", False))

@@ -13,6 +13,7 @@ from . import _kiln
 from .config import Config
 from .errors import ConfigError
 from ._spec import kernel_spec
+from ._tuning import _check_number, checked_tuning, merged_tuning
 from .kernel import Kernel
 
 
@@ -30,17 +31,14 @@ def autotune(
     rtol: float | None = None,
     atol: float | None = None,
     reference: Callable | None = None,
-    search: str = "auto",
-    max_configs: int | None = None,
-    budget_s: float | None = None,
-    warmup: int | None = None,
-    rep: float | None = None,
     outputs: Sequence[str] | None = None,
-    deadline_s: float | None = None,
+    search: str | None = None, max_configs: int | None = None, budget_s: float | None = None,
+    warmup: int | None = None, rep: float | None = None, deadline_s: float | None = None,
     effort: str | None = None, warm_start: int | None = None, finalists: int | None = None,
-    cold_cache: bool = False, cuda_graph: bool = False, min_reps: int | None = None,
+    cold_cache: bool | None = None, cuda_graph: bool | None = None, min_reps: int | None = None,
     max_reps: int | None = None, early_stop: float | None = None, delay_us: float | None = None,
-    compile_deadline_s: float | None = None,
+    compile_deadline_s: float | None = None, pre_hook: Callable | None = None,
+    post_hook: Callable | None = None, do_bench: Callable | None = None,
 ):
     """Decorates a ``kiln.Kernel`` into a tuned callable (``Autotuned``).
 
@@ -68,42 +66,46 @@ def autotune(
     check, rtol, atol, reference  output checking: each config's outputs
                    against the default config's (or ``reference(*args)``,
                    which writes the expected outputs in place)
-    search, max_configs, budget_s  the search strategy ("auto": every config
-                   when the budget covers the space, else "hybrid") and its budget
+    outputs        the arguments compared (default: tensors but "const T*" ones, unless all are)
+
+    The tuning keywords (a kiln.Kernel's defaults too; these win over the
+    kernel's, KILN_SEARCH / KILN_EFFORT / KILN_BUDGET_S over both):
+    search, max_configs, budget_s  the strategy ("auto": every config when
+                   the budget covers the space, else "hybrid") and its budget
     warmup, rep    warm-up runs per config; milliseconds of timed runs
-    outputs        the arguments compared (default: every tensor but those declared
-                   "const T*", unless all are)
-    deadline_s     seconds a config's benchmark may take before it is
-                   abandoned as hung (default 10)
+    deadline_s     seconds before a config's benchmark is abandoned as hung
     effort, warm_start, finalists, cold_cache, cuda_graph, min_reps, max_reps, early_stop,
-    delay_us, compile_deadline_s: the C++ options, tabled in docs/python.md, as is
-    the environment (KILN_SEARCH, KILN_EFFORT, KILN_BUDGET_S win over these).
+    delay_us, compile_deadline_s: the C++ options (docs/python.md)
+    pre_hook(nargs), post_hook(nargs, exception), do_bench(fn): Triton's, around
+                   each benchmark run (nargs: the call's own arguments by name
+                   plus the config's); do_bench returns milliseconds. With any
+                   set, benchmarks run in a thread (no crash isolation).
     """
     key, buckets = _checked_key(key, configs, space)
     prune = _checked_options(
-        reset_to_zero=reset_to_zero, restore_value=restore_value, outputs=outputs,
-        max_configs=max_configs, warmup=warmup, rep=rep, budget_s=budget_s,
-        deadline_s=deadline_s, rtol=rtol, atol=atol, prune_configs_by=prune_configs_by,
-        reference=reference, search=search)
-    measure = _checked_measure(search=search, effort=effort, warm_start=warm_start,
-                               finalists=finalists, cold_cache=cold_cache, cuda_graph=cuda_graph,
-                               min_reps=min_reps, max_reps=max_reps, early_stop=early_stop,
-                               delay_us=delay_us, compile_deadline_s=compile_deadline_s)
+        reset_to_zero=reset_to_zero, restore_value=restore_value, outputs=outputs, rtol=rtol,
+        atol=atol, prune_configs_by=prune_configs_by, reference=reference)
+    tuning = checked_tuning(dict(
+        search=search, max_configs=max_configs, budget_s=budget_s, warmup=warmup, rep=rep,
+        deadline_s=deadline_s, effort=effort, warm_start=warm_start, finalists=finalists,
+        cold_cache=cold_cache, cuda_graph=cuda_graph, min_reps=min_reps, max_reps=max_reps,
+        early_stop=early_stop, delay_us=delay_us, compile_deadline_s=compile_deadline_s,
+        pre_hook=pre_hook, post_hook=post_hook, do_bench=do_bench))
 
     return functools.partial(_decorate, dict(
         configs=configs, space=space, constraints=constraints, key=key, buckets=buckets,
         default=default, prune=prune, reset_to_zero=list(reset_to_zero),
         restore_value=list(restore_value), check=check, rtol=rtol, atol=atol,
-        reference=reference, search=search, max_configs=max_configs, budget_s=budget_s,
-        warmup=warmup, rep=rep, outputs=outputs, deadline_s=deadline_s, measure=measure))
+        reference=reference, outputs=outputs), tuning)
 
 
-def _decorate(declared: dict, kernel: Kernel) -> "Autotuned":
-    """What ``kiln.autotune(...)`` returns, applied to the kernel."""
+def _decorate(declared: dict, tuning: dict, kernel: Kernel) -> "Autotuned":
+    """What ``kiln.autotune(...)`` returns, applied to the kernel: its
+    tuning keywords over the kernel's."""
     if not isinstance(kernel, Kernel):
         raise ConfigError(f"kiln.autotune decorates a kiln.Kernel, got {type(kernel).__name__}",
                           code="invalid_argument")
-    return Autotuned(kernel, **declared)
+    return Autotuned(kernel, **declared, tuning=merged_tuning(kernel.tuning, tuning))
 
 
 def _checked_key(key, configs, space) -> tuple:
@@ -169,21 +171,15 @@ def _bucket_rule(what: str, rule) -> tuple:
     return sizes, None
 
 
-def _checked_options(*, reset_to_zero, restore_value, outputs, max_configs, warmup, rep,
-                     budget_s, deadline_s, rtol, atol, prune_configs_by, reference,
-                     search) -> dict:
-    """The options, each checked before the native side reads it; returns
-    prune_configs_by as a dict."""
+def _checked_options(*, reset_to_zero, restore_value, outputs, rtol, atol, prune_configs_by,
+                     reference) -> dict:
+    """The options beyond the tuning keywords (_tuning.py), each checked
+    before the native side reads it; returns prune_configs_by as a dict."""
     for what, names in (("reset_to_zero", reset_to_zero), ("restore_value", restore_value),
                         ("outputs", outputs)):
         if isinstance(names, str):
             raise ConfigError(f"{what}={names!r} is a string: give a list of argument names, "
                               f"e.g. {what}=[{names!r}]", code="invalid_argument")
-    _check_number("max_configs", max_configs, integer=True, minimum=0)
-    _check_number("warmup", warmup, integer=True, minimum=0, maximum=1_000_000)
-    _check_number("rep", rep, minimum=0)
-    _check_number("budget_s", budget_s, minimum=0)
-    _check_number("deadline_s", deadline_s, minimum=0, positive=True)
     _check_number("rtol", rtol, minimum=0)
     _check_number("atol", atol, minimum=0)
     prune = dict(prune_configs_by or {})
@@ -203,66 +199,7 @@ def _checked_options(*, reset_to_zero, restore_value, outputs, max_configs, warm
     if reference is not None and not callable(reference):
         raise ConfigError(f"reference is a {type(reference).__name__}: give a function that "
                           "writes the expected outputs in place", code="invalid_argument")
-    if not isinstance(search, str):
-        raise ConfigError(f"search={search!r}: give a strategy name such as \"auto\"",
-                          code="invalid_argument")
     return prune
-
-
-def _checked_measure(*, search, **measure) -> dict:
-    """The search and measurement knobs beyond Triton's, checked; as the
-    native side reads them (None: the C++ default)."""
-    effort = measure["effort"]
-    if effort is not None and effort not in ("quick", "default", "full"):
-        raise ConfigError(f"effort={effort!r}: give \"quick\", \"default\" or \"full\"",
-                          code="invalid_argument")
-    if effort is not None and search != "auto":
-        raise ConfigError(f"effort={effort!r} sizes the auto search, which search={search!r} "
-                          "bypasses: drop effort, or size it with max_configs",
-                          code="invalid_argument")
-    for name in ("warm_start", "finalists"):
-        _check_number(name, measure[name], integer=True, minimum=0, maximum=1_000_000)
-    for name in ("min_reps", "max_reps"):
-        _check_number(name, measure[name], integer=True, minimum=1, maximum=1_000_000)
-    if (measure["min_reps"] is not None and measure["max_reps"] is not None
-            and measure["min_reps"] > measure["max_reps"]):
-        raise ConfigError(f"min_reps={measure['min_reps']} is above max_reps="
-                          f"{measure['max_reps']}", code="invalid_argument")
-    _check_number("early_stop", measure["early_stop"], minimum=0)
-    if measure["early_stop"] is not None and 0 < measure["early_stop"] < 1:
-        raise ConfigError(f"early_stop={measure['early_stop']!r} would stop configs faster than "
-                          "the best: give 0 (off) or a factor of 1 or more", code="invalid_argument")
-    _check_number("delay_us", measure["delay_us"], minimum=0)
-    _check_number("compile_deadline_s", measure["compile_deadline_s"], minimum=0, positive=True)
-    for name in ("cold_cache", "cuda_graph"):
-        if not isinstance(measure[name], bool):
-            raise ConfigError(f"{name}={measure[name]!r}: give True or False",
-                              code="invalid_argument")
-    return measure
-
-
-def _check_number(name: str, value, *, integer: bool = False, minimum=None, maximum=None,
-                  positive: bool = False) -> None:
-    """A numeric option checked here: the native side would read a NaN, a
-    negative count or a string as garbage (a NaN ``rep`` aborted the
-    interpreter) or as a bare std::bad_cast."""
-    if value is None:
-        return
-    import math
-    import numbers
-
-    kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind):
-        want = "an int" if integer else "a number"
-        raise ConfigError(f"{name}={value!r} is a {type(value).__name__}: give {want}",
-                          code="invalid_argument")
-    if not integer and not math.isfinite(value):
-        raise ConfigError(f"{name}={value!r}: give a finite number", code="invalid_argument")
-    if (minimum is not None and value < minimum) or (positive and value <= 0):
-        bound = "greater than 0" if positive else f"at least {minimum}"
-        raise ConfigError(f"{name}={value!r}: it must be {bound}", code="invalid_argument")
-    if maximum is not None and value > maximum:
-        raise ConfigError(f"{name}={value!r}: it must be at most {maximum}", code="invalid_argument")
 
 
 class Autotuned(_kiln._Autotuned):
@@ -271,11 +208,8 @@ class Autotuned(_kiln._Autotuned):
     call; ``stats()``, ``measurements(key)`` and ``trace(path)`` report."""
 
     def __init__(self, kernel: Kernel, *, configs, space, constraints, key, buckets, default, prune,
-                 reset_to_zero, restore_value, check, rtol, atol, reference, search,
-                 max_configs, budget_s, warmup, rep, outputs, deadline_s, measure=None):
-        tuning = {"search": search, "max_configs": max_configs, "budget_s": budget_s,
-                  "warmup": warmup, "rep": rep, "deadline_s": deadline_s, "rtol": rtol,
-                  "atol": atol, **(measure or {})}
+                 reset_to_zero, restore_value, check, rtol, atol, reference, outputs, tuning):
+        tuning = {**tuning, "rtol": rtol, "atol": atol}
         super().__init__(kernel_spec(
             kernel, configs=configs, space=space, constraints=constraints, default=default,
             prune=prune, key=key, buckets=buckets, outputs=outputs, restore_value=restore_value,

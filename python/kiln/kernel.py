@@ -51,7 +51,14 @@ class Kernel:
 
     Decorate it with ``kiln.autotune`` to tune it; call it directly with a
     config's parameters as keywords to run that config:
-    ``kernel(*args, BLOCK=1024)``."""
+    ``kernel(*args, BLOCK=1024)``.
+
+    ``**tuning``: ``kiln.autotune``'s tuning keywords (search, max_configs,
+    budget_s, warmup, rep, deadline_s, effort, warm_start, finalists,
+    cold_cache, cuda_graph, min_reps, max_reps, early_stop, delay_us,
+    compile_deadline_s, pre_hook, post_hook, do_bench) as this kernel's
+    defaults: one given to ``kiln.autotune`` wins over the kernel's, and the
+    environment (KILN_SEARCH, KILN_EFFORT, KILN_BUDGET_S) over both."""
 
     def __init__(
         self,
@@ -67,7 +74,9 @@ class Kernel:
         headers: Mapping[str, str] | None = None,
         name: str | None = None,
         version: str | None = None,
+        **tuning,
     ):
+        from ._tuning import checked_tuning
         from .errors import ConfigError
 
         if not isinstance(source, str) or not source.strip():
@@ -90,6 +99,8 @@ class Kernel:
         self.headers = dict(headers or {})
         self.name = name or _name_of_entry(entry)
         self.version = version or ""
+        # The tuning defaults given (checked as kiln.autotune checks its own).
+        self.tuning = checked_tuning(tuning, who="kiln.Kernel")
         self._direct: dict = {}
 
     def __call__(self, *args, stream=None, **params):

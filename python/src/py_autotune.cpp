@@ -137,7 +137,8 @@ class Autotuned {
     throw Error(ErrorCode::kInvalidArgument,
                 core_.name() +
                     " was called from inside its own tuning (by early_config_prune, perf_model, "
-                    "reference, a constraint or the launch rule while it tunes): that call "
+                    "reference, pre_hook, post_hook, do_bench, a constraint or the launch rule "
+                    "while it tunes): that call "
                     "would wait forever for the tuning it is part of. Call another kernel "
                     "there: run a fixed config of the kiln.Kernel (kernel(*args, BLOCK=...)), "
                     "compile it separately with kiln.compile, or tune it in a second "

@@ -311,12 +311,18 @@ class Scope {
     }
     skip_.insert(skip.begin(), skip.end());
     if (cache) {
+      // Without the GIL: attaching and detaching take the tuner's lock,
+      // which a thread deciding in choose_one holds while it waits for the
+      // GIL to call a runner (a deadlock seen in the test suite).
+      GilRelease release;
       file_ = std::make_shared<TuningFile>(*framework().tuner, *cache, rank);
       owns_file_ = true;
     }
   }
   void close() {
-    if (owns_file_) file_->close();  // an inner block still holding it no longer records into it
+    if (!owns_file_) return;
+    GilRelease release;
+    file_->close();  // an inner block still holding it no longer records into it
   }
   std::string file() const { return owns_file_ ? file_->path().string() : std::string(); }
   bool tune() const { return tune_; }

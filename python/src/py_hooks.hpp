@@ -89,6 +89,8 @@ struct Hooks {
   bool constant_geometry = true;
   LaunchGeometry constant;
   nanobind::object perf_model, early_config_prune, reference;
+  // Around benchmark runs (py_bench_hooks.cpp); None when not given.
+  nanobind::object pre_hook, post_hook, do_bench;
   std::vector<nanobind::object> constraints;  // callables of a config dict (kept alive here)
   // The call being tuned (set under the tuning lock): name -> argument.
   nanobind::dict named;

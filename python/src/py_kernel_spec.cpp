@@ -285,6 +285,7 @@ TuneOptions read_tune_options(nb::dict spec, KernelSpec& ks) {
   if (!spec["warmup"].is_none()) o.measure.warmup = nb::cast<int>(spec["warmup"]);
   if (!spec["rep"].is_none()) o.measure.target_seconds = nb::cast<double>(spec["rep"]) / 1000.0;
   read_measure_options(spec, o);
+  read_bench_hooks(spec, ks, o);
   o.check.enabled = nb::cast<bool>(spec["check"]);
   if (!spec["rtol"].is_none() || !spec["atol"].is_none()) {
     Tolerance t;

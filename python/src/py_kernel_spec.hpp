@@ -59,7 +59,12 @@ struct KernelSpec {
 // it is read (kiln.ConfigError naming what is wrong).
 void read_kernel_spec(nanobind::dict spec, KernelSpec& ks);
 
-// The tuning options of `spec`: search, budget, timing, the output check.
+// The tuning options of `spec`: search, budget, timing, the output check,
+// the benchmark hooks.
 TuneOptions read_tune_options(nanobind::dict spec, KernelSpec& ks);
+
+// pre_hook, post_hook and do_bench of `spec` (None: not given), with
+// Triton's meaning, as the tuner's benchmark hooks (o.hooks).
+void read_bench_hooks(nanobind::dict spec, KernelSpec& ks, TuneOptions& o);
 
 }  // namespace kiln::py

@@ -73,11 +73,15 @@ std::shared_ptr<Runtime> runtime(std::string kind) {
   return rt;
 }
 
-void set_error(const ErrorInfo& info) {
+nb::object exception_of(const ErrorInfo& info) {
   nb::object from_native = nb::module_::import_("kiln.errors").attr("_from_native");
   nb::dict details;
   for (const auto& [k, v] : info.details) details[k.c_str()] = v;
-  nb::object exc = from_native(error_code_name(info.code), info.message, details);
+  return from_native(error_code_name(info.code), info.message, details);
+}
+
+void set_error(const ErrorInfo& info) {
+  nb::object exc = exception_of(info);
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
 }
 

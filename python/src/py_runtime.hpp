@@ -31,6 +31,8 @@ std::string parse_backend(const std::string& name);
 // (kUnavailable) saying what is missing and the fix. Call without the GIL.
 std::shared_ptr<Runtime> runtime(std::string kind);
 
+// The exception of kiln.errors for `info`, not raised (with the GIL).
+nanobind::object exception_of(const ErrorInfo& info);
 // Sets the Python exception of kiln.errors for `info` (with the GIL).
 void set_error(const ErrorInfo& info);
 // Raises the Python exception of kiln.errors for `info` (never returns).

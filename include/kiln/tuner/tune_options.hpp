@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kiln/core/error.hpp"
 #include "kiln/device/device.hpp"
@@ -125,6 +126,40 @@ struct CheckOptions {
   std::optional<Tolerance> tolerance;  // default: Tolerance::for_dtype of each output
 };
 
+// Host callables around benchmarking: Triton's pre_hook / post_hook and
+// do_bench=. A callable cannot cross into a worker process, so a run with
+// any of them set benchmarks in threads on the caller's device, with the
+// caller's own arguments (Isolation::kAuto says so in the log; kProcess is
+// an error): the hooks see the very buffers the kernel runs on, and a config
+// that crashes ends this process. Every hook is called on a benchmark
+// thread; `args` are the arguments of the measured run.
+//
+// NOTES: they do not enter the tuning key: they prepare or time a run, and
+// do not change which config computes the right outputs, nor what a cached
+// winner does when it is served (the real call runs none of them).
+struct BenchHooks {
+  // Before every run of a config while it is measured (the checked run,
+  // warm-ups, timed repetitions, each run of `benchmark`), after Kiln's own
+  // preparation (restore_value, reset_to_zero) and outside the timed
+  // events. An error fails that config; the evidence names the hook.
+  std::function<Status(const Config& config, const ArgList& args)> pre_run;
+  // After each of those runs, synchronised, the last one included, with the
+  // run's status (ok, or the launch's error, which stays the evidence). An
+  // error fails that config; the evidence names the hook.
+  std::function<Status(const Config& config, const ArgList& args, const Status& run)> post_run;
+  // A user's benchmarker, in place of Kiln's warm-ups and timed repetitions
+  // (the checked first run and the output comparison still happen): given
+  // `run`, which makes one complete run of the config (prepare, pre_run,
+  // launch, synchronise, post_run), it returns the time samples in seconds
+  // (at least one, each finite and not negative), or an error that fails
+  // the config. A run that failed fails the config, whatever it returns.
+  std::function<Result<std::vector<double>>(const Config& config,
+                                            const std::function<Status()>& run)>
+      benchmark;
+
+  bool any() const { return pre_run || post_run || benchmark; }
+};
+
 struct CacheOptions {
   // Tune even when a result is cached (in this process or on disk); the new
   // winner replaces it. For a changed machine, driver or kernel version the
@@ -145,6 +180,7 @@ struct TuneOptions {
   MeasureOptions measure;
   CheckOptions check;
   CacheOptions cache;
+  BenchHooks hooks;
 };
 
 // `o` as the environment's tuning overrides leave it (Options: KILN_SEARCH,
