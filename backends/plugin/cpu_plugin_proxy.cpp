@@ -1,36 +1,20 @@
-// See cpu_plugin_proxy.hpp. The plugin is found at $KILN_CPU_BACKEND_PLUGIN,
-// else next to the shared library (or executable) holding this code: the
-// Python package installs libkiln.so, the plugin and the worker side by side.
+// See kiln/backends/cpu_plugin.hpp. The plugin is found as kiln/core/plugin.hpp
+// says: $KILN_CPU_BACKEND_PLUGIN, else next to the shared library (or
+// executable) holding this code (the Python package installs libkiln.so, the
+// plugin and the worker side by side), this build's, the installed one.
 #include "kiln/backends/cpu_plugin.hpp"
 
-#include <dlfcn.h>
-
 #include <atomic>
-#include <cstdlib>
-#include <filesystem>
 #include <mutex>
 #include <string>
 
 #include "kiln/backends/toolchain.hpp"
 #include "kiln/core/error.hpp"
+#include "kiln/core/plugin.hpp"
 
 namespace kiln::internal {
 
 namespace {
-
-constexpr const char* kPluginFile = "libkiln_cpu_backend.so";
-constexpr const char* kFix =
-    "reinstall the kiln package (pip install .), or point KILN_CPU_BACKEND_PLUGIN at a "
-    "libkiln_cpu_backend.so of this build";
-
-std::string plugin_path() {
-  if (const char* env = std::getenv("KILN_CPU_BACKEND_PLUGIN"); env && *env) return env;
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&cpu_plugin_backend), &info) && info.dli_fname) {
-    return (std::filesystem::path(info.dli_fname).parent_path() / kPluginFile).string();
-  }
-  return kPluginFile;  // the loader's own search
-}
 
 struct Loaded {
   const DeviceBackend* backend = nullptr;
@@ -43,24 +27,14 @@ const Loaded& load() {
   static Loaded loaded;
   static std::once_flag once;
   std::call_once(once, [] {
-    const std::string path = plugin_path();
-    // RTLD_NODELETE: the backend's objects (compilers, devices) outlive any
-    // handle; the plugin stays until the process ends.
-    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (!handle) {
-      const char* why = ::dlerror();
-      loaded.error = "cannot load the CPU backend plugin " + path + " (" +
-                     (why ? why : "unknown error") + "): " + kFix;
+    Result<void*> entry =
+        load_plugin(Plugin::kCpuBackend, reinterpret_cast<const void*>(&cpu_plugin_backend));
+    if (!entry) {
+      loaded.error = entry.error().message;
       return;
     }
     using Entry = const DeviceBackend* (*)();
-    auto entry = reinterpret_cast<Entry>(::dlsym(handle, "kiln_cpu_backend_plugin"));
-    if (!entry) {
-      loaded.error = "the CPU backend plugin " + path +
-                     " has no kiln_cpu_backend_plugin entry (not a Kiln plugin): " + kFix;
-      return;
-    }
-    loaded.backend = entry();
+    loaded.backend = reinterpret_cast<Entry>(*entry)();
     g_loaded.store(true);
   });
   return loaded;

@@ -1,6 +1,9 @@
 // The MPI Collective: MPI_COMM_WORLD, nonblocking collectives polled against
 // a deadline (a blocking MPI_Allgather would wait forever for a rank that
 // hangs), MPI_Abort to end the job. The only file that includes mpi.h.
+// Built into the distributed library (kiln_distributed_linked), or alone as
+// the MPI plugin (KILN_MPI_PLUGIN: libkiln_mpi.so, which the `kiln` command
+// loads for --distributed, mpi_plugin_proxy.cpp).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -15,6 +18,7 @@
 
 namespace kiln {
 
+#ifndef KILN_MPI_PLUGIN
 bool mpi_built() {
 #ifdef KILN_HAVE_MPI
   return true;
@@ -22,6 +26,7 @@ bool mpi_built() {
   return false;
 #endif
 }
+#endif
 
 #ifdef KILN_HAVE_MPI
 namespace {
@@ -135,6 +140,13 @@ class MpiCollective final : public Collective {
 }  // namespace
 #endif
 
+#ifdef KILN_MPI_PLUGIN
+// The one symbol the proxy looks up: a new Collective the caller owns.
+extern "C" __attribute__((visibility("default"))) Collective* kiln_mpi_collective_plugin(
+    long long deadline_s) {
+  return new MpiCollective(std::chrono::seconds(deadline_s));
+}
+#else
 Result<std::unique_ptr<Collective>> mpi_collective(std::chrono::seconds deadline) {
 #ifdef KILN_HAVE_MPI
   return std::unique_ptr<Collective>(new MpiCollective(deadline));
@@ -145,5 +157,6 @@ Result<std::unique_ptr<Collective>> mpi_collective(std::chrono::seconds deadline
                     "Open MPI (libopenmpi-dev, scripts/setup.sh) and rebuild");
 #endif
 }
+#endif
 
 }  // namespace kiln

@@ -1,6 +1,8 @@
-// kiln info [--json]: version, toolchain fingerprint and its parts, CUDA
-// driver and devices (or why none), cache directory, and the values of the
-// cache-invalidating environment variables.
+// kiln info [--json] [--no-toolchain]: version, toolchain fingerprint and
+// its parts, CUDA driver and devices (or why none), cache directory, and the
+// values of the cache-invalidating environment variables. --no-toolchain
+// leaves out what only the backends know (fingerprints, compilers, driver,
+// devices), so kiln loads no backend plugin, LLVM or driver for it.
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -62,10 +64,9 @@ nlohmann::json tuning_env_json() {
   return j;
 }
 
-nlohmann::json info_json() {
+nlohmann::json info_json(bool toolchain) {
   const Options& options = Options::global();
-  const ToolchainReport& report = toolchain_report();
-  nlohmann::json j = report.to_json();
+  nlohmann::json j = toolchain ? toolchain_report().to_json() : nlohmann::json::object();
   j["kiln_version"] = kiln_version();
   j["cache_dir"] = options.cache_dir.string();
   j["cache_dir_source"] = options.cache_dir_source;
@@ -84,10 +85,8 @@ std::string component_line(const ComponentStatus& s) {
   return std::string(s.built ? "absent: " : "not built: ") + s.reason;
 }
 
-void print_text() {
-  const Options& options = Options::global();
+void print_toolchain() {
   const ToolchainReport& r = toolchain_report();
-  std::cout << "Kiln " << kiln_version() << "\n\n";
   std::cout << "Toolchain fingerprint  (one per backend: its keys carry only its compiler)\n";
   for (const auto& [name, f] : r.fingerprints) {
     std::cout << "  " << name << std::string(name.size() < 7 ? 7 - name.size() : 0, ' ') << "  "
@@ -111,7 +110,14 @@ void print_text() {
   } else {
     std::cout << "CPU device   none: " << r.cpu.reason << "\n";
   }
-  std::cout << "\nCache dir    " << options.cache_dir.string() << "  (from "
+  std::cout << "\n";
+}
+
+void print_text(bool toolchain) {
+  const Options& options = Options::global();
+  std::cout << "Kiln " << kiln_version() << "\n\n";
+  if (toolchain) print_toolchain();
+  std::cout << "Cache dir    " << options.cache_dir.string() << "  (from "
             << options.cache_dir_source << ")\n";
   const nlohmann::json remote = remote_json();
   std::cout << "Remote cache " << remote.value("url", std::string())
@@ -141,12 +147,15 @@ void print_text() {
 void add_info_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("info", "Show version, toolchain fingerprint, devices and cache");
   auto json = std::make_shared<bool>(false);
+  auto no_toolchain = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print one JSON object");
-  cmd->callback([json, &exit_code] {
+  cmd->add_flag("--no-toolchain", *no_toolchain,
+                "Leave out the toolchain, driver and devices (loads no backend: fast)");
+  cmd->callback([json, no_toolchain, &exit_code] {
     if (*json)
-      std::cout << info_json().dump(2) << "\n";
+      std::cout << info_json(!*no_toolchain).dump(2) << "\n";
     else
-      print_text();
+      print_text(!*no_toolchain);
     exit_code = 0;
   });
 }

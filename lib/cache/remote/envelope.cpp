@@ -5,11 +5,6 @@
 
 #include <cstring>
 
-#ifdef KILN_HAVE_OPENSSL
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#endif
-
 namespace kiln::remote {
 namespace {
 
@@ -47,20 +42,6 @@ ErrorInfo refused(const Hash128& key, const std::string& why) {
 }
 
 }  // namespace
-
-std::string hmac_sha256(const std::string& secret, const std::string& data) {
-#ifdef KILN_HAVE_OPENSSL
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &size);
-  return std::string(reinterpret_cast<const char*>(mac), size);
-#else
-  (void)secret;
-  (void)data;
-  return std::string();
-#endif
-}
 
 std::string seal(RemoteKind kind, const Hash128& key, const std::string& payload,
                  const std::string& secret) {
