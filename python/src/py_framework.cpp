@@ -22,6 +22,7 @@
 #include "py_args.hpp"
 #include "py_errors.hpp"
 #include "py_gil.hpp"
+#include "py_hooks.hpp"
 #include "py_runtime.hpp"
 
 namespace nb = nanobind;
