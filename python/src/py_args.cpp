@@ -185,7 +185,8 @@ void convert_tensor(nb::handle obj, const KernelParam& p, const char* kernel, Ca
   }
   if (std::string why = negative_stride(t->info); !why.empty()) bad_arg(kernel, p, why);
   if (written) refuse_jax_output(obj, p, kernel, written);
-  if (!p.read_only && (t->read_only || read_only_buffer(obj))) warn_read_only(kernel, p);
+  // Inferred params (written null) know no const to declare: no warning.
+  if (written && !p.read_only && (t->read_only || read_only_buffer(obj))) warn_read_only(kernel, p);
   if (out.any_tensor && !(t->info.device == out.device)) {
     bad_arg(kernel, p,
             "on " + t->info.device.to_string() + " while earlier tensors are on " +
@@ -281,7 +282,7 @@ std::int64_t key_size(const ParamBuckets& buckets, std::size_t i, int dim, std::
 
 CallArgs convert_args(const std::vector<KernelParam>& params, const std::vector<bool>& key_mask,
                       nb::handle args, const char* kernel, const ParamBuckets& buckets,
-                      const std::vector<bool>& named_outputs) {
+                      const std::vector<bool>& named_outputs, bool inferred) {
   const std::size_t n = nb::len(args);
   if (n != params.size()) {
     std::string names;
@@ -297,10 +298,12 @@ CallArgs convert_args(const std::vector<KernelParam>& params, const std::vector<
     nb::handle obj = args[i];
     switch (p.kind) {
       case KernelParam::Kind::kTensor:
-        convert_tensor(obj, p, kernel, out, buckets, i, why_written(p, named_outputs, i));
+        convert_tensor(obj, p, kernel, out, buckets, i,
+                       inferred ? nullptr : why_written(p, named_outputs, i));
         break;
       case KernelParam::Kind::kPointer:
-        out.args.push_back(convert_pointer(obj, p, kernel, why_written(p, named_outputs, i)));
+        out.args.push_back(
+            convert_pointer(obj, p, kernel, inferred ? nullptr : why_written(p, named_outputs, i)));
         break;
       case KernelParam::Kind::kScalar: {
         const bool in_key = key_mask.size() > i && key_mask[i];

@@ -227,3 +227,31 @@ def test_kilns_views_in_a_reference_go_to_jax_without_a_copy(jnp):
     np.testing.assert_array_equal(y, 3.0 * x + 1.0)
     assert seen and all(seen)
     assert all(m["status"] == "ok" for m in tuned.measurements())
+
+
+class Double(kiln.Runner):
+    """out = 2 * x, from Kiln's views of the inputs."""
+
+    version = "1"
+
+    def get_valid_tactics(self, inputs, profile):
+        return [0, 1]
+
+    def forward(self, inputs, tactic=-1, do_preparation=False):
+        if not do_preparation:
+            x, out = inputs
+            out[...] = 2 * x
+
+
+def test_choose_one_takes_jax_inputs(jnp, tmp_path):
+    # choose_one has no signature: Kiln cannot tell what a runner writes,
+    # so a JAX input passes without a word, as with kiln.compile without
+    # one (no const to declare: main warned to declare one).
+    x = jnp.arange(64, dtype=jnp.float32)
+    out = np.zeros(64, dtype=np.float32)
+    with kiln.tuning(cache=str(tmp_path / "tuning.json")), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        runner, tactic = kiln.choose_one("double_jax", [Double()], [x, out])
+    runner.forward([np.asarray(x), out], tactic)
+    assert tactic in (0, 1)
+    np.testing.assert_array_equal(out, 2 * np.arange(64, dtype=np.float32))
