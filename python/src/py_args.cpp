@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "kiln/core/error.hpp"
+#include "py_dlpack.hpp"
 #include "py_gil.hpp"
 
 namespace nb = nanobind;
@@ -29,80 +30,8 @@ namespace {
                  p.name);
 }
 
-std::optional<DType> dtype_of(const nb::dlpack::dtype& t) {
-  using C = nb::dlpack::dtype_code;
-  const auto code = static_cast<C>(t.code);
-  if (t.lanes != 1) return std::nullopt;
-  if (code == C::Float) {
-    if (t.bits == 16) return DType::kF16;
-    if (t.bits == 32) return DType::kF32;
-    if (t.bits == 64) return DType::kF64;
-  } else if (code == C::Bfloat && t.bits == 16) {
-    return DType::kBF16;
-  } else if (code == C::Int) {
-    if (t.bits == 8) return DType::kI8;
-    if (t.bits == 16) return DType::kI16;
-    if (t.bits == 32) return DType::kI32;
-    if (t.bits == 64) return DType::kI64;
-  } else if (code == C::UInt && t.bits == 8) {
-    return DType::kU8;
-  } else if (code == C::Bool) {
-    return DType::kBool;
-  }
-  return std::nullopt;
-}
-
 void append(std::string& key, const void* p, std::size_t n) {
   key.append(static_cast<const char*>(p), n);
-}
-
-// A DLPack tensor as Kiln's TensorArg plus its address; nullopt when `obj`
-// is not one.
-struct Tensor {
-  void* data = nullptr;
-  TensorArg info;
-  std::optional<DType> dtype;
-  std::string dtype_text;
-};
-
-// A DLPack dtype as numpy names it ("uint16", "float8x4" for 4 lanes).
-std::string dlpack_dtype_name(nb::dlpack::dtype dt) {
-  using C = nb::dlpack::dtype_code;
-  const auto code = static_cast<C>(dt.code);
-  std::string name = code == C::Int       ? "int"
-                     : code == C::UInt    ? "uint"
-                     : code == C::Float   ? "float"
-                     : code == C::Bfloat  ? "bfloat"
-                     : code == C::Complex ? "complex"
-                     : code == C::Bool    ? "bool"
-                                          : "dlpack code " + std::to_string(dt.code) + " of ";
-  name += std::to_string(dt.bits);
-  if (dt.lanes != 1) name += "x" + std::to_string(dt.lanes);
-  return name;
-}
-
-std::optional<Tensor> as_tensor(nb::handle obj) {
-  nb::ndarray<nb::ro> arr;
-  // The export (__dlpack__) is Python code that may let the GIL go.
-  if (!calling_python([&] { return nb::try_cast(obj, arr, false); })) return std::nullopt;
-  Tensor t;
-  t.data = const_cast<void*>(arr.data());
-  t.dtype = dtype_of(arr.dtype());
-  t.dtype_text = dlpack_dtype_name(arr.dtype());
-  t.info.dtype = t.dtype.value_or(DType::kU8);
-  t.info.shape.resize(arr.ndim());
-  t.info.strides.resize(arr.ndim());
-  for (std::size_t i = 0; i < arr.ndim(); ++i) {
-    t.info.shape[i] = static_cast<std::int64_t>(arr.shape(i));
-    t.info.strides[i] = static_cast<std::int64_t>(arr.stride(i));
-  }
-  const int dev = arr.device_type();
-  if (dev == nb::device::cuda::value) {
-    t.info.device = DeviceRef{"cuda", arr.device_id()};
-  } else {
-    t.info.device = DeviceRef{"cpu", 0};  // cpu, cuda_host, cuda_managed
-  }
-  return t;
 }
 
 // Why a tensor cannot be passed as a bare pointer, or empty. A kernel
@@ -184,21 +113,6 @@ double checked_float(nb::handle obj, const char* kernel, const KernelParam& p) {
 
 }  // namespace
 
-// Whether `obj` exports a read-only buffer (a numpy view of a bytes object,
-// an array with writeable=False). An object without the buffer protocol
-// (a DLPack-only tensor) has no such flag to read: false.
-bool read_only_buffer(nb::handle obj) {
-  if (!PyObject_CheckBuffer(obj.ptr())) return false;
-  Py_buffer view;
-  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
-    PyErr_Clear();
-    return false;
-  }
-  const bool read_only = view.readonly != 0;
-  PyBuffer_Release(&view);
-  return read_only;
-}
-
 // A read-only array where the signature says the kernel may write (T*, not
 // const T*): Kiln cannot see whether the kernel writes it, and a write
 // would change memory Python holds immutable (a bytes object's), so the
@@ -218,10 +132,43 @@ void warn_read_only(const char* kernel, const KernelParam& p) {
 
 namespace {
 
+// A JAX array where the kernel may write (a T*, not const T*, or a name
+// of outputs=) or Kiln writes it (restore_value, reset_to_zero) is
+// refused before anything runs: writing it would change an immutable
+// array, and every array JAX lets share its buffer. `why` says why it is
+// written, kOutputs or a role; "" is the signature's T*. The message is
+// built only for the error: the warm path of every call passes here.
+constexpr const char* kOutputs = "it is named in outputs=";
+void refuse_jax_output(nb::handle obj, const KernelParam& p, const char* kernel, const char* why) {
+  if (!is_jax_array(obj)) return;
+  const bool by_signature = *why == '\0';
+  const std::string because =
+      by_signature ? "the signature declares it " + p.type_text + ", not const " + p.type_text
+                   : why;
+  const std::string or_else = by_signature ? ", or declare it '" + p.name + ": const " +
+                                                 p.type_text + "' if the kernel only reads it"
+                              : why == kOutputs
+                                  ? ", or drop it from outputs= if the kernel only reads it"
+                                  : "";
+  bad_arg(kernel, p,
+          "a JAX array, and the kernel may write this argument (" + because +
+              "), but JAX arrays are immutable: pass a numpy array for it (np.array(" + p.name +
+              ")) and give the result to JAX after the call (jax.numpy.from_dlpack(" + p.name +
+              ") shares its memory)" + or_else);
+}
+
+// Why the kernel may write parameter `i` (refuse_jax_output's `why`);
+// nullptr when it only reads it.
+const char* why_written(const KernelParam& p, const std::vector<bool>& named_outputs,
+                        std::size_t i) {
+  if (i < named_outputs.size() && named_outputs[i]) return kOutputs;
+  return p.read_only ? nullptr : "";
+}
+
 // A tensor argument: dtype, strides, writability and device checked; its
 // dtype, shape and stride pattern enter the key.
 void convert_tensor(nb::handle obj, const KernelParam& p, const char* kernel, CallArgs& out,
-                    const ParamBuckets& buckets, std::size_t index) {
+                    const ParamBuckets& buckets, std::size_t index, const char* written) {
   auto t = as_tensor(obj);
   if (!t) {
     bad_arg(kernel, p,
@@ -237,7 +184,9 @@ void convert_tensor(nb::handle obj, const KernelParam& p, const char* kernel, Ca
                 ": convert it (x.astype / x.to) or fix the signature");
   }
   if (std::string why = negative_stride(t->info); !why.empty()) bad_arg(kernel, p, why);
-  if (!p.read_only && read_only_buffer(obj)) warn_read_only(kernel, p);
+  if (written) refuse_jax_output(obj, p, kernel, written);
+  // Inferred params (written null) know no const to declare: no warning.
+  if (written && !p.read_only && (t->read_only || read_only_buffer(obj))) warn_read_only(kernel, p);
   if (out.any_tensor && !(t->info.device == out.device)) {
     bad_arg(kernel, p,
             "on " + t->info.device.to_string() + " while earlier tensors are on " +
@@ -263,7 +212,7 @@ void convert_tensor(nb::handle obj, const KernelParam& p, const char* kernel, Ca
 
 // A raw pointer: an (address, bytes) pair, an address, or a tensor's
 // memory with its extent.
-Arg convert_pointer(nb::handle obj, const KernelParam& p, const char* kernel) {
+Arg convert_pointer(nb::handle obj, const KernelParam& p, const char* kernel, const char* written) {
   if (auto sized = as_sized_pointer(
           obj, std::string(kernel) + ": argument '" + p.name + "' (" + p.type_text + ")"))
     return Arg::of_pointer(p.name, reinterpret_cast<const void*>(sized->first), sized->second);
@@ -278,6 +227,7 @@ Arg convert_pointer(nb::handle obj, const KernelParam& p, const char* kernel) {
   }
   if (auto t = as_tensor(obj)) {
     if (std::string why = negative_stride(t->info); !why.empty()) bad_arg(kernel, p, why);
+    if (written) refuse_jax_output(obj, p, kernel, written);
     const std::size_t bytes = static_cast<std::size_t>(t->info.storage_bytes(p.name));
     return Arg::of_pointer(p.name, t->data, bytes);
   }
@@ -331,7 +281,8 @@ std::int64_t key_size(const ParamBuckets& buckets, std::size_t i, int dim, std::
 }
 
 CallArgs convert_args(const std::vector<KernelParam>& params, const std::vector<bool>& key_mask,
-                      nb::handle args, const char* kernel, const ParamBuckets& buckets) {
+                      nb::handle args, const char* kernel, const ParamBuckets& buckets,
+                      const std::vector<bool>& named_outputs, bool inferred) {
   const std::size_t n = nb::len(args);
   if (n != params.size()) {
     std::string names;
@@ -347,10 +298,12 @@ CallArgs convert_args(const std::vector<KernelParam>& params, const std::vector<
     nb::handle obj = args[i];
     switch (p.kind) {
       case KernelParam::Kind::kTensor:
-        convert_tensor(obj, p, kernel, out, buckets, i);
+        convert_tensor(obj, p, kernel, out, buckets, i,
+                       inferred ? nullptr : why_written(p, named_outputs, i));
         break;
       case KernelParam::Kind::kPointer:
-        out.args.push_back(convert_pointer(obj, p, kernel));
+        out.args.push_back(
+            convert_pointer(obj, p, kernel, inferred ? nullptr : why_written(p, named_outputs, i)));
         break;
       case KernelParam::Kind::kScalar: {
         const bool in_key = key_mask.size() > i && key_mask[i];
@@ -469,6 +422,7 @@ std::optional<std::uintptr_t> stream_handle(nb::handle stream) {
 }
 
 void check_writable(nb::handle obj, const KernelParam& p, const char* kernel, const char* role) {
+  refuse_jax_output(obj, p, kernel, (std::string("Kiln writes it: ") + role).c_str());
   nb::ndarray<nb::ro> read;
   nb::ndarray<> write;
   if (!nb::try_cast(obj, read, false) || nb::try_cast(obj, write, false)) return;

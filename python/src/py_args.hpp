@@ -37,17 +37,26 @@ using ParamBuckets = std::vector<std::vector<std::pair<int, const KeyBucket*>>>;
 std::int64_t key_size(const ParamBuckets& buckets, std::size_t i, int dim, std::int64_t v);
 
 // `key_mask[i]`: scalar i enters the key; `buckets` (may be empty) put
-// representatives in the key in place of the sizes they name. Needs the GIL.
+// representatives in the key in place of the sizes they name;
+// `named_outputs[i]` (may be empty): outputs= names parameter i, which the
+// kernel may then write even when const. A JAX array (immutable) where the
+// kernel may write is a kiln.ArgumentError naming it and the fix, unless
+// `inferred` (params made from the arguments, as choose_one's: nothing is
+// known of what is written, as kiln.compile without a signature). Tensors
+// are imported by DLPack 1.x (__dlpack__(max_version=...), the legacy call
+// for producers without it); a read-only one (the buffer protocol's or
+// DLPack's flag) as a T* gets a kiln.ReadOnlyWarning. Needs the GIL.
 CallArgs convert_args(const std::vector<KernelParam>& params, const std::vector<bool>& key_mask,
-                      nanobind::handle args, const char* kernel, const ParamBuckets& buckets = {});
+                      nanobind::handle args, const char* kernel, const ParamBuckets& buckets = {},
+                      const std::vector<bool>& named_outputs = {}, bool inferred = false);
 
 // Without a signature (kiln.compile): tensors by DLPack, bool, int (i32, or
 // i64 when it does not fit), float (f32), numpy scalars by their dtype, and
 // (address, bytes) pairs as raw pointers.
 KernelArgs infer_and_pack(nanobind::handle args, const char* kernel);
 // Refuses a read-only array (a numpy view of a bytes object, an array with
-// writeable=False) passed as `p`, an argument Kiln writes (an autotuned
-// kernel's restore_value, reset_to_zero): kiln.ArgumentError
+// writeable=False, a JAX array) passed as `p`, an argument Kiln writes (an
+// autotuned kernel's restore_value, reset_to_zero): kiln.ArgumentError
 // naming it, `role` and the fix. Anything else passes.
 void check_writable(nanobind::handle obj, const KernelParam& p, const char* kernel,
                     const char* role);

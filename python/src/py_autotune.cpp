@@ -77,8 +77,8 @@ class Autotuned {
     // repeat this error.
     for (const auto& [i, role] : core_.written)
       if (i < args.size()) check_writable(args[i], core_.params()[i], core_.name().c_str(), role);
-    CallArgs ca =
-        convert_args(core_.params(), core_.key_mask, args, core_.name().c_str(), core_.buckets);
+    CallArgs ca = convert_args(core_.params(), core_.key_mask, args, core_.name().c_str(),
+                               core_.buckets, core_.named_outputs);
     if (!rt_) {
       const std::string kind = core_.kind_from(ca);
       GilRelease release;

@@ -44,7 +44,8 @@ class FixedConfig {
  private:
   nb::object call_here(nb::args args, nb::kwargs kwargs) {
     nb::handle stream = core_.stream_keyword(kwargs);
-    CallArgs ca = convert_args(core_.params(), core_.key_mask, args, core_.name().c_str());
+    CallArgs ca = convert_args(core_.params(), core_.key_mask, args, core_.name().c_str(), {},
+                               core_.named_outputs);
     std::shared_ptr<Loaded> loaded = current();
     if (!loaded) {
       const std::string kind = core_.kind_from(ca);

@@ -22,6 +22,7 @@
 #include "py_args.hpp"
 #include "py_errors.hpp"
 #include "py_gil.hpp"
+#include "py_hooks.hpp"
 #include "py_runtime.hpp"
 
 namespace nb = nanobind;
@@ -292,7 +293,7 @@ ArgList framework_inputs(nb::handle inputs) {
       p.type_text = name + "*";
     }
   }
-  return convert_args(params, {}, inputs, "choose_one").args;
+  return convert_args(params, {}, inputs, "choose_one", {}, {}, /*inferred=*/true).args;
 }
 
 // One kiln.tuning() block: its switch, its skip set (the outer block's and

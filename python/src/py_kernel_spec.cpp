@@ -121,8 +121,13 @@ void read_launch_rule(nb::dict spec, KernelSpec& ks) {
 // what Kiln writes may not be declared const.
 void read_argument_lists(nb::dict spec, KernelSpec& ks) {
   using Names = std::vector<std::string>;
-  describe_tensor_lists(ks.desc, nb::cast<std::optional<Names>>(spec["outputs"]),
-                        nb::cast<Names>(spec["restore_value"]),
+  const auto outputs = nb::cast<std::optional<Names>>(spec["outputs"]);
+  // Named outputs the kernel writes, const or not (convert_args refuses an
+  // immutable array there); the default list is only what is compared.
+  if (outputs)
+    for (const auto& p : ks.params())
+      ks.named_outputs.push_back(std::count(outputs->begin(), outputs->end(), p.name) > 0);
+  describe_tensor_lists(ks.desc, outputs, nb::cast<Names>(spec["restore_value"]),
                         nb::cast<Names>(spec["reset_to_zero"]));
   ks.kernel.tmpl = ks.desc.tmpl;
   ks.kernel.outputs = ks.desc.outputs;

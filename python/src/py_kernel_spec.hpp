@@ -30,7 +30,8 @@ struct KernelSpec {
   std::string backend;  // "auto", "cpu" or "cuda"
   TunableKernel kernel;
   std::vector<std::string> key_names;
-  std::vector<bool> key_mask;                                // params[i] enters the key
+  std::vector<bool> key_mask;       // params[i] enters the key
+  std::vector<bool> named_outputs;  // outputs= names params[i] (empty: outputs= not given)
   std::vector<std::pair<std::size_t, const char*>> written;  // argument index, why Kiln writes it
   ParamBuckets buckets;                // kernel.buckets by parameter (empty: none)
   std::vector<nanobind::object> keep;  // the bucket maps the kernel's rules call
