@@ -2,7 +2,8 @@
 """Kiln's default search against Kernel Tuner's strategies, per recorded file and budget.
 
 usage: search_vs_kernel_tuner.py [--seeds N] [--budgets 0.005,0.01,0.02,0.05]
-           [--kiln-lab BIN] [--kt-python PY] [--kt-json FILE] [--json OUT] FILE.json.gz...
+           [--kiln-lab BIN] [--kt-python PY] [--kt-json FILE] [--kt-log FILE]
+           [--kiln-json BUDGET=FILE] [--json OUT] FILE.json.gz...
 
 For each file and budget (a share of the file's configs), the median over
 seeds of the best-so-far's fraction of the optimum: Kiln's default search
@@ -14,7 +15,8 @@ each). Prints, per file and budget, Kiln's median, Kernel Tuner's best
 strategy there and its median, and whether Kiln is at or above it; then the
 means. `--kt-json` reuses a saved Kernel Tuner run (its --json output) and
 `--kt-log` one's printed lines (a run cut short before writing its JSON);
-both may be repeated, for a run done in parts.
+both may be repeated, for a run done in parts. `--kiln-json 0.01=FILE`
+reuses Kiln's saved run at a budget (`kiln-lab bench search ... --json`).
 Kernel Tuner comes from build/kt-venv (bench/kernel_tuner_compare.sh makes it).
 """
 import argparse
@@ -35,6 +37,11 @@ def name_of(path):
 
 
 def kiln_medians(args, budget):
+    saved = dict(item.split("=", 1) for item in args.kiln_json or [])
+    if str(budget) in saved:  # a saved `kiln-lab bench search --json` run at this budget
+        with open(saved[str(budget)]) as f:
+            return {name_of(e["file"]): e["strategies"]["hybrid"][-1]["median"]
+                    for e in json.load(f)}
     out = subprocess.run([args.kiln_lab, "bench", "search", "--recorded", *args.files, "--strategy",
                           "hybrid", "--seeds", str(args.seeds), "--budget-fraction", str(budget),
                           "--json"], check=True, capture_output=True, text=True).stdout
@@ -90,6 +97,7 @@ def main():
     ap.add_argument("--kt-python", default=os.path.join(ROOT, "build", "kt-venv", "bin", "python"))
     ap.add_argument("--kt-json", action="append")
     ap.add_argument("--kt-log", action="append")
+    ap.add_argument("--kiln-json", action="append", metavar="BUDGET=FILE")
     ap.add_argument("--json")
     args = ap.parse_args()
     budgets = [float(b) for b in args.budgets.split(",")]

@@ -38,15 +38,20 @@ CHILD = textwrap.dedent(r'''
 ''')
 
 
-def test_sigint_during_tuning_stops_it_and_raises_keyboard_interrupt(tmp_path):
-    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path))
+def interrupted_child(env, after_s):
+    """The child, sent SIGINT `after_s` seconds into its tuning."""
     child = subprocess.Popen([sys.executable, "-c", CHILD], env=env, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              # A test runner may start us with SIGINT ignored.
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert child.stdout.readline().strip() == "tuning"
-    time.sleep(1.0)
+    time.sleep(after_s)
     child.send_signal(signal.SIGINT)
+    return child
+
+
+def test_sigint_during_tuning_stops_it_and_raises_keyboard_interrupt(tmp_path):
+    child = interrupted_child(dict(os.environ, KILN_CACHE_DIR=str(tmp_path)), 1.0)
     sent = time.monotonic()
     out, err = child.communicate(timeout=300)
     waited = time.monotonic() - sent
@@ -69,13 +74,8 @@ def test_an_interrupted_run_still_logs_what_it_measured(tmp_path):
     log = tmp_path / "tune.jsonl"
     env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"), KILN_AUTOTUNE_LOG=str(log),
                KILN_PRINT_AUTOTUNING="1")
-    child = subprocess.Popen([sys.executable, "-c", CHILD], env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    assert child.stdout.readline().strip() == "tuning"
     # Long enough for a few of the 0.4 s configs to finish on a slow machine.
-    time.sleep(4.0)
-    child.send_signal(signal.SIGINT)
+    child = interrupted_child(env, 4.0)
     out, err = child.communicate(timeout=300)
     assert out.split() == ["interrupted", "6"], (out, err)
     assert "interrupted after" in err and "no winner saved" in err, err
