@@ -95,12 +95,6 @@ Json measurements_json(const std::vector<Measurement>& measured) {
   return out;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // Every rank's measurements as one list, ordered by (runner, tactic): a
 // pair's time is the median over the ranks that measured it; failed on any
 // rank is failed (it could not serve that rank).
@@ -129,7 +123,7 @@ std::vector<Measurement> combine(const std::vector<Json>& said) {
       m.error = make_error(outcome_error_code(m.outcome),
                            seen.failed.empty() ? "measured by no rank" : seen.failed);
     } else {
-      m.stats = TimingStats::from_samples({median_of(seen.times)});
+      m.stats = TimingStats::from_samples({TimingStats::from_samples(seen.times).median});
     }
     out.push_back(std::move(m));
   }
