@@ -145,35 +145,43 @@ void TacticTuner::set_collective(std::shared_ptr<Collective> collective,
   clear_memory();
 }
 
-Choice TacticTuner::decide_together(std::string_view op, std::span<TunableRunner* const> runners,
-                                    const ArgList& inputs, const TuningSpec& spec,
-                                    const TacticKey& key, bool tuning) {
-  Collective& collective = *options_.collective;
-  std::vector<std::int64_t> profile = spec.profile_of(inputs);
+std::optional<TacticTuner::Entry> TacticTuner::agree_known(
+    std::string_view op, std::span<TunableRunner* const> runners, const ArgList& inputs,
+    const TuningSpec& spec, std::span<const std::int64_t> profile, bool tuning, bool* all_tune) {
   Json mine = {
       {"problem", internal::persisted_problem(op, runners, inputs, spec, profile).canonical()},
       {"tuning", tuning}};
   if (auto e = from_caches(op, runners, inputs, spec, profile)) {
     mine["known"] = internal::decision_config(*runners[e->runner_index], e->tactic).to_json();
   }
-  std::vector<Json> said = gather(collective, op, mine);
+  std::vector<Json> said = gather(*options_.collective, op, mine);
   check_same_problem(op, said);
+  if (all_tune) {
+    *all_tune = std::all_of(said.begin(), said.end(),
+                            [](const Json& s) { return s.value("tuning", false); });
+  }
+  auto known = first_known(said);
+  if (!known) return std::nullopt;
+  TuningRecord record;
+  record.best = *known;
+  return internal::entry_from_record(record, runners);
+}
+
+Choice TacticTuner::decide_together(std::string_view op, std::span<TunableRunner* const> runners,
+                                    const ArgList& inputs, const TuningSpec& spec,
+                                    const TacticKey& key, bool tuning) {
+  std::vector<std::int64_t> profile = spec.profile_of(inputs);
+  bool all_tune = false;
   auto make = [&](const Entry& e, ChoiceSource source) {
     return Choice{runners[e.runner_index], e.runner_index, e.tactic, source};
   };
-  if (auto known = first_known(said)) {
-    TuningRecord record;
-    record.best = *known;
-    if (auto e = internal::entry_from_record(record, runners)) {
-      insert(key, *e);
-      counters_->disk_hits.fetch_add(1, std::memory_order_relaxed);
-      return make(*e, ChoiceSource::kDisk);
-    }
+  if (auto e = agree_known(op, runners, inputs, spec, profile, tuning, &all_tune)) {
+    insert(key, *e);
+    counters_->disk_hits.fetch_add(1, std::memory_order_relaxed);
+    return make(*e, ChoiceSource::kDisk);
   }
   // Tuned only when every rank tunes: a rank outside its tuning scope would
   // otherwise be left out of the rounds the others wait in.
-  const bool all_tune =
-      std::all_of(said.begin(), said.end(), [](const Json& s) { return s.value("tuning", false); });
   if (all_tune) {
     tune_profiles_together(op, runners, inputs, spec);
     std::shared_lock read(table_mutex_);
@@ -199,20 +207,9 @@ void TacticTuner::tune_profiles_together(std::string_view op,
   for (const auto& profile : profiles) {
     TacticKey key = internal::key_under(op, runners, inputs, spec, profile);
     // Round 1: a profile any rank knows is every rank's, measured by none.
-    Json mine = {
-        {"problem", internal::persisted_problem(op, runners, inputs, spec, profile).canonical()}};
-    if (auto e = from_caches(op, runners, inputs, spec, profile)) {
-      mine["known"] = internal::decision_config(*runners[e->runner_index], e->tactic).to_json();
-    }
-    std::vector<Json> said = gather(collective, op, mine);
-    check_same_problem(op, said);
-    if (auto known = first_known(said)) {
-      TuningRecord record;
-      record.best = *known;
-      if (auto e = internal::entry_from_record(record, runners)) {
-        insert(key, *e);
-        continue;
-      }
+    if (auto e = agree_known(op, runners, inputs, spec, profile, true, nullptr)) {
+      insert(key, *e);
+      continue;
     }
     // Round 2: each rank's share measured, everyone's measurements gathered.
     auto measured = measure_profile(op, runners, inputs, spec, profile, prepared, &take);

@@ -189,6 +189,13 @@ class TacticTuner {
                          bool tuning);
   void tune_profiles_together(std::string_view op, std::span<TunableRunner* const> runners,
                               const ArgList& inputs, const TuningSpec& spec);
+  // One round: every rank says its problem (differing ones: kiln::Error) and
+  // what its caches hold; the entry of the lowest rank that holds one.
+  // `all_tune` (may be null): whether every rank is tuning.
+  std::optional<Entry> agree_known(std::string_view op, std::span<TunableRunner* const> runners,
+                                   const ArgList& inputs, const TuningSpec& spec,
+                                   std::span<const std::int64_t> profile, bool tuning,
+                                   bool* all_tune);
   // One profile's (runner, tactic) pairs measured on generated inputs:
   // those `take` accepts by their index in the pass (null: every pair);
   // nullopt when its inputs cannot be generated.
