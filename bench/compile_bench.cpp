@@ -5,7 +5,7 @@
 // on stderr and the JSON report on stdout. `kiln bench compile` runs the same
 // code.
 //
-//   kiln_bench_compile [--arch sm_90a] [--max-configs N] [--threads N] [--sweep]
+//   kiln_bench_compile [--arch sm_90a] [--max-configs N] [--threads N] [--rounds N] [--sweep]
 //
 // (1) parse the few flags; (2) run_compile_bench does the rest, its
 // worker-process compilers running Kiln's worker program
@@ -58,6 +58,8 @@ int main(int argc, char** argv) {
       s.max_configs = std::stoul(value());
     } else if (a == "--threads") {
       threads = std::stoi(value());
+    } else if (a == "--rounds") {
+      s.rounds = std::stoi(value());
     } else if (a == "--sweep") {
       sweep = true;
     } else {

@@ -26,8 +26,12 @@ class CudaBackend final : public DeviceBackend {
   std::unique_ptr<Compiler> make_compiler(const Options& options) const override {
     return cuda::make_compiler(NvrtcSettings::from_options(options));
   }
-  // NVRTC stops at its deadline through its progress callback.
-  bool compiles_in_workers() const override { return false; }
+  // NVRTC could stop at a deadline in process (its progress callback), but
+  // a crash in NVRTC or ptxas would end the tuning run: in a worker process
+  // it costs one group. Measured as fast as threads on the shipped kernels
+  // (docs/benchmarks.md, "Compile engine": NVRTC's front ends serialise
+  // under a process-wide lock, worker processes do not).
+  bool compiles_in_workers() const override { return true; }
   BinaryFormat binary_format() const override { return BinaryFormat::kCubin; }
   Result<int> device_count() const override {
     auto count = cuda::device_count();

@@ -117,6 +117,7 @@ TEST_F(BadInput, OptionsOutOfRangeAreUsageErrorsNamingTheRange) {
       {"compile --kernel gemm_f16 --group-size -1", {"--group-size", "between 0 and 256"}},
       {"bench compile --threads 5000", {"--threads", "between 0 and 1024"}},
       {"bench compile --max-configs -1", {"--max-configs", "between 0 and"}},
+      {"bench compile --rounds 0", {"--rounds", "between 1 and 100"}},
       {"bench tune --compile-threads 100000", {"--compile-threads", "between 1 and 1024"}},
       {"bench tune --bench-threads 0", {"--bench-threads", "between 1 and 1024"}},
       {"bench tune --bench-ms nan", {"--bench-ms", "not a finite"}},

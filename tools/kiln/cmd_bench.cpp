@@ -1,8 +1,9 @@
 // kiln bench compile [--arch ARCH] [--kernel NAME]... [--max-configs N]
-//                    [--processes] [--sweep] [--json]
+//                    [--rounds N] [--processes] [--sweep] [--json]
 // The compile benchmark: every variant (naive, threads, grouping, PCH, all
-// together, ...) on every kernel, side by side in one run, each from a cold
-// compiler. docs/benchmarks.md records its numbers.
+// together in threads and in processes, ...) on every kernel, side by side
+// in interleaved rounds, each from a cold compiler, and the floor the same
+// runs imply. docs/benchmarks.md records its numbers.
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -24,10 +25,37 @@ struct BenchArgs {
   std::vector<std::string> kernels = {"gemm_f16", "gemm_f16_cccl"};
   std::size_t max_configs = 0;
   int cores = 0;
+  int rounds = 1;
   bool processes = false;
   bool sweep = false;
   bool json = false;
 };
+
+void print_kernel(const std::string& kernel, const nlohmann::json& kj) {
+  std::printf("%s (%d configs):\n", kernel.c_str(), kj["configs"].get<int>());
+  for (const auto& v : kj["variants"]) {
+    std::printf("  %-20s %8.2f s  %6.3f s/config  %5.2fx", v["name"].get<std::string>().c_str(),
+                v["wall_seconds"].get<double>(), v["seconds_per_config"].get<double>(),
+                v.value("speedup_vs_naive", 0.0));
+    if (v.contains("fraction_of_floor")) {
+      std::printf("  %4.2f of the floor", v["fraction_of_floor"].get<double>());
+    }
+    std::printf("\n");
+  }
+  const auto& floor = kj["floor"];
+  if (floor.is_object()) {
+    std::printf(
+        "  %-20s %8.2f s  %18s %5.2fx  (one front end %.3f s + %d x %.3f s back end / %d)\n",
+        "floor", floor["seconds"].get<double>(), "", floor["speedup_vs_naive"].get<double>(),
+        floor["front_end_seconds"].get<double>(), kj["configs"].get<int>(),
+        floor["back_end_seconds_per_config"].get<double>(), floor["workers"].get<int>());
+  } else {
+    std::printf("  floor: not measurable (grouping was not faster than naive)\n");
+  }
+  if (kj.contains("processes_over_threads")) {
+    std::printf("  kiln+processes / kiln: %.3f\n", kj["processes_over_threads"].get<double>());
+  }
+}
 
 int run_bench_compile(const BenchArgs& args) {
   Result<std::string> arch = resolve_arch(args.arch, "cuda");
@@ -39,6 +67,7 @@ int run_bench_compile(const BenchArgs& args) {
   s.arch = *arch;
   s.kernels = args.kernels;
   s.max_configs = args.max_configs;
+  s.rounds = args.rounds;
   const int cores = resolve_workers(args.cores);
   s.variants = compile_bench_variants(cores, args.processes, args.sweep);
   s.context = {current_toolchain("cuda"), CacheEnvRegistry::global().snapshot()};
@@ -50,15 +79,7 @@ int run_bench_compile(const BenchArgs& args) {
   if (args.json) {
     std::cout << report.dump(2) << "\n";
   } else {
-    for (const auto& [kernel, kj] : report["kernels"].items()) {
-      std::printf("%s (%d configs, %s):\n", kernel.c_str(), kj["configs"].get<int>(),
-                  args.arch.c_str());
-      for (const auto& v : kj["variants"]) {
-        std::printf("  %-20s %8.2f s  %6.3f s/config  %5.2fx\n",
-                    v["name"].get<std::string>().c_str(), v["wall_seconds"].get<double>(),
-                    v["seconds_per_config"].get<double>(), v.value("speedup_vs_naive", 0.0));
-      }
-    }
+    for (const auto& [kernel, kj] : report["kernels"].items()) print_kernel(kernel, kj);
   }
   int failed = 0;
   for (const auto& [kernel, kj] : report["kernels"].items()) {
@@ -89,7 +110,12 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->transform(integer_in(0, kMaxConfigs, "0: all"));
   cmd->add_option("--threads", args->cores, "Workers of the parallel variants (default: cores)")
       ->transform(integer_in(0, kMaxThreads, "0: one per core"));
-  cmd->add_flag("--processes", args->processes, "Also measure worker processes");
+  cmd->add_option("--rounds", args->rounds,
+                  "Rounds of every variant, the order rotated each round; times are medians "
+                  "(default 1)")
+      ->transform(integer_in(1, 100, "rounds"));
+  cmd->add_flag("--processes", args->processes,
+                "Also measure threads+processes (kiln+processes is always measured)");
   cmd->add_flag("--sweep", args->sweep, "Also measure group sizes 2, 4, 16 and pairs of features");
   cmd->add_flag("--json", args->json, "Print the JSON report");
   cmd->callback([args, &exit_code] { exit_code = run_bench_compile(*args); });

@@ -49,10 +49,11 @@ struct BenchVariant {
   bool processes = false;  // worker processes instead of threads
 };
 
-// The variants the issue asks for, side by side: naive (G=1, one worker, no
-// PCH), threads only, grouping only, PCH only, and everything together
-// (Kiln's defaults, threads); `processes` adds everything with worker
-// processes; `sweep` adds group sizes 2..16 with everything else on.
+// The variants side by side: naive (G=1, one worker, no PCH), threads
+// only, grouping only, PCH only, and everything together in threads
+// ("kiln") and in worker processes ("kiln+processes", how a tuning run
+// compiles CUDA); `processes` adds threads+processes; `sweep` adds group
+// sizes 2..16 with everything else on.
 std::vector<BenchVariant> compile_bench_variants(int cores, bool processes, bool sweep);
 
 struct CompileBenchSettings {
@@ -60,6 +61,10 @@ struct CompileBenchSettings {
   std::vector<std::string> kernels;  // template names; each one is a "weight"
   std::size_t max_configs = 0;       // 0: every config of the space
   std::vector<BenchVariant> variants;
+  // Each round runs every variant once, the order rotated by one per round
+  // (none is always first, after a cold start, or last); a variant's time
+  // is its median over the rounds.
+  int rounds = 1;
   CompileContext context;
   // A fresh compiler for one worker of one variant (cold state: a new
   // compiler has no PCH). `processes` asks for a worker-process compiler.
@@ -67,10 +72,21 @@ struct CompileBenchSettings {
   std::function<void(const std::string& line)> progress;  // optional
 };
 
-// Runs every variant on every kernel, in one process, one after another,
-// and returns the JSON report: per kernel, per variant wall seconds, ok and
-// failed counts, and speedup = naive wall / variant wall (the "naive" variant
-// must come first for speedups to be filled).
+// Runs every variant on every kernel, in one process, and returns the JSON
+// report: per kernel, per variant median wall seconds, each round's, ok and
+// failed counts, speedup = naive wall / variant wall, and the floor those
+// same runs imply (compile_floor) with each variant's fraction of it.
 nlohmann::json run_compile_bench(const CompileBenchSettings& settings);
+
+// The least time any way of compiling `configs` configs on `workers`
+// workers can take, from two measured ways: naive (one program per config:
+// configs x (F + B)) and grouping on one worker (`programs` programs:
+// programs x F + configs x B), F being a program's front end (parsing,
+// headers) and B one config's back end (NVVM, ptxas). One front end must
+// run before anything else; the back ends at best share the workers
+// evenly: F + configs x B / workers. Null JSON when the two runs do not
+// separate F from B (grouping not faster than naive, or B <= 0).
+nlohmann::json compile_floor(double naive_seconds, double grouping_seconds, std::size_t configs,
+                             std::size_t programs, int workers);
 
 }  // namespace kiln

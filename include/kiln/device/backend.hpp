@@ -64,8 +64,9 @@ class DeviceBackend {
   virtual std::unique_ptr<Compiler> make_compiler(const Options& options) const = 0;
   // The same with the environment's (Options::global()).
   std::unique_ptr<Compiler> make_compiler() const { return make_compiler(Options::global()); }
-  // True when its compiles cannot be interrupted in this process (Clang):
-  // tuning runs then compile in worker processes, killed at their deadline.
+  // True when tuning runs compile in worker processes (when the worker
+  // program is found): a compile that crashes costs its group, and one past
+  // its deadline is killed (Clang cannot be interrupted in process).
   virtual bool compiles_in_workers() const = 0;
   // The code its compiler emits by default.
   virtual BinaryFormat binary_format() const = 0;
