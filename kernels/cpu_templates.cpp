@@ -1,5 +1,7 @@
 // The shipped CPU templates (templates/cpu/, embedded at build time) as
 // KernelTemplates with their config spaces and launch geometry.
+#include <algorithm>
+
 #include "kiln/backends/cpu.hpp"
 #include "kiln/compile/templates.hpp"
 
@@ -126,6 +128,19 @@ KernelTemplate fused_add_rmsnorm_template() {
   return t;
 }
 
+KernelTemplate softmax_template() {
+  KernelTemplate t = from_file("softmax_cpu", "row softmax for the CPU: ROWS rows per block",
+                               "cpu/softmax.cpp", "kiln_cpu::softmax<{ROWS},{VEC},{NT}>");
+  // NT: streaming stores of y win once y does not fit the caches and lose
+  // while it does (the next reader then misses), so the tuner decides.
+  t.space.param("ROWS", {1, 2, 4, 8})
+      .param("VEC", {1, 2, 4})
+      .param("NT", {0, 1})
+      .default_config(
+          Config{{"ROWS", std::int64_t{2}}, {"VEC", std::int64_t{2}}, {"NT", std::int64_t{0}}});
+  return t;
+}
+
 Dim3 gemm_f32_tiled_grid(const Config& config, std::int64_t m, std::int64_t n) {
   const std::int64_t bm = param(config, "BM"), bn = param(config, "BN");
   return {grid_extent(n, bn, "gemm_f32_tiled grid.x (N / BN)"),
@@ -149,6 +164,15 @@ std::int64_t gemm_f32_shared_bytes(const Config& config) {
 Dim3 fused_add_rmsnorm_grid(const Config& config, std::int64_t rows) {
   const std::int64_t per_block = param(config, "ROWS");
   return {grid_extent(rows, per_block, "fused_add_rmsnorm grid.x (rows / ROWS)"), 1, 1};
+}
+
+Dim3 softmax_grid(const Config& config, std::int64_t rows) {
+  return {grid_extent(rows, param(config, "ROWS"), "softmax grid.x (rows / ROWS)"), 1, 1};
+}
+
+std::size_t softmax_shared_bytes(std::int64_t cols) {
+  // One row of exponentials, + 64: the kernel aligns it to a cache line.
+  return static_cast<std::size_t>(std::max<std::int64_t>(cols, 0)) * 4 + 64;
 }
 
 }  // namespace kiln::cpu

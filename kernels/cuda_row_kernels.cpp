@@ -125,7 +125,7 @@ ShippedKernel softmax_entry(DType dtype) {
         ArgSpec::scalar("rows", ArgType::kI32, "rows"),
         ArgSpec::scalar("cols", ArgType::kI32, "cols")};
   };
-  k.reference = half_softmax_reference;
+  k.reference = softmax_reference;
   k.flops = [](const ShapeDims& d) {
     return 5.0 * static_cast<double>(dim(d, "rows")) * static_cast<double>(dim(d, "cols"));
   };
@@ -152,21 +152,6 @@ KernelTemplate cuda_softmax_template(DType dtype) {
 std::vector<ShippedKernel> cuda_row_kernels() {
   return {rmsnorm_entry(DType::kF16), rmsnorm_entry(DType::kBF16), softmax_entry(DType::kF16),
           softmax_entry(DType::kBF16)};
-}
-
-Status half_softmax_reference(Device& device, const ArgList& args) {
-  const std::int64_t rows = int_scalar(args, "rows"), cols = int_scalar(args, "cols");
-  auto x = read_tensor(device, find_arg(args, "x"));
-  if (!x.ok()) return x.error();
-  std::vector<double> y(x->size());
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const auto row = static_cast<std::size_t>(r * cols), n = static_cast<std::size_t>(cols);
-    const double m = *std::max_element(x->begin() + row, x->begin() + row + n);
-    double sum = 0;
-    for (std::size_t j = 0; j < n; ++j) sum += y[row + j] = std::exp((*x)[row + j] - m);
-    for (std::size_t j = 0; j < n; ++j) y[row + j] /= sum;
-  }
-  return write_tensor(device, find_arg(args, "y"), y);
 }
 
 }  // namespace kiln::internal

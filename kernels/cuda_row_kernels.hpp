@@ -18,7 +18,4 @@ KernelTemplate cuda_softmax_template(DType dtype);
 // fused_add_rmsnorm_f16/_bf16 and softmax_f16/_bf16, for build_registry().
 std::vector<ShippedKernel> cuda_row_kernels();
 
-// y = softmax(x) per row (args x, y, rows, cols; f16 or bf16).
-Status half_softmax_reference(Device& device, const ArgList& args);
-
 }  // namespace kiln::internal

@@ -1,5 +1,6 @@
 #include "host_reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -109,6 +110,21 @@ Status fused_add_rmsnorm_reference(Device& device, const ArgList& args) {
   Status st = write_tensor(device, find_arg(args, "residual"), *res);
   if (st.ok()) st = write_tensor(device, find_arg(args, "x"), *x);
   return st;
+}
+
+Status softmax_reference(Device& device, const ArgList& args) {
+  const std::int64_t rows = int_scalar(args, "rows"), cols = int_scalar(args, "cols");
+  auto x = read_tensor(device, find_arg(args, "x"));
+  if (!x.ok()) return x.error();
+  std::vector<double> y(x->size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const auto row = static_cast<std::size_t>(r * cols), n = static_cast<std::size_t>(cols);
+    const double m = *std::max_element(x->begin() + row, x->begin() + row + n);
+    double sum = 0;
+    for (std::size_t j = 0; j < n; ++j) sum += y[row + j] = std::exp((*x)[row + j] - m);
+    for (std::size_t j = 0; j < n; ++j) y[row + j] /= sum;
+  }
+  return write_tensor(device, find_arg(args, "y"), y);
 }
 
 }  // namespace kiln::internal

@@ -27,4 +27,7 @@ Status gemm_reference(Device& device, const ArgList& args);
 // storage type (f32, f16 or bf16) as the kernels store it.
 Status fused_add_rmsnorm_reference(Device& device, const ArgList& args);
 
+// y = softmax(x) per row (args x, y, rows, cols; f32, f16 or bf16).
+Status softmax_reference(Device& device, const ArgList& args);
+
 }  // namespace kiln::internal

@@ -142,14 +142,23 @@ ShippedKernel cpu_gemm_tiled() {
   return k;
 }
 
-ShippedKernel cpu_rmsnorm() {
+// An f32 row kernel of the CPU: one row of `width` floats after another.
+ShippedKernel cpu_row_entry(std::string name, std::string family, const KernelTemplate& tmpl,
+                            const char* width) {
   ShippedKernel k;
-  k.name = "fused_add_rmsnorm";
-  k.family = "fused_add_rmsnorm";
+  k.name = std::move(name);
+  k.family = std::move(family);
   k.backend = "cpu";
-  k.description = cpu::fused_add_rmsnorm_template().description;
-  k.dims = {"rows", "hidden"};
+  k.description = tmpl.description;
+  k.dims = {"rows", width};
   k.dtypes = {DType::kF32};
+  k.check_shape = [](const ShapeDims&) { return ok_status(); };
+  return k;
+}
+
+ShippedKernel cpu_rmsnorm() {
+  ShippedKernel k = cpu_row_entry("fused_add_rmsnorm", "fused_add_rmsnorm",
+                                  cpu::fused_add_rmsnorm_template(), "hidden");
   k.in_place = true;
   k.kernel = [] {
     TunableKernel t;
@@ -174,7 +183,6 @@ ShippedKernel cpu_rmsnorm() {
         ArgSpec::scalar("hidden", ArgType::kI32, "hidden"),
         ArgSpec::literal("eps", ArgType::kF32, 1e-6)};
   };
-  k.check_shape = [](const ShapeDims&) { return ok_status(); };
   k.reference = internal::fused_add_rmsnorm_reference;
   k.flops = [](const ShapeDims& d) {
     return 4.0 * static_cast<double>(dim(d, "rows")) * static_cast<double>(dim(d, "hidden"));
@@ -187,6 +195,41 @@ ShippedKernel cpu_rmsnorm() {
   // One rounding of the add, then a normalisation whose sum order depends
   // on VEC: relative differences of a few ulps.
   k.tolerance = [](const ShapeDims&) { return Tolerance{1e-5, 1e-4, 0}; };
+  return k;
+}
+
+ShippedKernel cpu_softmax() {
+  ShippedKernel k = cpu_row_entry("softmax_f32", "softmax", cpu::softmax_template(), "cols");
+  k.kernel = [] {
+    TunableKernel t;
+    t.tmpl = cpu::softmax_template();
+    t.launch = [](const Config& c, const ArgList& args) {
+      LaunchGeometry g;
+      g.grid = cpu::softmax_grid(c, int_scalar(args, "rows"));
+      g.shared_bytes = cpu::softmax_shared_bytes(int_scalar(args, "cols"));
+      return g;
+    };
+    t.outputs = {"y"};
+    return t;
+  };
+  k.args = [](DType) {
+    return std::vector<ArgSpec>{
+        ArgSpec::tensor("x", DType::kF32, {"rows", "cols"}, ArgRole::kInput),
+        ArgSpec::tensor("y", DType::kF32, {"rows", "cols"}, ArgRole::kOutput, ArgInit::kZeros),
+        ArgSpec::scalar("rows", ArgType::kI32, "rows"),
+        ArgSpec::scalar("cols", ArgType::kI32, "cols")};
+  };
+  k.reference = internal::softmax_reference;
+  k.flops = [](const ShapeDims& d) {
+    return 5.0 * static_cast<double>(dim(d, "rows")) * static_cast<double>(dim(d, "cols"));
+  };
+  // x read and y written once each.
+  k.bytes = [](const ShapeDims& d) {
+    return 8.0 * static_cast<double>(dim(d, "rows")) * static_cast<double>(dim(d, "cols"));
+  };
+  // A polynomial exp (relative error under 2e-7) and fp32 sums of the row
+  // in an order VEC decides: a few ulps of the largest terms.
+  k.tolerance = [](const ShapeDims&) { return Tolerance{1e-6, 1e-4, 0}; };
   return k;
 }
 
@@ -205,6 +248,7 @@ std::vector<ShippedKernel> build_registry() {
   out.push_back(cpu_gemm());
   out.push_back(cpu_rmsnorm());
   out.push_back(cpu_gemm_tiled());
+  out.push_back(cpu_softmax());
   out.push_back(cuda_gemm("gemm_f16", DType::kF16));
   out.push_back(cuda_gemm("gemm_bf16", DType::kBF16));
   for (ShippedKernel& k : internal::cuda_row_kernels()) out.push_back(std::move(k));

@@ -127,5 +127,45 @@ TEST(ShippedKernels, InPlaceRmsNormEqualsOneCleanRunAfterTuningAndOnACacheHit) {
   std::filesystem::remove_all(opts.cache_dir);
 }
 
+// Every config of the CPU softmax (streaming stores or not, 1-8 rows a
+// block, 1-4 accumulators) computes the double-precision reference, on
+// rows that are no multiple of 8 floats and a row count no multiple of 8.
+TEST(ShippedKernels, EveryCpuSoftmaxConfigMatchesTheReference) {
+  auto target = open_tuning_target("cpu");
+  ASSERT_TRUE(target.ok()) << target.error().describe();
+  Device& device = *target->device;
+  const ShippedKernel* k = find_shipped_kernel("softmax_f32");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->family, "softmax");
+  const ShapeDims shape{{"rows", 13}, {"cols", 203}};
+  auto call = make_call(device, k->args(DType::kF32), shape, 3);
+  ASSERT_TRUE(call.ok());
+  Options opts = Options::global();
+  opts.cache_dir = std::filesystem::temp_directory_path() /
+                   ("kiln_shipped_softmax_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(opts.cache_dir);
+  ArtifactCache artifacts(opts);
+  TuningCache tunings(opts);
+  TuneOptions o;
+  o.search.strategy = "exhaustive";
+  o.check.reference = ReferenceKind::kUser;
+  o.check.reference_fn = k->reference;
+  o.check.tolerance = k->tolerance(shape);
+  Autotuner tuner(target->backend, &artifacts, &tunings);
+  auto r = tuner.run(k->kernel(), call->args, device, o);
+  ASSERT_TRUE(r.ok()) << r.error().describe();
+  EXPECT_EQ(r->stats.benchmarked, 24u);
+  for (const auto& m : r->measurements)
+    EXPECT_EQ(m.outcome, Outcome::kOk) << m.config.to_string() << ": " << m.error.describe();
+  // The winner's own call left y = softmax(x): each row sums to 1.
+  const auto* y = static_cast<const float*>(find_arg(call->args, "y").data);
+  for (int row = 0; row < 13; ++row) {
+    double sum = 0;
+    for (int j = 0; j < 203; ++j) sum += y[row * 203 + j];
+    EXPECT_NEAR(sum, 1.0, 1e-5) << "row " << row;
+  }
+  std::filesystem::remove_all(opts.cache_dir);
+}
+
 }  // namespace
 }  // namespace kiln

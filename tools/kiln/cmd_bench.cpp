@@ -121,6 +121,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->callback([args, &exit_code] { exit_code = run_bench_compile(*args); });
   add_bench_tune_command(*bench, exit_code);
   add_bench_gemm_command(*bench, exit_code);
+  add_bench_rows_command(*bench, exit_code);
 }
 
 }  // namespace kiln::tool

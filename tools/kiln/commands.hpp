@@ -16,5 +16,6 @@ void add_kernels_command(CLI::App& app, int& exit_code);
 // `kiln bench tune`, under the bench group (cmd_bench_tune.cpp).
 void add_bench_tune_command(CLI::App& bench, int& exit_code);
 void add_bench_gemm_command(CLI::App& bench, int& exit_code);
+void add_bench_rows_command(CLI::App& bench, int& exit_code);
 
 }  // namespace kiln::tool

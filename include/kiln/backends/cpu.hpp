@@ -55,17 +55,23 @@ std::string host_arch();
 //   fused_add_rmsnorm_cpu: in place on x and residual; args (float* x,
 //     float* residual, const float* weight, int rows, int hidden, float eps);
 //     params ROWS, VEC.
+//   softmax_cpu: y = softmax(x) per row; args (const float* x, float* y,
+//     int rows, int cols); params ROWS, VEC, NT (streaming stores of y).
 KernelTemplate gemm_f32_template();
 KernelTemplate gemm_f32_template(const DeviceTraits& device);
 // gemm_f32's space before it is bound to a device.
 ConfigSpace gemm_f32_space();
 KernelTemplate gemm_f32_tiled_template();
 KernelTemplate fused_add_rmsnorm_template();
+KernelTemplate softmax_template();
 // Their launch grids (block is unused: {1,1,1}); gemm_f32 needs
 // gemm_f32_shared_bytes() of shared memory per block for its packed panels.
 Dim3 gemm_f32_grid(const Config& config, std::int64_t m, std::int64_t n);
 std::int64_t gemm_f32_shared_bytes(const Config& config);
 Dim3 gemm_f32_tiled_grid(const Config& config, std::int64_t m, std::int64_t n);
 Dim3 fused_add_rmsnorm_grid(const Config& config, std::int64_t rows);
+Dim3 softmax_grid(const Config& config, std::int64_t rows);
+// softmax_cpu's shared memory per block: one row of floats for a row of `cols`.
+std::size_t softmax_shared_bytes(std::int64_t cols);
 
 }  // namespace kiln::cpu
