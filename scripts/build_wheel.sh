@@ -12,7 +12,8 @@
 #   bash scripts/build_wheel.sh [OUT_DIR]    # default dist/; prints the wheel's path last
 # KILN_WHEEL_BUILD_DIR: the CMake build folder to reuse (incremental
 # rebuilds); KILN_WHEEL_ZIP_LEVEL: the repaired wheel's zip level (default 6,
-# zlib's; CI uses 1: the wheel goes straight into the venv beside it).
+# zlib's; the test command uses 0, stored: the wheel goes straight into
+# the venv beside it).
 # Extra pip arguments come from KILN_WHEEL_PIP_ARGS (space-separated).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -121,10 +121,14 @@ skip_report() {
 # against about 7 min 20 s file by file (docs/reliability.md). A user's
 # `pip install .` still compiles file by file, as every release build
 # does, so `bash scripts/test.sh --quick` is where a file that forgot an
-# include fails. Zip level 1: the wheel is unpacked at once beside it.
+# include fails. Zip level 0 (stored): the wheel is unpacked at once beside it.
+# Against `pip install .` the wheel adds the `kiln` command's compile (5
+# unity batches, about 125 s of CPU), `auditwheel repair` (about 9 s of
+# CPU) and test_wheel.py: 138 s against 94-98 s for the stage without its
+# compile at load 7 (docs/reliability.md, "Sanitizers").
 python_stage() {
   stage "Python package: the binary wheel, installed into .venv, and pytest"
-  KILN_WHEEL_ZIP_LEVEL=1 KILN_WHEEL_PIP_ARGS="--config-settings=cmake.define.CMAKE_UNITY_BUILD=ON \
+  KILN_WHEEL_ZIP_LEVEL=0 KILN_WHEEL_PIP_ARGS="--config-settings=cmake.define.CMAKE_UNITY_BUILD=ON \
 --config-settings=cmake.define.CMAKE_UNITY_BUILD_BATCH_SIZE=8" bash scripts/build_wheel.sh build-wheel
   local wheel
   wheel=$(ls "$PWD"/build-wheel/kiln-*.whl)
