@@ -15,7 +15,7 @@ tests/common/skip.hpp, or the start of a pytest reason):
              cannot install it), data outside the repository, conditions of
              the harness (sanitizer, not root, KILN_TUNING=0, the host):
              counted by reason. --require CLASS (KILN_TEST_REQUIRE) makes an
-             allowed class fail too: .ci/run requires cuda-toolkit.
+             allowed class fail too: .ci/run requires cuda-toolkit and wheel.
 
 A skip with no tag, or an unknown one, fails the run too, so a new skip has
 to say which it is. --allow-skips (test.sh --quick) reports every skip and
@@ -53,6 +53,7 @@ CLASSES = {
     "sanitizer": (ALLOWED, "cannot run, or nothing to check, under this sanitizer"),
     "not-root": (ALLOWED, "needs root"),
     "tuning-off": (ALLOWED, "KILN_TUNING=0 in the environment"),
+    "wheel": (ALLOWED, "no binary wheel named (KILN_WHEEL unset): scripts/test.sh's Python stage builds one"),
     "host": (ALLOWED, "a property of this machine: architecture, /dev/full, threads, privileges"),
 }
 

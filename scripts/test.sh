@@ -8,9 +8,11 @@
 #      integration tests under it (the pool, the pipeline, the caches and the
 #      worker processes are concurrent);
 #   4. a short run of every fuzz target (scripts/fuzz.sh);
-#   5. the Python package: built (a unity build) and installed into .venv
-#      (pip install .), then its pytest suite (python/tests, docs/python.md's
-#      snippets, examples/python).
+#   5. the Python package: built once as the binary wheel a user installs
+#      (scripts/build_wheel.sh, a unity build), that wheel installed into
+#      .venv, then its pytest suite (python/tests, docs/python.md's
+#      snippets, examples/python; python/tests/test_wheel.py installs the
+#      same wheel into a fresh venv with the system's LLVM hidden).
 # GPU-labelled tests are left out of the sanitizer runs: the driver is not
 # instrumented (run them from a release build on a GPU: docs/gpu.md).
 # Skips: each ctest and pytest stage writes JUnit XML to build-test-results/,
@@ -112,21 +114,28 @@ skip_report() {
   python3 scripts/skip_report.py "${skip_args[@]}" "$results"/*.xml
 }
 
-# Stage 5: the Python package, built by pip (release) into .venv, then
-# pytest. Exit code 5 (no tests collected: a filter that selects none) is
-# not a failure. A unity build, as the sanitizer builds are: 3 min 41 s
-# here against about 7 min 20 s file by file (docs/reliability.md). A
-# user's `pip install .` still compiles file by file, as every release
-# build does, so `bash scripts/test.sh --quick` is where a file that forgot
-# an include fails.
+# Stage 5: the Python package, built once (release) as the binary wheel a
+# user installs, that wheel installed into .venv, then pytest on it. Exit
+# code 5 (no tests collected: a filter that selects none) is not a
+# failure. A unity build, as the sanitizer builds are: 3 min 41 s here
+# against about 7 min 20 s file by file (docs/reliability.md). A user's
+# `pip install .` still compiles file by file, as every release build
+# does, so `bash scripts/test.sh --quick` is where a file that forgot an
+# include fails. Zip level 0 (stored): the wheel is unpacked at once beside it.
+# Against `pip install .` the wheel adds the `kiln` command's compile (5
+# unity batches, about 125 s of CPU), `auditwheel repair` (about 9 s of
+# CPU) and test_wheel.py: 138 s against 94-98 s for the stage without its
+# compile at load 7 (docs/reliability.md, "Sanitizers").
 python_stage() {
-  stage "Python package: pip install . and pytest"
-  .venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation \
-    --config-settings=cmake.define.CMAKE_UNITY_BUILD=ON \
-    --config-settings=cmake.define.CMAKE_UNITY_BUILD_BATCH_SIZE=8 .
+  stage "Python package: the binary wheel, installed into .venv, and pytest"
+  KILN_WHEEL_ZIP_LEVEL=0 KILN_WHEEL_PIP_ARGS="--config-settings=cmake.define.CMAKE_UNITY_BUILD=ON \
+--config-settings=cmake.define.CMAKE_UNITY_BUILD_BATCH_SIZE=8" bash scripts/build_wheel.sh build-wheel
+  local wheel
+  wheel=$(ls "$PWD"/build-wheel/kiln-*.whl)
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$wheel"
   local rc=0
-  .venv/bin/python -m pytest -q -rs -p no:cacheprovider --junitxml="$results/pytest.xml" \
-    python/tests || rc=$?
+  KILN_WHEEL=$wheel .venv/bin/python -m pytest -q -rs -p no:cacheprovider \
+    --junitxml="$results/pytest.xml" python/tests || rc=$?
   if ((rc == 5)); then
     echo "test.sh: pytest collected no tests"
   elif ((rc != 0)); then

@@ -15,6 +15,7 @@
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -117,12 +118,26 @@ std::string header_search_dirs(const clang::CompilerInvocation& inv) {
   return out;
 }
 
+// The resource directory a wheel carries beside this library (clang/ next
+// to libkiln_cpu_backend.so, python/CMakeLists.txt): a wheel runs where the
+// build's LLVM is absent, so its own copy of the builtin headers comes
+// first; a build tree or a `cmake --install` uses the build's.
+std::filesystem::path default_resource_dir() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<const void*>(&default_resource_dir), &info) && info.dli_fname) {
+    const auto bundled = std::filesystem::path(info.dli_fname).parent_path() / "clang";
+    std::error_code ec;
+    if (std::filesystem::exists(bundled / "include" / "stddef.h", ec)) return bundled;
+  }
+  return KILN_CLANG_RESOURCE_DIR;
+}
+
 }  // namespace
 
 ClangSettings ClangSettings::from_options() {
   ClangSettings s;
   s.clang_path = KILN_CLANG_EXECUTABLE;
-  s.resource_dir = KILN_CLANG_RESOURCE_DIR;
+  s.resource_dir = default_resource_dir();
   s.pch = Options::global().pch;
   std::istringstream flags(Options::global().cpu_flags);
   for (std::string flag; flags >> flag;) s.extra_options.push_back(flag);
