@@ -86,6 +86,17 @@ Result<std::shared_ptr<HostJit>> HostJit::create() {
   return std::shared_ptr<HostJit>(new HostJit(std::move(impl)));
 }
 
+Result<std::shared_ptr<HostJit>> HostJit::shared() {
+  static std::mutex mutex;
+  static std::shared_ptr<HostJit> jit;
+  std::lock_guard lock(mutex);
+  if (jit) return jit;
+  auto made = create();
+  if (!made) return made.error();
+  jit = std::move(*made);
+  return jit;
+}
+
 Result<std::shared_ptr<JitModule>> HostJit::load(const std::string& object,
                                                  const std::string& label) {
   llvm::orc::LLJIT& jit = *impl_->jit;
