@@ -28,15 +28,6 @@ struct LinkingScope {
   LinkingScope& operator=(const LinkingScope&) = delete;
 };
 
-// What a kernel may call, said whenever a link fails on a missing symbol.
-// The C++ runtime is found only where the host exports it globally: from
-// Python (extensions load privately) `throw` or std::vector fail to link.
-constexpr const char* kLinkFix =
-    "a CPU kernel may call only its own code and the C functions the host process exports "
-    "(libc, libm); do not rely on the C++ runtime (exceptions/throw, RTTI, std::vector and other "
-    "allocating std types, iostreams): pass buffers in as arguments, keep the kernel header-only, "
-    "or define the missing function in the kernel's source";
-
 }  // namespace
 
 struct HostJit::Impl {
@@ -148,7 +139,7 @@ Result<void*> JitModule::lookup(const std::string& symbol) {
     return make_error(ErrorCode::kNotFound,
                       "cannot link symbol '" + symbol + "' of " + label_ +
                           ": the kernel needs what the JIT cannot resolve (" + linking + "); " +
-                          kLinkFix,
+                          kKernelLinkFix,
                       {{"kernel", label_}, {"symbol", symbol}, {"link_error", linking}});
   }
   return address->toPtr<void*>();

@@ -50,6 +50,15 @@ using ToolchainSource = Result<const CpuToolchain*> (*)();
 // checks at compile time that the two agree): the CPU toolchain
 // fingerprint without loading LLVM.
 const char* llvm_version();
+// What a kernel may call, said whenever a load fails on a missing symbol
+// (dlopen's RTLD_NOW, or the JIT's link). The C++ runtime is found only
+// where the host exports it globally: from Python (extensions load
+// privately) `throw` or std::vector fail to link.
+inline constexpr const char* kKernelLinkFix =
+    "a CPU kernel may call only its own code and the C functions the host process exports "
+    "(libc, libm); do not rely on the C++ runtime (exceptions/throw, RTTI, std::vector and other "
+    "allocating std types, iostreams): pass buffers in as arguments, keep the kernel header-only, "
+    "or define the missing function in the kernel's source";
 // The compiler's name in artifacts and keys.
 inline constexpr const char* kCompilerName = "clang-orc";
 

@@ -135,9 +135,7 @@ Result<std::shared_ptr<CodeModule>> load_shared_object(const std::string& bytes,
     const char* why = ::dlerror();
     return make_error(ErrorCode::kLaunchFailed,
                       "cannot load the shared object of " + label + ": " +
-                          (why ? why : "dlopen failed") +
-                          "; a CPU kernel may call only its own code and what the process "
-                          "exports (libc, libm)",
+                          (why ? why : "dlopen failed") + "; " + kKernelLinkFix,
                       {{"kernel", label}});
   }
   return std::shared_ptr<CodeModule>(std::make_shared<SharedObjectModule>(handle, fd, path, label));
