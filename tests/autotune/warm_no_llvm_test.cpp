@@ -65,6 +65,28 @@ TEST_F(WarmNoLlvm, ASecondProcessServesFromTheCacheWithNoCompilerMapped) {
   EXPECT_TRUE(warm["compiler_maps"].empty()) << "the warm process mapped " << warm.dump();
 }
 
+// The host CPU's remembered LLVM answer (<cache>/host-cpu/*.json) damaged:
+// the next process asks LLVM once more, keys the same (served from the
+// cache, nothing compiled) and writes it again; the one after maps no LLVM.
+TEST_F(WarmNoLlvm, ADamagedHostCpuMemoMeansAskingLlvmOnce) {
+  ASSERT_FALSE(child().empty());
+  int damaged = 0;
+  for (const auto& entry : fs::directory_iterator(dir_ / "cache" / "host-cpu")) {
+    std::ofstream(entry.path(), std::ios::trunc) << "{\"version\": 1, \"name\": ";
+    ++damaged;
+  }
+  ASSERT_EQ(damaged, 1);
+  const nlohmann::json asked = child();
+  ASSERT_FALSE(asked.empty());
+  EXPECT_EQ(asked["source"], "disk") << asked.dump();
+  EXPECT_TRUE(asked["correct"].get<bool>());
+  EXPECT_FALSE(asked["compiler_maps"].empty()) << "LLVM was not asked: " << asked.dump();
+  const nlohmann::json warm = child();
+  ASSERT_FALSE(warm.empty());
+  EXPECT_EQ(warm["source"], "disk");
+  EXPECT_TRUE(warm["compiler_maps"].empty()) << warm.dump();
+}
+
 // Every stored program damaged: the cache's digest refuses it (never
 // dlopen'ed), a warning names the file, and the run compiles it again and
 // is still correct.

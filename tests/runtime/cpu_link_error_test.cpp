@@ -22,8 +22,7 @@ void calls_missing(const kiln::cpu::BlockContext&, float* x) {
 }
 )";
 
-Artifact unresolved_artifact(CompileUnit& unit,
-                             BinaryFormat format = BinaryFormat::kCpuObject) {
+Artifact unresolved_artifact(CompileUnit& unit, BinaryFormat format = BinaryFormat::kCpuObject) {
   Specialization s;
   s.kernel = "calls_missing";
   s.config = Config{{"N", std::int64_t{4}}};

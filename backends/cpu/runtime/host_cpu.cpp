@@ -90,9 +90,11 @@ std::string cpuid_signature() {
 #endif
 }
 
+// KILN_CACHE_DISABLE: nothing read or written (LLVM asked each process).
 std::filesystem::path memo_path(const std::string& signature) {
-  const std::filesystem::path dir = Options::global().cache_dir;
-  if (dir.empty() || signature.empty()) return {};
+  const Options& o = Options::global();
+  const std::filesystem::path dir = o.cache_dir;
+  if (dir.empty() || signature.empty() || o.cache_disabled) return {};
   return dir / "host-cpu" / (signature + ".json");
 }
 
@@ -168,7 +170,7 @@ Result<HostCpu> host_cpu(ToolchainSource source) {
   auto toolchain = source();
   if (!toolchain) return toolchain.error();
   known = (*toolchain)->host_cpu();
-  if (!path.empty()) write_memo(path, *known);
+  if (!path.empty() && !Options::global().cache_read_only) write_memo(path, *known);
   return *known;
 }
 
