@@ -17,13 +17,16 @@ base=${BASELINE:-}
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 tune=(tune --kernel gemm_f32_tiled --backend cpu --shape M=256,N=256,K=256)
-# The cold tune that fills the cache (not timed).
-KILN_CACHE_DIR=$cache "$kiln" "${tune[@]}" >/dev/null
+# The cold tunes that fill the caches (not timed): the baseline its own, as
+# another build's codegen hash makes it retune what this kiln stored.
+KILN_CACHE_DIR=$cache/kiln "$kiln" "${tune[@]}" >/dev/null
+if [ -n "$base" ]; then KILN_CACHE_DIR=$cache/base "$base" "${tune[@]}" >/dev/null; fi
 python3 - "$rounds" "$kiln" "$bare" "$cache" "$base" "${tune[@]}" <<'PY'
 import os, statistics, subprocess, sys, time
 rounds, kiln, bare, cache, base = int(sys.argv[1]), *sys.argv[2:6]
 tune = sys.argv[6:]
-env = dict(os.environ, KILN_CACHE_DIR=cache)
+env = dict(os.environ, KILN_CACHE_DIR=cache + "/kiln")
+base_env = dict(os.environ, KILN_CACHE_DIR=cache + "/base")
 cmds = {
     "bare C++ main": [bare],
     "kiln --help": [kiln, "--help"],
@@ -40,7 +43,8 @@ for i in range(rounds):
     order = names if i % 2 == 0 else list(reversed(names))
     for k in order:
         t0 = time.perf_counter()
-        subprocess.run(cmds[k], check=True, env=env, stdout=subprocess.DEVNULL)
+        subprocess.run(cmds[k], check=True, env=base_env if k.startswith("baseline") else env,
+                       stdout=subprocess.DEVNULL)
         t[k].append(time.perf_counter() - t0)
 m = {k: statistics.median(v) * 1e3 for k, v in t.items()}
 floor = m["bare C++ main"]

@@ -12,13 +12,7 @@ size=${1:-512}
 rounds=${2:-3}
 threads=${3:-2}
 kiln=${KILN:-$root/build/bin/kiln}
-venv=${KT_VENV:-$root/build/kt-venv}
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import kernel_tuner' 2>/dev/null; then
-  python3 -m venv "$venv" && "$venv/bin/pip" install -q kernel_tuner==1.5.0 || {
-    echo "Kernel Tuner cannot be installed into $venv (no PyPI?): the comparison cannot run" >&2
-    exit 3
-  }
-fi
+. "$root/bench/kt_venv.sh"
 if [ "$(nproc)" != "$threads" ]; then
   echo "note: Kiln's CPU device runs one block runner per hardware thread ($(nproc)); Kernel" \
        "Tuner's launcher uses $threads" >&2

@@ -11,7 +11,7 @@ set(KILN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 # dependencies (they carry no flags into a consumer).
 set(_kiln_exported)
 foreach(t kiln_warnings kiln_internal kiln_xxhash kiln_core kiln_process kiln_compile kiln_cache kiln_search kiln_tuner kiln_device
-          kiln_cache_redis_linked kiln_cache_redis_lazy kiln_cuda kiln_cpu kiln_replay kiln_backends_linked kiln_backends_lazy kiln_backends kiln_kernels kiln_framework kiln)
+          kiln_cache_redis_linked kiln_cache_redis_lazy kiln_cuda kiln_cpu_runtime kiln_cpu kiln_replay kiln_backends_linked kiln_backends_lazy kiln_backends kiln_kernels kiln_framework kiln)
   if(TARGET ${t})
     list(APPEND _kiln_exported ${t})
   endif()

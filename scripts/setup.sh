@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev
   llvm-19-dev libclang-19-dev libclang-cpp19-dev clang-19 libclang-rt-19-dev
+  liblld-19-dev  # in-process ELF linking: CPU artifacts stored as shared objects (no `ld` needed)
   clang-format
   libhiredis-dev libssl-dev redis-server
   openmpi-bin libopenmpi-dev

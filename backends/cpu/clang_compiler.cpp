@@ -31,6 +31,7 @@
 #include "kiln/core/log.hpp"
 #include "kiln/core/options.hpp"
 #include "llvm_info.hpp"
+#include "shared_link.hpp"
 
 #ifndef KILN_CLANG_EXECUTABLE
 #error "KILN_CLANG_EXECUTABLE must be defined by the build (backends/CMakeLists.txt)"
@@ -65,7 +66,7 @@ std::string join(const std::vector<std::string>& parts) {
 // "host", "native" and this machine's CPU name all mean: the CPU we run on,
 // with exactly its features.
 bool is_host_arch(const std::string& arch) {
-  return arch.empty() || arch == "host" || arch == "native" || arch == host_cpu_name();
+  return arch.empty() || arch == "host" || arch == "native" || arch == linked_host_cpu().name;
 }
 
 // Diagnostics of the driver and of the compile, printed as Clang prints
@@ -139,8 +140,7 @@ ClangSettings ClangSettings::from_options() {
   s.clang_path = KILN_CLANG_EXECUTABLE;
   s.resource_dir = default_resource_dir();
   s.pch = Options::global().pch;
-  std::istringstream flags(Options::global().cpu_flags);
-  for (std::string flag; flags >> flag;) s.extra_options.push_back(flag);
+  s.extra_options = cpu_flag_options();
   return s;
 }
 
@@ -183,17 +183,9 @@ std::string ClangCompiler::version() const {
 }
 
 std::vector<std::string> ClangCompiler::code_options() const {
-  // What the compiler adds beyond unit.options and arch: the optimisation
-  // level and language, the host triple and CPU features (-march=native
-  // means different code on different hosts), and KILN_CPU_FLAGS.
-  std::vector<std::string> out = {"-O3",
-                                  "-std=c++20",
-                                  "-fPIC",
-                                  "--target=" + host_triple(),
-                                  "host-cpu=" + host_cpu_name(),
-                                  "host-features=" + host_features_hash()};
-  out.insert(out.end(), settings_.extra_options.begin(), settings_.extra_options.end());
-  return out;
+  // Computed by the light half, so that a process serving from the cache
+  // gets the same keys without LLVM (runtime/host_cpu.cpp).
+  return clang_code_options(linked_host_cpu(), settings_.extra_options);
 }
 
 std::vector<std::string> ClangCompiler::common_args(const CompileUnit& unit,
@@ -374,13 +366,13 @@ double ms_between(std::chrono::steady_clock::time_point from,
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
-CompiledProgram object_program(const CompileUnit& unit, const llvm::SmallString<0>& object,
-                               std::string log, const std::vector<std::string>& args,
+CompiledProgram object_program(const CompileUnit& unit, std::string binary, std::string log,
+                               const std::vector<std::string>& args,
                                std::chrono::steady_clock::time_point start) {
   CompiledProgram program;
-  program.format = BinaryFormat::kCpuObject;
+  program.format = unit.format;
   program.arch = unit.arch;
-  program.binary = std::make_shared<const std::string>(object.data(), object.size());
+  program.binary = std::make_shared<const std::string>(std::move(binary));
   for (std::size_t i = 0; i < unit.specializations.size(); ++i) {
     program.lowered_names.push_back(entry_symbol(i));
   }
@@ -395,9 +387,9 @@ CompiledProgram object_program(const CompileUnit& unit, const llvm::SmallString<
 Result<CompiledProgram> ClangCompiler::compile(const CompileUnit& unit, const CancelToken& cancel) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::string> args = driver_args(unit);
-  if (unit.format != BinaryFormat::kCpuObject) {
+  if (unit.format != BinaryFormat::kCpuObject && unit.format != BinaryFormat::kCpuSharedObject) {
     return make_error(ErrorCode::kInvalidArgument,
-                      "the CPU compiler produces cpu_object, not " +
+                      "the CPU compiler produces cpu_shared_object or cpu_object, not " +
                           std::string(binary_format_name(unit.format)) + ": compile " +
                           unit.describe() + " with NVRTC");
   }
@@ -452,7 +444,14 @@ Result<CompiledProgram> ClangCompiler::compile(const CompileUnit& unit, const Ca
   if (!ok || object.empty()) {
     return compile_error(unit, "Clang failed to compile " + unit.describe(), log, args, search);
   }
-  return object_program(unit, object, std::move(log), args, start);
+  std::string binary(object.data(), object.size());
+  if (unit.format == BinaryFormat::kCpuSharedObject) {
+    // The form a later process loads with no LLVM (runtime/shared_object.cpp).
+    auto linked = link_shared_object(binary, unit.describe());
+    if (!linked) return linked.error();
+    binary = std::move(*linked);
+  }
+  return object_program(unit, std::move(binary), std::move(log), args, start);
 }
 
 }  // namespace kiln::cpu

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kiln/compile/compile.hpp"
+#include "runtime/cpu_runtime.hpp"
 
 // Forward declarations: this header is included by LLVM-free code (bench).
 namespace llvm {
@@ -53,7 +54,7 @@ class ClangCompiler final : public Compiler {
  public:
   explicit ClangCompiler(ClangSettings settings);
 
-  std::string name() const override { return "clang-orc"; }
+  std::string name() const override { return kCompilerName; }
   std::string version() const override;
   std::vector<std::string> code_options() const override;
   Result<CompiledProgram> compile(const CompileUnit& unit, const CancelToken& cancel) override;

@@ -12,7 +12,7 @@ struct Dim3 { unsigned x, y, z; };
 
 // One block of a launch: its index, the grid and block shapes, and the
 // block's dynamic shared memory (scratch private to the worker running it).
-// Mirrors backends/cpu/cpu_abi.hpp byte for byte.
+// Mirrors backends/cpu/runtime/cpu_abi.hpp byte for byte.
 struct BlockContext {
   Dim3 block_idx;
   Dim3 grid_dim;

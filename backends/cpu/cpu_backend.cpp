@@ -1,5 +1,6 @@
-// The CPU backend behind DeviceBackend: Clang compiles, LLVM ORC runs the
-// objects on the host, one device whose block runners are the host's threads.
+// The CPU backend behind DeviceBackend: Clang compiles and LLD links shared
+// objects, the light half (runtime/) loads and runs them on the host, one
+// device whose block runners are the host's threads.
 #include "cpu_backend.hpp"
 
 #include "kiln/backends/cpu.hpp"
@@ -21,7 +22,8 @@ class CpuBackend final : public DeviceBackend {
   }
   // Clang in this process cannot be interrupted at a compile deadline.
   bool compiles_in_workers() const override { return true; }
-  BinaryFormat binary_format() const override { return BinaryFormat::kCpuObject; }
+  // Shared objects: what a later process loads with no LLVM.
+  BinaryFormat binary_format() const override { return BinaryFormat::kCpuSharedObject; }
   Result<int> device_count() const override { return 1; }
   // The index only tells CPU devices apart (several benchmark workers on
   // the one host): every index opens the host.
@@ -57,6 +59,14 @@ void kiln_probe(const kiln::cpu::BlockContext& ctx, float* x, long n) {
 };
 
 }  // namespace
+
+Result<std::unique_ptr<Device>> open_device(int threads) {
+  return open_host_device(threads, &linked_toolchain);
+}
+
+std::string host_arch() {
+  return linked_host_cpu().name;
+}
 
 const DeviceBackend& backend() {
   static const CpuBackend instance;

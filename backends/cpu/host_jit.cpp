@@ -28,15 +28,6 @@ struct LinkingScope {
   LinkingScope& operator=(const LinkingScope&) = delete;
 };
 
-// What a kernel may call, said whenever a link fails on a missing symbol.
-// The C++ runtime is found only where the host exports it globally: from
-// Python (extensions load privately) `throw` or std::vector fail to link.
-constexpr const char* kLinkFix =
-    "a CPU kernel may call only its own code and the C functions the host process exports "
-    "(libc, libm); do not rely on the C++ runtime (exceptions/throw, RTTI, std::vector and other "
-    "allocating std types, iostreams): pass buffers in as arguments, keep the kernel header-only, "
-    "or define the missing function in the kernel's source";
-
 }  // namespace
 
 struct HostJit::Impl {
@@ -84,6 +75,17 @@ Result<std::shared_ptr<HostJit>> HostJit::create() {
   impl->jit->getExecutionSession().setErrorReporter(
       [raw = impl.get()](llvm::Error err) { raw->report(std::move(err)); });
   return std::shared_ptr<HostJit>(new HostJit(std::move(impl)));
+}
+
+Result<std::shared_ptr<HostJit>> HostJit::shared() {
+  static std::mutex mutex;
+  static std::shared_ptr<HostJit> jit;
+  std::lock_guard lock(mutex);
+  if (jit) return jit;
+  auto made = create();
+  if (!made) return made.error();
+  jit = std::move(*made);
+  return jit;
 }
 
 Result<std::shared_ptr<JitModule>> HostJit::load(const std::string& object,
@@ -137,7 +139,7 @@ Result<void*> JitModule::lookup(const std::string& symbol) {
     return make_error(ErrorCode::kNotFound,
                       "cannot link symbol '" + symbol + "' of " + label_ +
                           ": the kernel needs what the JIT cannot resolve (" + linking + "); " +
-                          kLinkFix,
+                          kKernelLinkFix,
                       {{"kernel", label_}, {"symbol", symbol}, {"link_error", linking}});
   }
   return address->toPtr<void*>();

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kiln/core/error.hpp"
+#include "runtime/cpu_runtime.hpp"
 
 namespace kiln::cpu {
 
@@ -20,6 +21,9 @@ class HostJit : public std::enable_shared_from_this<HostJit> {
   // One LLJIT for the process's lifetime of this object. Errors (a value)
   // when LLVM cannot target the host.
   static Result<std::shared_ptr<HostJit>> create();
+  // The process's one HostJit, made on first use (every CPU device shares
+  // it: each object gets its own JITDylib anyway).
+  static Result<std::shared_ptr<HostJit>> shared();
   ~HostJit();
 
   // Links `object` (an ELF relocatable) into a fresh JITDylib. `label`
@@ -34,15 +38,15 @@ class HostJit : public std::enable_shared_from_this<HostJit> {
   friend class JitModule;
 };
 
-class JitModule {
+class JitModule final : public CodeModule {
  public:
-  ~JitModule();
+  ~JitModule() override;
   JitModule(const JitModule&) = delete;
   JitModule& operator=(const JitModule&) = delete;
 
   // The address of `symbol` (linking the object on first lookup); an error
   // naming the symbol when the object lacks it.
-  Result<void*> lookup(const std::string& symbol);
+  Result<void*> lookup(const std::string& symbol) override;
 
  private:
   friend class HostJit;

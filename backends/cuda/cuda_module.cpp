@@ -83,7 +83,8 @@ Result<LoadedKernel> CudaDevice::load(const Artifact& artifact) {
     return make_error(ErrorCode::kInvalidArgument, "Artifact for " + artifact.entry +
                                                        " has no binary: fill it from the Artifact");
   }
-  if (artifact.format == BinaryFormat::kCpuObject) {
+  if (artifact.format == BinaryFormat::kCpuObject ||
+      artifact.format == BinaryFormat::kCpuSharedObject) {
     return make_error(ErrorCode::kInvalidArgument,
                       "kernel " + artifact.entry + " was compiled for the CPU (a host object); " +
                           props_.ref.to_string() + " loads CUBIN or PTX: compile it with NVRTC");

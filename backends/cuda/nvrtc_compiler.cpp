@@ -250,7 +250,7 @@ NvrtcSettings NvrtcSettings::from_options(const Options& options) {
 }
 
 Result<std::string> nvrtc_arch_option(const std::string& arch, BinaryFormat format) {
-  if (format == BinaryFormat::kCpuObject) {
+  if (format == BinaryFormat::kCpuObject || format == BinaryFormat::kCpuSharedObject) {
     return make_error(ErrorCode::kInvalidArgument,
                       "NVRTC cannot produce a CPU object: compile this unit with the CPU backend");
   }

@@ -13,12 +13,15 @@ const char* binary_format_name(BinaryFormat format) {
       return "ptx";
     case BinaryFormat::kCpuObject:
       return "cpu_object";
+    case BinaryFormat::kCpuSharedObject:
+      return "cpu_shared_object";
   }
   return "unknown";
 }
 
 std::optional<BinaryFormat> parse_binary_format(std::string_view text) {
-  for (BinaryFormat f : {BinaryFormat::kCubin, BinaryFormat::kPtx, BinaryFormat::kCpuObject}) {
+  for (BinaryFormat f : {BinaryFormat::kCubin, BinaryFormat::kPtx, BinaryFormat::kCpuObject,
+                         BinaryFormat::kCpuSharedObject}) {
     if (text == binary_format_name(f)) return f;
   }
   return std::nullopt;

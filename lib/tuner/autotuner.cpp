@@ -418,6 +418,20 @@ Status Autotuner::serve(const TuneCall& call, TuneResult& result, Config config,
                                                               call.context, artifacts_, &hit);
   if (!artifact.ok()) return artifact.error();
   auto loaded = call.device.load(*artifact);
+  if (!loaded.ok() && hit && loaded.error().code == ErrorCode::kCorrupt) {
+    // Stored bytes that passed the entry's digest but that the device
+    // refuses (a foreign or damaged binary under a valid checksum): compiled
+    // again, never a failed call.
+    KILN_LOG(kWarn) << "the stored artifact "
+                    << (artifacts_ ? artifacts_->entry_path(artifact->key).string()
+                                   : artifact->key.hex())
+                    << " cannot be loaded (" << loaded.error().message << "): compiling {"
+                    << config.to_string() << "} again";
+    artifact = internal::compile_config(call.kernel, config, backend_, call.context, nullptr, &hit);
+    if (!artifact.ok()) return artifact.error();
+    internal::store_artifact(artifacts_, *artifact);
+    loaded = call.device.load(*artifact);
+  }
   if (!loaded.ok()) return loaded.error();
   // The launch rule is the caller's code (a Python grid(meta)): when it
   // throws for the config to serve, that is this config failing, as it

@@ -16,7 +16,7 @@ TEST_F(CompileFillsCache, TuneAfterCompileCompilesNothing) {
   const nlohmann::json c = compiled.json();
   EXPECT_EQ(c["kernel"], "fused_add_rmsnorm_cpu");
   EXPECT_EQ(c["arch"], "host");
-  EXPECT_EQ(c["format"], "cpu_object");
+  EXPECT_EQ(c["format"], "cpu_shared_object");
   EXPECT_EQ(c["failed"], 0);
   ASSERT_GT(c["ok"].get<int>(), 0);
   EXPECT_EQ(c["stored"], c["ok"]) << "every compiled config is stored";

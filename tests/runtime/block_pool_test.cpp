@@ -2,7 +2,7 @@
 // or memory limit): fewer runners, every block still run once, never
 // std::terminate from a started thread destroyed joinable; and when a
 // started thread gets no core: the launch does not wait for it.
-#include "cpu/block_pool.hpp"
+#include "cpu/runtime/block_pool.hpp"
 
 #include <gtest/gtest.h>
 #include <pthread.h>

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cpu/cache_flush.hpp"
+#include "cpu/runtime/cache_flush.hpp"
 #include "kiln/backends/cpu.hpp"
 #include "skip.hpp"
 

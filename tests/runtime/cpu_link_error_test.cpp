@@ -22,12 +22,13 @@ void calls_missing(const kiln::cpu::BlockContext&, float* x) {
 }
 )";
 
-Artifact unresolved_artifact(CompileUnit& unit) {
+Artifact unresolved_artifact(CompileUnit& unit, BinaryFormat format = BinaryFormat::kCpuObject) {
   Specialization s;
   s.kernel = "calls_missing";
   s.config = Config{{"N", std::int64_t{4}}};
   s.entry = "calls_missing<4>";
   unit = test::cpu_unit("calls_missing", kUnresolvedSource, {s});
+  unit.format = format;
   auto program = cpu::make_compiler()->compile(unit, CancelToken());
   EXPECT_TRUE(program.ok()) << program.error().describe();
   if (!program.ok()) return Artifact{};
@@ -52,6 +53,23 @@ TEST(CpuLinkError, NamesTheMissingSymbolAndWhatAKernelMayUse) {
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().describe().find("kiln_test_symbol_nobody_defines"), std::string::npos)
       << again.error().describe();
+}
+
+// The stored form (a shared object, dlopen'ed with RTLD_NOW) says the same:
+// the missing symbol, the kernel and what a kernel may use.
+TEST(CpuLinkError, ASharedObjectNamesTheMissingSymbolToo) {
+  CompileUnit unit;
+  const Artifact artifact = unresolved_artifact(unit, BinaryFormat::kCpuSharedObject);
+  ASSERT_TRUE(artifact.binary);
+  EXPECT_EQ(artifact.format, BinaryFormat::kCpuSharedObject);
+  auto device = cpu::open_device(1);
+  ASSERT_TRUE(device.ok()) << device.error().describe();
+  auto kernel = (*device)->load(artifact);
+  ASSERT_FALSE(kernel.ok());
+  const std::string text = kernel.error().describe();
+  EXPECT_NE(text.find("kiln_test_symbol_nobody_defines"), std::string::npos) << text;
+  EXPECT_NE(text.find("exceptions"), std::string::npos) << text;
+  EXPECT_NE(text.find("calls_missing<4>"), std::string::npos) << text;
 }
 
 }  // namespace

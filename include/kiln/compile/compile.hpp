@@ -33,12 +33,14 @@ namespace kiln {
 // What a compiler produces. Never guessed from content: it travels with the
 // bytes everywhere (Artifact, cache metadata).
 enum class BinaryFormat {
-  kCubin,      // CUDA ELF for one real arch (sm_80, sm_90a)
-  kPtx,        // CUDA PTX text for a virtual arch (compute_90); JIT-ed by the driver
-  kCpuObject,  // a relocatable host object file (ELF .o) that LLJIT links
+  kCubin,            // CUDA ELF for one real arch (sm_80, sm_90a)
+  kPtx,              // CUDA PTX text for a virtual arch (compute_90); JIT-ed by the driver
+  kCpuObject,        // a relocatable host object file (ELF .o) that LLJIT links
+  kCpuSharedObject,  // a host shared object (ELF .so) that dlopen loads: no LLVM to run it
 };
 
-const char* binary_format_name(BinaryFormat format);  // "cubin", "ptx", "cpu_object"
+// "cubin", "ptx", "cpu_object", "cpu_shared_object"
+const char* binary_format_name(BinaryFormat format);
 // Inverse of binary_format_name; nullopt for any other text.
 std::optional<BinaryFormat> parse_binary_format(std::string_view text);
 

@@ -12,7 +12,6 @@
 #include "cache_flush.hpp"
 #include "kiln/backends/cpu.hpp"
 #include "kiln/core/log.hpp"
-#include "llvm_info.hpp"
 
 namespace kiln::cpu {
 
@@ -84,10 +83,10 @@ std::string signature_text(const Signature& s) {
 
 }  // namespace
 
-CpuDevice::CpuDevice(int threads, std::shared_ptr<HostJit> jit)
-    : jit_(std::move(jit)), pool_(threads), shared_(static_cast<std::size_t>(pool_.threads())) {
+CpuDevice::CpuDevice(int threads, const HostCpu& host, ToolchainSource toolchain)
+    : toolchain_(toolchain), pool_(threads), shared_(static_cast<std::size_t>(pool_.threads())) {
   props_.ref = {kHostBackend, 0};
-  props_.arch = host_cpu_name();
+  props_.arch = host.name;
   props_.name = "host CPU " + props_.arch + " (" + std::to_string(pool_.threads()) + " threads)";
   props_.sm_count = pool_.threads();
   props_.shared_per_block = kSharedLimit;
@@ -112,17 +111,18 @@ Result<LoadedKernel> CpuDevice::load(const Artifact& artifact) {
     return make_error(ErrorCode::kInvalidArgument,
                       "Artifact for " + artifact.entry + " has no binary: compile it first");
   }
-  if (artifact.format != BinaryFormat::kCpuObject) {
+  if (artifact.format != BinaryFormat::kCpuObject &&
+      artifact.format != BinaryFormat::kCpuSharedObject) {
     return make_error(ErrorCode::kInvalidArgument,
                       "kernel " + label + " is a " + binary_format_name(artifact.format) +
-                          "; the CPU device loads cpu_object artifacts: compile it with "
-                          "kiln::cpu::make_compiler()");
+                          "; the CPU device loads cpu_shared_object and cpu_object artifacts: "
+                          "compile it with kiln::cpu::make_compiler()");
   }
   // Keyed by the bytes' content hash: the G entries of a grouped program
   // link one object, whether they share one buffer (fresh from the
   // compiler) or each brought its own copy (read from the artifact cache).
   const Hash128 program = hash128(*artifact.binary);
-  std::shared_ptr<JitModule> module;
+  std::shared_ptr<CodeModule> module;
   {
     std::lock_guard lock(modules_mutex_);
     for (auto it = modules_.begin(); it != modules_.end();) {
@@ -130,7 +130,7 @@ Result<LoadedKernel> CpuDevice::load(const Artifact& artifact) {
     }
     if (auto it = modules_.find(program); it != modules_.end()) module = it->second.lock();
     if (!module) {
-      auto linked = jit_->load(*artifact.binary, label);
+      auto linked = link(artifact, label);
       if (!linked) return linked.error();
       module = std::move(*linked);
       modules_[program] = module;
@@ -151,6 +151,16 @@ Result<LoadedKernel> CpuDevice::load(const Artifact& artifact) {
   state->entry = reinterpret_cast<EntryFn>(*entry);
   std::memcpy(&state->signature, *signature, sizeof(Signature));
   return LoadedKernel(std::move(state), artifact.entry, config);
+}
+
+Result<std::shared_ptr<CodeModule>> CpuDevice::link(const Artifact& artifact,
+                                                    const std::string& label) {
+  if (artifact.format == BinaryFormat::kCpuSharedObject)
+    return load_shared_object(*artifact.binary, label);
+  // An object of an older cache or of a caller's own compiler: LLVM's JIT.
+  auto toolchain = toolchain_();
+  if (!toolchain) return toolchain.error();
+  return (*toolchain)->link_object(*artifact.binary, label);
 }
 
 Status CpuDevice::launch(const LoadedKernel& kernel, const LaunchConfig& config,
@@ -381,15 +391,11 @@ Status CpuDevice::delay(double microseconds, Stream* stream) {
 
 // ----------------------------------------------------------------- factory
 
-Result<std::unique_ptr<Device>> open_device(int threads) {
-  auto jit = HostJit::create();
-  if (!jit) return jit.error();
+Result<std::unique_ptr<Device>> open_host_device(int threads, ToolchainSource toolchain) {
+  auto host = host_cpu(toolchain);
+  if (!host) return host.error();
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::unique_ptr<Device>(new CpuDevice(threads, std::move(*jit)));
-}
-
-std::string host_arch() {
-  return host_cpu_name();
+  return std::unique_ptr<Device>(new CpuDevice(threads, *host, toolchain));
 }
 
 std::uint64_t modules_loaded(const Device& device) {

@@ -3,6 +3,8 @@
 // when all blocks are done, so every stream is trivially in order and an
 // event's time is the host clock when it is recorded. A capturing stream
 // records its work instead of running it; a Graph replays that record.
+// No LLVM here: a shared object (kCpuSharedObject) is dlopen'ed, and only
+// a relocatable object (kCpuObject) asks the toolchain source for its JIT.
 #pragma once
 
 #include <atomic>
@@ -14,21 +16,21 @@
 
 #include "block_pool.hpp"
 #include "cpu_abi.hpp"
-#include "host_jit.hpp"
+#include "cpu_runtime.hpp"
 #include "kiln/core/hash.hpp"
 #include "kiln/device/device.hpp"
 
 namespace kiln::cpu {
 
 struct CpuKernelState : detail::HandleState {
-  std::shared_ptr<JitModule> module;  // keeps the code linked
+  std::shared_ptr<CodeModule> module;  // keeps the code linked
   EntryFn entry = nullptr;
   Signature signature{};
 };
 
 class CpuDevice final : public Device {
  public:
-  CpuDevice(int threads, std::shared_ptr<HostJit> jit);
+  CpuDevice(int threads, const HostCpu& host, ToolchainSource toolchain);
   ~CpuDevice() override;
 
   const DeviceProperties& properties() const override { return props_; }
@@ -67,11 +69,13 @@ class CpuDevice final : public Device {
   bool capturing(Stream* stream) const;
   // Runs `work` now, or appends it to the capture of `stream`.
   Status submit(Stream* stream, Work work);
+  // The code of `artifact`: dlopen'ed, or linked by the toolchain's JIT.
+  Result<std::shared_ptr<CodeModule>> link(const Artifact& artifact, const std::string& label);
   Status run_blocks(const CpuKernelState& kernel, const LaunchConfig& config,
                     const KernelArgs& args);
 
   DeviceProperties props_;
-  std::shared_ptr<HostJit> jit_;
+  ToolchainSource toolchain_;
   BlockPool pool_;
   // Per runner: the blocks' dynamic shared memory.
   std::vector<std::vector<unsigned char>> shared_;
@@ -79,7 +83,7 @@ class CpuDevice final : public Device {
   std::mutex modules_mutex_;
   // Keyed by the content hash of the object's bytes: one link per distinct
   // program, however many entries (and copies of the bytes) name it.
-  std::map<Hash128, std::weak_ptr<JitModule>> modules_;
+  std::map<Hash128, std::weak_ptr<CodeModule>> modules_;
   std::atomic<std::uint64_t> modules_loaded_{0};
 };
 
