@@ -17,7 +17,8 @@ namespace {
 std::unique_ptr<SearchStrategy> make_strategy(const SearchStrategyInfo& info,
                                               const RecordedSpace& recorded,
                                               const std::vector<Config>& listed, std::size_t budget,
-                                              std::uint64_t seed) {
+                                              std::uint64_t seed,
+                                              std::shared_ptr<const DevicePrior> prior) {
   SearchSetup setup;
   setup.space = &recorded.space;
   setup.listed = &listed;
@@ -27,6 +28,7 @@ std::unique_ptr<SearchStrategy> make_strategy(const SearchStrategyInfo& info,
   // config of its own, and the strategy may propose the start itself.
   setup.default_measured = false;
   setup.seed = seed;
+  setup.prior = std::move(prior);
   return info.make(setup);
 }
 
@@ -59,14 +61,16 @@ std::optional<double> measure(const RecordedSpace& recorded, const Config& c, Ta
 
 Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::string& strategy,
                                   std::size_t budget, std::uint64_t seed, SearchPacing pacing,
-                                  const std::vector<Config>& warm) {
+                                  const std::vector<Config>& warm,
+                                  std::shared_ptr<const DevicePrior> prior) {
   const SearchStrategyInfo* info = find_search_strategy(strategy);
   if (!info)
     return make_error(ErrorCode::kInvalidArgument, "unknown search strategy \"" + strategy +
                                                        "\"; use one of " + search_strategy_names());
   // The recorded configs, for a sparse space where drawing by index fails.
   const std::vector<Config> listed = recorded.listed();
-  std::unique_ptr<SearchStrategy> search = make_strategy(*info, recorded, listed, budget, seed);
+  std::unique_ptr<SearchStrategy> search =
+      make_strategy(*info, recorded, listed, budget, seed, std::move(prior));
   // One config measured at a time, in proposal order; a one-shot strategy
   // proposes everything at once, a steered one as the tuner's driver asks
   // (search_run.cpp): in rounds, or one more as each result lands.

@@ -1,6 +1,6 @@
 // kiln-lab bench search --recorded FILE... [--strategy S]... [--seeds N]
 //   [--budget-fraction F | --max-configs N] [--threads P] [--json] [--plot FILE.svg]
-//   [--trace FILE.jsonl] [--warm-from FILE... [--warm-start N]]
+//   [--trace FILE.jsonl] [--warm-from FILE... [--warm-start N] [--device-prior]]
 // Replays each search strategy on recorded spaces (Kernel Tuner cache files
 // of real GPU measurements, kiln/lab/search_replay.hpp): the best-so-far
 // fraction of the file's optimum against the share of the space measured
@@ -11,6 +11,7 @@
 // shared tuning cache, and every replay starts warm from what they found
 // fast (kiln/tuner/warm_start.hpp); for each file, a file of its own device
 // is left out, so one list serves a leave-one-out over several devices.
+// --device-prior: their times are also gp's prior (DevicePrior), for research.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -60,6 +61,7 @@ struct SearchBenchArgs {
   SearchPacing pacing;  // --rounds / --in-flight
   std::vector<std::string> warm_from;
   std::size_t warm_start = 3;
+  bool device_prior = false;  // --device-prior: the --warm-from files' times as gp's prior
 };
 
 // One line per measurement of one seed's replay, in the order measured:
@@ -101,8 +103,10 @@ struct FileResult {
   std::vector<StrategyResult> strategies;
   WarmFrom warm;              // --warm-from, for this file
   std::vector<Config> seeds;  // the warm start's, measured first in every replay
-  TimeCurves time;            // best-so-far against simulated seconds
-  WallTimes wall;             // serial, batch, pipeline for P = 1, 2, 16
+  // The other devices' times, the strategy's prior in every replay (null: none).
+  std::shared_ptr<const DevicePrior> prior;
+  TimeCurves time;  // best-so-far against simulated seconds
+  WallTimes wall;   // serial, batch, pipeline for P = 1, 2, 16
 };
 
 // An SVG of every file's median curves (quartile bands), log x axis: a row
@@ -225,9 +229,9 @@ bool replay_strategy(FileResult& file, const std::string& name, const SearchBenc
   st.by_point.assign(file.budget, {});
   std::vector<std::optional<Result<ReplayCurve>>> curves(static_cast<std::size_t>(args.seeds));
   run_parallel(curves.size(), [&](std::size_t seed) {
-    curves[seed] =
-        replay_search(file.space, name, file.budget,
-                      static_cast<std::uint64_t>(args.first_seed) + seed, args.pacing, file.seeds);
+    curves[seed] = replay_search(file.space, name, file.budget,
+                                 static_cast<std::uint64_t>(args.first_seed) + seed, args.pacing,
+                                 file.seeds, file.prior);
   });
   for (std::size_t seed = 0; seed < curves.size(); ++seed) {
     const auto& curve = curves[seed];
@@ -260,6 +264,9 @@ bool replay_file(FileResult& file, const std::vector<std::string>& strategies,
     file.seeds = warm_start_seeds(file.warm.records, ProblemKey(file.space.kernel),
                                   recorded_identity(file.space), file.space.space, args.warm_start,
                                   WarmStartDevices::kAny);
+    if (args.device_prior)
+      file.prior = other_device_prior(file.warm.records, ProblemKey(file.space.kernel),
+                                      recorded_identity(file.space), file.space.space);
   }
   for (const auto& name : strategies)
     if (!replay_strategy(file, name, args, trace)) return false;
@@ -293,8 +300,11 @@ void print_file_head(const FileResult& file, const SearchBenchArgs& args) {
         file.space.higher_is_better ? "higher" : "lower", file.space.optimum,
         file.space.objective.c_str(), args.seeds);
   if (!args.warm_from.empty())
-    std::printf("  warm start: %zu seed(s) from %zu other device(s)' file(s), %zu left out\n",
-                file.seeds.size(), file.warm.used.size(), file.warm.left_out.size());
+    std::printf(
+        "  warm start: %zu seed(s) from %zu other device(s)' file(s), %zu left out; a prior "
+        "from %zu device(s)\n",
+        file.seeds.size(), file.warm.used.size(), file.warm.left_out.size(),
+        file.prior ? file.prior->devices : std::size_t{0});
   std::printf("  %-12s", "strategy");
   for (double share : kShares) std::printf("  %5.1f%% (median [q1,q3])", share * 100);
   std::printf("\n");
@@ -355,6 +365,7 @@ nlohmann::json report_file(const FileResult& file, const SearchBenchArgs& args) 
     jf["warm_from"] = file.warm.used;
     jf["warm_from_left_out"] = file.warm.left_out;
     jf["warm_seeds"] = seeds;
+    jf["warm_prior_devices"] = file.prior ? file.prior->devices : std::size_t{0};
   }
   if (!args.json) print_file_head(file, args);
   for (const auto& st : file.strategies)
@@ -454,6 +465,11 @@ void add_bench_search_command(CLI::App& bench, int& exit_code) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--warm-start", a->warm_start, "Seeds of the --warm-from warm start (default 3)")
       ->transform(integer_in(1, kMaxConfigs))
+      ->needs("--warm-from");
+  cmd->add_flag("--device-prior", a->device_prior,
+                "Research: the --warm-from files' times are also gp's prior for the replays "
+                "against configs measured (not a default of the tuner: "
+                "docs/lab/priors-journal.md)")
       ->needs("--warm-from");
   cmd->add_flag("--json", a->json, "Print one JSON document");
   // An empty FILE was taken as no --plot (or --trace): nothing was written,

@@ -33,6 +33,7 @@ void GpSearch::draw_epoch(std::size_t lasts) {
   epoch_.clear();
   epoch_rows_.clear();
   epoch_index_.clear();
+  epoch_prior_.clear();
   if (!pool_.empty()) {
     std::vector<std::size_t> open;
     for (std::size_t i = 0; i < pool_.size(); ++i)
@@ -43,6 +44,7 @@ void GpSearch::draw_epoch(std::size_t lasts) {
       epoch_.push_back(pool_[i]);
       epoch_rows_.push_back(pool_rows_[i]);
       epoch_index_.push_back(pool_index_[i]);
+      if (prior_) epoch_prior_.push_back(pool_prior_[i]);
     }
   } else if (const std::vector<Config>* listed = sampler().listed(); listed && !listed->empty()) {
     // Uniform over the space's configs, as a draw by cartesian index is,
@@ -56,6 +58,7 @@ void GpSearch::draw_epoch(std::size_t lasts) {
       epoch_.push_back((*listed)[i]);
       epoch_rows_.push_back(encoder_.encode_at(at));
       epoch_index_.push_back(at);
+      if (prior_) epoch_prior_.push_back(prior_->at(epoch_.back()));
     }
   } else {
     const ConfigSpace& space = sampler().space();
@@ -71,6 +74,7 @@ void GpSearch::draw_epoch(std::size_t lasts) {
       epoch_.push_back(space.config_at(at));
       epoch_rows_.push_back(encoder_.encode_at(at));
       epoch_index_.push_back(at);
+      if (prior_) epoch_prior_.push_back(prior_->at(epoch_.back()));
     }
   }
   epoch_known_ = {epoch_index_.begin(), epoch_index_.end()};
@@ -93,17 +97,20 @@ std::vector<GpSearch::Candidate> GpSearch::unmeasured() {
       const std::uint64_t at = sampler().index(c);
       if (!epoch_known_.insert(at).second) continue;
       epoch_rows_.push_back(encoder_.encode(c));
+      if (prior_) epoch_prior_.push_back(prior_->at(c));
       epoch_.push_back(std::move(c));
       epoch_index_.push_back(at);
       cache_.emplace_back();
       solved_.emplace_back();
     }
     for (std::size_t i = 0; i < epoch_.size(); ++i)
-      if (!sampler().taken_at(epoch_index_[i])) out.push_back({&epoch_[i], &epoch_rows_[i], i});
+      if (!sampler().taken_at(epoch_index_[i]))
+        out.push_back({&epoch_[i], &epoch_rows_[i], i, prior_ ? epoch_prior_[i] : 0.0});
     return out;
   }
   for (std::size_t i = 0; i < pool_.size(); ++i)
-    if (!sampler().taken_at(pool_index_[i])) out.push_back({&pool_[i], &pool_rows_[i], i});
+    if (!sampler().taken_at(pool_index_[i]))
+      out.push_back({&pool_[i], &pool_rows_[i], i, prior_ ? pool_prior_[i] : 0.0});
   if (out.size() <= kCandidates) return out;
   std::shuffle(out.begin(), out.end(), sampler().rng());
   out.resize(kCandidates);
@@ -113,7 +120,7 @@ std::vector<GpSearch::Candidate> GpSearch::unmeasured() {
     drawn_.push_back(std::move(c));
   }
   for (std::size_t j = 0; j < drawn_.size(); ++j)
-    out.push_back({&drawn_[j], &drawn_rows_[j], kNone});
+    out.push_back({&drawn_[j], &drawn_rows_[j], kNone, prior_at(drawn_[j])});
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include "kiln/tuner/warm_start.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -48,13 +49,12 @@ std::vector<std::string> ranked_keys(const TuningRecord& r, const ConfigSpace& s
   return order;
 }
 
-}  // namespace
-
-std::vector<Config> other_device_winners(const std::vector<TuningRecord>& records,
-                                         const ProblemKey& problem, const TuningIdentity& present,
-                                         const ConfigSpace& space, std::size_t count) {
-  if (count == 0) return {};
-  // (1) Each other device's record nearest to this problem.
+// Of each other device (arch or name differs from `present.device`), the
+// record of `problem`'s kernel and `present.definition` nearest to
+// `problem` (problem distance, then the problem's text); by device.
+std::vector<const TuningRecord*> other_devices_nearest(const std::vector<TuningRecord>& records,
+                                                       const ProblemKey& problem,
+                                                       const TuningIdentity& present) {
   struct Nearest {
     double distance;
     std::string problem;
@@ -70,13 +70,75 @@ std::vector<Config> other_device_winners(const std::vector<TuningRecord>& record
         std::pair(n.distance, n.problem) < std::pair(it->second.distance, it->second.problem))
       it->second = n;
   }
-  if (by_device.empty()) return {};
+  std::vector<const TuningRecord*> out;
+  for (const auto& [device, n] : by_device) out.push_back(n.record);
+  return out;
+}
+
+// What a failure counts above a device's median (as gp's targets count one).
+constexpr double kPriorFailure = 0.5;
+
+}  // namespace
+
+std::shared_ptr<const DevicePrior> other_device_prior(const std::vector<TuningRecord>& records,
+                                                      const ProblemKey& problem,
+                                                      const TuningIdentity& present,
+                                                      const ConfigSpace& space) {
+  auto prior = std::make_shared<DevicePrior>();
+  // Per config: the sum of its scores over the devices that measured it,
+  // and how many did; a device that did not counts its median.
+  std::unordered_map<std::string, std::pair<double, std::size_t>> sums;
+  double medians = 0;
+  for (const TuningRecord* r : other_devices_nearest(records, problem, present)) {
+    std::vector<std::pair<const Config*, double>> ran;  // log time
+    std::vector<const Config*> failed;
+    for (const MeasuredConfig& m : r->measured) {
+      if (!space.contains(m.config)) continue;
+      if (m.ok && m.time_ms > 0 && std::isfinite(m.time_ms))
+        ran.emplace_back(&m.config, std::log(m.time_ms));
+      else if (!m.ok)
+        failed.push_back(&m.config);
+    }
+    if (ran.size() < 2) continue;  // nothing to rank by
+    std::vector<double> logs;
+    for (const auto& [c, v] : ran) logs.push_back(v);
+    const double fastest = *std::min_element(logs.begin(), logs.end());
+    const auto middle = logs.begin() + static_cast<std::ptrdiff_t>(logs.size() / 2);
+    std::nth_element(logs.begin(), middle, logs.end());
+    const double median = *middle - fastest;
+    std::unordered_set<std::string> seen;
+    auto add = [&](const Config& c, double score) {
+      std::string key = c.key();
+      if (!seen.insert(key).second) return;
+      auto& [sum, count] = sums[key];
+      sum += score - median;  // relative to the device's median, so unmeasured is 0
+      ++count;
+    };
+    for (const auto& [c, v] : ran) add(*c, std::min(v - fastest, median));
+    for (const Config* c : failed) add(*c, median + kPriorFailure);
+    medians += median;
+    ++prior->devices;
+  }
+  if (prior->devices == 0) return nullptr;
+  const auto devices = static_cast<double>(prior->devices);
+  for (auto& [key, sc] : sums) prior->score.emplace(key, (sc.first + medians) / devices);
+  prior->unknown = medians / devices;
+  return prior;
+}
+
+std::vector<Config> other_device_winners(const std::vector<TuningRecord>& records,
+                                         const ProblemKey& problem, const TuningIdentity& present,
+                                         const ConfigSpace& space, std::size_t count) {
+  if (count == 0) return {};
+  // (1) Each other device's record nearest to this problem.
+  const std::vector<const TuningRecord*> nearest = other_devices_nearest(records, problem, present);
+  if (nearest.empty()) return {};
   // (2) Mean rank over those records; a config a record did not rank
   // counts as that record's length.
   std::map<std::string, Config> configs;
   std::vector<std::unordered_map<std::string, std::size_t>> ranks;
-  for (const auto& [device, n] : by_device) {
-    const std::vector<std::string> order = ranked_keys(*n.record, space, configs);
+  for (const TuningRecord* record : nearest) {
+    const std::vector<std::string> order = ranked_keys(*record, space, configs);
     auto& rank = ranks.emplace_back();
     for (std::size_t i = 0; i < order.size(); ++i) rank.emplace(order[i], i);
   }

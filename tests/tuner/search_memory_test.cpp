@@ -1,11 +1,11 @@
 // What earlier tunings tell a new one, without compiling anything: the
 // distance between problems, neighbours' winners nearest first and other
-// devices' fastest configs (the warm start's seeds), the driver's rules for seeds and remembered
-// failures, and the failure table on disk.
+// devices' fastest configs (the warm start's seeds) and times (their prior), the driver's
+// rules for seeds and remembered failures, and the failure table on disk.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -179,6 +179,38 @@ TEST(OtherDeviceWinners, ConfigsTheSpaceNoLongerHoldsAreLeftOut) {
   const std::vector<TuningRecord> records = {tuned_on("A", {{256, 1.0}, {64, 2.0}})};
   EXPECT_EQ(other_device_winners(records, square(512), here(), tiles(), 3),
             std::vector<Config>{bm(64)});
+}
+
+TEST(OtherDevicePrior, LogTimesAboveEachDevicesFastestClippedAtItsMedianAveraged) {
+  // A: 16 at 1 ms, 32 at 2, 64 at 4, 128 failed; in log units above its
+  // fastest 0, ln 2, ln 4, and its median ln 2 clips 64 to ln 2 and puts
+  // the failure 0.5 above it. B: 64 and 32 at 1 ms (median 0); 16 and 128,
+  // which B did not measure, count B's median.
+  TuningRecord mine = tuned_on("GPU here", {{16, 9.0}, {128, 1.0}});
+  mine.device = here().device;  // this device's own record is no prior
+  const std::vector<TuningRecord> records = {
+      mine, tuned_on("A", {{16, 1.0}, {32, 2.0}, {64, 4.0}, {128, -1}}),
+      tuned_on("B", {{64, 1.0}, {32, 1.0}})};
+  const auto prior = other_device_prior(records, square(512), here(), tiles());
+  ASSERT_NE(prior, nullptr);
+  EXPECT_EQ(prior->devices, 2u);
+  const double ln2 = std::log(2.0);
+  EXPECT_NEAR(prior->at(bm(16)), 0.0, 1e-12);
+  EXPECT_NEAR(prior->at(bm(32)), ln2 / 2, 1e-12);
+  EXPECT_NEAR(prior->at(bm(64)), ln2 / 2, 1e-12);
+  EXPECT_NEAR(prior->at(bm(128)), (ln2 + 0.5) / 2, 1e-12);
+  EXPECT_NEAR(prior->unknown, ln2 / 2, 1e-12) << "each device's median";
+}
+
+TEST(OtherDevicePrior, NoneWithoutAnotherDevicesTimes) {
+  TuningRecord mine = tuned_on("GPU here", {{16, 1.0}, {32, 2.0}});
+  mine.device = here().device;
+  EXPECT_EQ(other_device_prior({mine}, square(512), here(), tiles()), nullptr);
+  const std::vector<TuningRecord> one_ran = {mine, tuned_on("A", {{16, 1.0}, {32, -1}})};
+  EXPECT_EQ(other_device_prior(one_ran, square(512), here(), tiles()), nullptr)
+      << "one config that ran ranks nothing";
+  const std::vector<TuningRecord> two_ran = {mine, tuned_on("A", {{16, 1.0}, {32, 2.0}})};
+  EXPECT_NE(other_device_prior(two_ran, square(512), here(), tiles()), nullptr);
 }
 
 TEST(WarmStartSeeds, ThisDevicesNeighboursFirstThenOtherDevicesForTheRest) {

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -73,6 +74,24 @@ std::unique_ptr<SearchStrategy> make_random_search(const ConfigSpace& space, std
                                                    std::uint64_t seed,
                                                    const std::vector<Config>* listed = nullptr);
 
+// What other devices measured of the kernel being tuned (their tuning
+// records in a shared cache), as a prior for this device's times
+// (docs/autotuning.md, "Seeds from other devices"): per config, its time
+// on each other device in log units above that device's fastest, clipped
+// at that device's median (a failure counts 0.5 above it), averaged over
+// the devices. Lower is faster elsewhere. gp fits how far this device
+// follows it from its own measurements (a scale that is 0 where they
+// disagree), so it weights proposals and never confines them.
+struct DevicePrior {
+  std::unordered_map<std::string, double> score;  // by Config::key()
+  double unknown = 0;                             // a config no other device measured
+  std::size_t devices = 0;                        // how many it averages
+  double at(const Config& c) const {
+    const auto it = score.find(c.key());
+    return it == score.end() ? unknown : it->second;
+  }
+};
+
 // What a registered strategy is made from, for one tuning call.
 struct SearchSetup {
   const ConfigSpace* space = nullptr;
@@ -90,6 +109,11 @@ struct SearchSetup {
   // invalid configs; on a sparse space (300 valid of 2^20) that fails, and
   // they then draw from the untaken configs of this list instead.
   const std::vector<Config>* listed = nullptr;
+  // Optional: other devices' times of this kernel (DevicePrior); gp, alone
+  // or as hybrid's, reads it. Null: none (the tuner passes none: measured
+  // on recorded spaces it did not hold on every device, docs/autotuning.md).
+  // Shared, not borrowed: each of hybrid's parts keeps it.
+  std::shared_ptr<const DevicePrior> prior;
 };
 
 // A search strategy by name, for TuneOptions::search.strategy and

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "kiln/cache/tuning_record.hpp"
 #include "kiln/core/config_space.hpp"
 #include "kiln/core/problem.hpp"
+#include "kiln/search/search.hpp"
 
 namespace kiln {
 
@@ -52,6 +54,20 @@ const char* warm_start_devices_name(WarmStartDevices devices);
 std::vector<Config> other_device_winners(const std::vector<TuningRecord>& records,
                                          const ProblemKey& problem, const TuningIdentity& present,
                                          const ConfigSpace& space, std::size_t count);
+
+// What other devices measured of `problem`'s kernel, as a prior for this
+// device's times (DevicePrior, kiln/search/search.hpp): of each other device,
+// the record other_device_winners reads; a config's score on a device is its
+// log time above the device's fastest, clipped at the device's median, a
+// failure 0.5 above the median, a config the device did not measure the
+// median; averaged over the devices. Only configs `space` holds. Null where
+// no other device measured two configs that ran. The tuner does not pass it
+// to the search (docs/autotuning.md, "Seeds from other devices"); `kiln-lab
+// bench search --warm-from ... --device-prior` replays with it.
+std::shared_ptr<const DevicePrior> other_device_prior(const std::vector<TuningRecord>& records,
+                                                      const ProblemKey& problem,
+                                                      const TuningIdentity& present,
+                                                      const ConfigSpace& space);
 
 // The seeds of a warm start: this device's neighbours' winners (nearest
 // problem first; the problem itself counts, so a retune starts from its

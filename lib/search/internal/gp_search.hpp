@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <unordered_set>
@@ -29,8 +30,17 @@ constexpr double kFailurePenalty = 0.5;      // log units above the median that 
 constexpr std::size_t kRefitGrowth = 16;     // hyperparameters again once data grew 1/16
 constexpr std::size_t kEpochTries = 64;      // cartesian indices drawn per epoch candidate
 constexpr std::size_t kBoundBatch = 32;      // candidates bounded together (bounds_from)
+constexpr double kPriorEvidence = 4;         // the prior's scale shrinks by 4 / t^2 (prior_slope)
 constexpr std::size_t kKeptLimit = 1 << 25;  // doubles kept per config and measured row, at
                                              // most (256 MiB each for kernels and solves)
+
+// The least-squares slope of `y` on `p` (one of each per measured row,
+// with an intercept), times max(0, 1 - evidence / t^2), t the slope's t
+// statistic: a slope the rows do not tell from 0 (t^2 <= evidence) is 0,
+// a sure one is nearly whole. 0 where it would be negative, for fewer than
+// 3 rows or a constant `p`: how far this device's times follow other
+// devices' (GpSearch::subtract_prior).
+double prior_slope(std::span<const double> p, std::span<const double> y, double evidence);
 
 // Each parameter of more than one value is a code (its value); a positive
 // integer parameter of more than two values adds two more, whether the value
@@ -125,6 +135,7 @@ class GpSearch final : public BudgetedSearch {
     model_at_.push_back(measured_.size());
     measured_.push_back(config);
     log_seconds_.push_back(ok ? std::log(*seconds) : kFailed);
+    if (prior_) prior_of_.push_back(prior_->at(config));
   }
 
   // Measured rows in the model: every one up to bounds_.from, then a
@@ -142,6 +153,7 @@ class GpSearch final : public BudgetedSearch {
     const Config* config;
     const GpRow* row;
     std::size_t kept;  // its slot in cache_ and solved_ (pool_'s or epoch_'s), kNone when drawn
+    double prior = 0;  // prior_->at(*config); 0 without a prior
   };
 
   std::vector<Config> propose(std::size_t n) override;
@@ -162,6 +174,19 @@ class GpSearch final : public BudgetedSearch {
   // transforms).
   // The median is of every config that ran, in the model or not.
   std::vector<double> targets() const;
+
+  // The prior from other devices (SearchSetup::prior): `y` (targets())
+  // less its fitted share, prior_scale_ times each row's score; `shift`
+  // gets those shares. The gp is fitted to what is left, and a config's
+  // expected improvement adds its own share back (search_gp.cpp says why).
+  void subtract_prior(std::vector<double>& y, std::vector<double>& shift);
+  // Expected improvement is measured from the lowest target, y + shift.
+  void measure_from_best(const std::vector<double>& y, const std::vector<double>& shift);
+  // A candidate's share of the prior, in the gp's standardised units.
+  double lift(const Candidate& c) const {
+    return prior_ ? prior_scale_ * c.prior / gp_.scale() : 0.0;
+  }
+  double prior_at(const Config& c) const { return prior_ ? prior_->at(c) : 0.0; }
 
   // Past bounds_.from measured: a new base of the model, and its epoch
   // (search_gp.cpp says why).
@@ -266,6 +291,11 @@ class GpSearch final : public BudgetedSearch {
   std::vector<Config> pending_;      // proposed here, not reported yet
   std::vector<double> log_seconds_;  // kFailed: failed
   std::size_t ok_ = 0;
+  // Other devices' times (SearchSetup::prior; null: none), each measured
+  // config's score, pool_'s and epoch_'s, and the scale last fitted.
+  std::shared_ptr<const DevicePrior> prior_;
+  std::vector<double> prior_of_, pool_prior_, epoch_prior_;
+  double prior_scale_ = 0;
 };
 
 }  // namespace kiln::internal

@@ -102,6 +102,12 @@ class CategoricalGp {
   double expected_improvement(double mean, double sd) const;
   // A standardised value back in y's units.
   double to_y(double standardised) const { return standardised * scale_ + offset_; }
+  // y's units per standardised unit.
+  double scale() const { return scale_; }
+  // Expected improvement measured from `y` (y's units) instead of the lowest
+  // y conditioned on: where y are what is left of the targets after a prior
+  // mean (gp's prior from other devices), from the lowest target.
+  void set_best_y(double y) { best_ = (y - offset_) / scale_; }
   const GpHyper& hyper() const { return hyper_; }
   // How many times the factor was computed whole (n^3) rather than
   // extended row by row: once per fit, and again only where rows differ

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,11 +31,13 @@ struct ReplayCurve {
 
 // `warm`: a warm start's seeds (kiln/tuner/warm_start.hpp), measured first
 // as a tuning measures them, within `budget`; the strategy hears each one
-// and a proposal of one is not measured twice.
+// and a proposal of one is not measured twice. `prior`: other devices'
+// times, as a tuning's strategy gets them with its seeds (SearchSetup::prior).
 // kInvalidArgument naming the valid strategies when `strategy` is unknown.
 Result<ReplayCurve> replay_search(const RecordedSpace& recorded, const std::string& strategy,
                                   std::size_t budget, std::uint64_t seed, SearchPacing pacing = {},
-                                  const std::vector<Config>& warm = {});
+                                  const std::vector<Config>& warm = {},
+                                  std::shared_ptr<const DevicePrior> prior = nullptr);
 
 // The best-so-far fraction a curve has reached after `measured` configs
 // (its last value when it stopped earlier: the strategy had nothing left).
