@@ -2,7 +2,10 @@
 
 #include <lld/Common/Driver.h>
 #include <llvm/Support/raw_ostream.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <array>
 
 #include <cstdlib>
 #include <filesystem>
@@ -31,6 +34,45 @@ struct Scratch {
   }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
+};
+
+// What LLD changes in the process without asking, put back when it is done.
+// Its first output file registers LLVM's signal handlers (SIGINT, SIGTERM,
+// SIGSEGV, ...: they remove LLD's temporary files, then kill the process,
+// so Python's Ctrl-C and Kiln's own SIGTERM handling would never run) and
+// gives the calling thread an alternate signal stack from malloc, which a
+// sanitizer's thread exit then fails to unmap (ASan: "failed to deallocate",
+// and the process dies). LLVM registers them once per process, so putting
+// them back after each link keeps them out for good.
+class SignalStateGuard {
+ public:
+  SignalStateGuard() {
+    for (int sig = 1; sig < NSIG; ++sig)
+      saved_[sig].ok = ::sigaction(sig, nullptr, &saved_[sig].action) == 0;
+    stack_ok_ = ::sigaltstack(nullptr, &stack_) == 0;
+  }
+  ~SignalStateGuard() {
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (saved_[sig].ok) ::sigaction(sig, &saved_[sig].action, nullptr);
+    }
+    if (stack_ok_) {
+      // A disabled stack is put back as disabled, whatever size it had.
+      stack_t back = stack_;
+      if (back.ss_flags & SS_DISABLE) back = stack_t{nullptr, SS_DISABLE, 0};
+      ::sigaltstack(&back, nullptr);
+    }
+  }
+  SignalStateGuard(const SignalStateGuard&) = delete;
+  SignalStateGuard& operator=(const SignalStateGuard&) = delete;
+
+ private:
+  struct Saved {
+    bool ok = false;
+    struct sigaction action {};
+  };
+  std::array<Saved, NSIG> saved_{};
+  stack_t stack_{};
+  bool stack_ok_ = false;
 };
 
 }  // namespace
@@ -71,6 +113,7 @@ Result<std::string> link_shared_object(const std::string& object, const std::str
                         "LLD crashed in an earlier link of this process and cannot run again: "
                         "restart the process");
     }
+    SignalStateGuard signals;
     result = lld::lldMain(args, out_stream, err_stream, {{lld::Gnu, &lld::elf::link}});
     broken = !result.canRunAgain;
   }
