@@ -159,9 +159,29 @@ const CpuToolchain* provided_toolchain() {
   return g_provided.load();
 }
 
+namespace {
+
+// LLVM's answer, written when the process ends, and only into a cache
+// directory that exists by then: a run that stored nothing (bad input
+// refused before anything was tuned) leaves no directory behind, while a
+// run that tuned has made it, and the next process finds the memo.
+struct PendingMemo {
+  std::filesystem::path path;
+  std::optional<HostCpu> host;
+  ~PendingMemo() {
+    std::error_code ec;
+    if (host && std::filesystem::is_directory(path.parent_path().parent_path(), ec)) {
+      write_memo(path, *host);
+    }
+  }
+};
+
+}  // namespace
+
 Result<HostCpu> host_cpu(ToolchainSource source) {
   static std::mutex mutex;
   static std::optional<HostCpu> known;
+  static PendingMemo pending;
   std::lock_guard lock(mutex);
   if (known) return *known;
   const std::filesystem::path path = memo_path(cpuid_signature());
@@ -170,7 +190,10 @@ Result<HostCpu> host_cpu(ToolchainSource source) {
   auto toolchain = source();
   if (!toolchain) return toolchain.error();
   known = (*toolchain)->host_cpu();
-  if (!path.empty() && !Options::global().cache_read_only) write_memo(path, *known);
+  if (!path.empty() && !Options::global().cache_read_only) {
+    pending.path = path;  // fields, not a temporary: its destructor would write now
+    pending.host = known;
+  }
   return *known;
 }
 
