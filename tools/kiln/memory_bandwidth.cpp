@@ -36,7 +36,15 @@ double run_split(std::size_t n, int threads,
 // The patterns' loops, each built for the widest vector ISA the machine
 // has (picked when the program loads): the baseline is the best the
 // machine can do, not what the tool's portable flags give.
+// Not under a sanitizer: the clones are chosen by an ifunc resolver, which
+// the loader runs before the sanitizer's runtime is ready (TSan: every run
+// of the program, `kiln --help` included, died in it); those builds check
+// correctness, never bandwidth.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define KILN_BANDWIDTH_CLONES
+#else
 #define KILN_BANDWIDTH_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 
 // Integer sums: they vectorise without reassociating float additions.
 KILN_BANDWIDTH_CLONES std::uint32_t read_words(const float* a, std::size_t lo, std::size_t hi) {
