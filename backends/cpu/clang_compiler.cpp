@@ -31,6 +31,7 @@
 #include "kiln/core/log.hpp"
 #include "kiln/core/options.hpp"
 #include "llvm_info.hpp"
+#include "llvm_lock.hpp"
 #include "shared_link.hpp"
 
 #ifndef KILN_CLANG_EXECUTABLE
@@ -402,49 +403,56 @@ Result<CompiledProgram> ClangCompiler::compile(const CompileUnit& unit, const Ca
     return make_error(ErrorCode::kCancelled, "compile of " + unit.describe() + " cancelled");
   }
   if (auto dir = checked_resource_dir(settings_.resource_dir); !dir) return dir.error();
-  ensure_native_target();
-
-  // (1) The sources, from memory, and the PCH when the unit uses one.
-  const std::string root = kRoot;
-  auto [memory, files] = unit_files(unit, pch_header());
-  std::shared_ptr<const std::string> pch;  // kept alive: the file system refers to its bytes
-  if (uses_pch(unit)) {
-    auto built = pch_for(unit, files);
-    if (!built) return built.error();
-    pch = std::move(*built);
-    memory->addFile(root + "/" + kPchFile, 0,
-                    llvm::MemoryBuffer::getMemBuffer(*pch, root + "/" + kPchFile,
-                                                     /*RequiresNullTerminator=*/false));
-  }
-
-  // (2) The driver turns the arguments into a cc1 invocation (host CPU
-  // features for -march=native, system include paths).
+  // (1)-(3) hold llvm_in_use(), and all they made with LLVM is gone when it
+  // is released: the link below waits for every holder (llvm_lock.hpp).
   std::string log;
-  DiagnosticLog diagnostics(log);
-  llvm::raw_string_ostream& log_stream = diagnostics.stream;
-  auto inv = invocation(args, *diagnostics.engine, files);
-  if (!inv) {
-    log_stream.flush();
-    return compile_error(unit, "the Clang driver rejected the options of " + unit.describe(), log,
-                         args);
-  }
-  const auto front_start = std::chrono::steady_clock::now();
-  const std::string search = header_search_dirs(**inv);
+  auto compiled = [&]() -> Result<std::string> {
+    auto in_use = llvm_in_use();
+    ensure_native_target();
 
-  // (3) Front end, -O3 pipeline and code generation to an object in memory.
-  llvm::SmallString<0> object;
-  llvm::LLVMContext context;
-  clang::EmitObjAction action(&context);
-  const bool ok = run(std::move(*inv), files, action, log_stream,
-                      std::make_unique<llvm::raw_svector_ostream>(object));
-  log_stream.flush();
-  KILN_LOG(kDebug) << "clang-orc " << unit.describe() << ": setup "
-                   << ms_between(start, front_start) << " ms, front end + -O3 + codegen "
-                   << ms_between(front_start, std::chrono::steady_clock::now()) << " ms";
-  if (!ok || object.empty()) {
-    return compile_error(unit, "Clang failed to compile " + unit.describe(), log, args, search);
-  }
-  std::string binary(object.data(), object.size());
+    // (1) The sources, from memory, and the PCH when the unit uses one.
+    const std::string root = kRoot;
+    auto [memory, files] = unit_files(unit, pch_header());
+    std::shared_ptr<const std::string> pch;  // kept alive: the file system refers to its bytes
+    if (uses_pch(unit)) {
+      auto built = pch_for(unit, files);
+      if (!built) return built.error();
+      pch = std::move(*built);
+      memory->addFile(root + "/" + kPchFile, 0,
+                      llvm::MemoryBuffer::getMemBuffer(*pch, root + "/" + kPchFile,
+                                                       /*RequiresNullTerminator=*/false));
+    }
+
+    // (2) The driver turns the arguments into a cc1 invocation (host CPU
+    // features for -march=native, system include paths).
+    DiagnosticLog diagnostics(log);
+    llvm::raw_string_ostream& log_stream = diagnostics.stream;
+    auto inv = invocation(args, *diagnostics.engine, files);
+    if (!inv) {
+      log_stream.flush();
+      return compile_error(unit, "the Clang driver rejected the options of " + unit.describe(), log,
+                           args);
+    }
+    const auto front_start = std::chrono::steady_clock::now();
+    const std::string search = header_search_dirs(**inv);
+
+    // (3) Front end, -O3 pipeline and code generation to an object in memory.
+    llvm::SmallString<0> object;
+    llvm::LLVMContext context;
+    clang::EmitObjAction action(&context);
+    const bool ok = run(std::move(*inv), files, action, log_stream,
+                        std::make_unique<llvm::raw_svector_ostream>(object));
+    log_stream.flush();
+    KILN_LOG(kDebug) << "clang-orc " << unit.describe() << ": setup "
+                     << ms_between(start, front_start) << " ms, front end + -O3 + codegen "
+                     << ms_between(front_start, std::chrono::steady_clock::now()) << " ms";
+    if (!ok || object.empty()) {
+      return compile_error(unit, "Clang failed to compile " + unit.describe(), log, args, search);
+    }
+    return std::string(object.data(), object.size());
+  }();
+  if (!compiled) return compiled.error();
+  std::string binary = std::move(*compiled);
   if (unit.format == BinaryFormat::kCpuSharedObject) {
     // The form a later process loads with no LLVM (runtime/shared_object.cpp).
     auto linked = link_shared_object(binary, unit.describe());

@@ -10,6 +10,7 @@
 
 #include "kiln/core/log.hpp"
 #include "llvm_info.hpp"
+#include "llvm_lock.hpp"
 
 namespace kiln::cpu {
 
@@ -61,6 +62,7 @@ HostJit::HostJit(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HostJit::~HostJit() = default;
 
 Result<std::shared_ptr<HostJit>> HostJit::create() {
+  auto in_use = llvm_in_use();
   ensure_native_target();
   auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit) {
@@ -90,6 +92,7 @@ Result<std::shared_ptr<HostJit>> HostJit::shared() {
 
 Result<std::shared_ptr<JitModule>> HostJit::load(const std::string& object,
                                                  const std::string& label) {
+  auto in_use = llvm_in_use();
   llvm::orc::LLJIT& jit = *impl_->jit;
   // createJITDylib links the new dylib against the process's symbols (libc's
   // memcpy, libm), which optimised kernels call.
@@ -112,6 +115,7 @@ JitModule::JitModule(std::shared_ptr<HostJit> jit, void* dylib, std::string labe
     : jit_(std::move(jit)), dylib_(dylib), label_(std::move(label)) {}
 
 JitModule::~JitModule() {
+  auto in_use = llvm_in_use();
   auto& session = jit_->impl_->jit->getExecutionSession();
   llvm::consumeError(session.removeJITDylib(*static_cast<llvm::orc::JITDylib*>(dylib_)));
   std::lock_guard lock(jit_->impl_->errors_mutex);
@@ -123,6 +127,7 @@ Result<void*> JitModule::lookup(const std::string& symbol) {
   // Linking happens here, on first lookup: relocation errors (an undefined
   // external) surface now, as a value.
   auto address = [&] {
+    auto in_use = llvm_in_use();
     LinkingScope scope(dylib_);
     return jit_->impl_->jit->lookup(dylib, symbol);
   }();

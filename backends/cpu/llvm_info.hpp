@@ -25,7 +25,8 @@ Result<const CpuToolchain*> linked_toolchain();
 // host_cpu(linked_toolchain), thrown as kiln::Error when it fails.
 const HostCpu& linked_host_cpu();
 // Registers the native target, its asm printer and parser, once per process
-// (thread-safe). Must run before any TargetMachine or LLJIT is made.
+// (thread-safe). Must run before any TargetMachine or LLJIT is made, under
+// llvm_in_use() (it writes the target registry, as a link does).
 void ensure_native_target();
 
 }  // namespace kiln::cpu

@@ -1,5 +1,7 @@
 #include "shared_link.hpp"
 
+#include "llvm_lock.hpp"
+
 #include <lld/Common/Driver.h>
 #include <llvm/Support/raw_ostream.h>
 #include <signal.h>
@@ -113,6 +115,9 @@ Result<std::string> link_shared_object(const std::string& object, const std::str
                         "LLD crashed in an earlier link of this process and cannot run again: "
                         "restart the process");
     }
+    // LLD resets LLVM's options and registers its targets again: no
+    // compile may run meanwhile (llvm_lock.hpp).
+    auto alone = llvm_rewritten();
     SignalStateGuard signals;
     result = lld::lldMain(args, out_stream, err_stream, {{lld::Gnu, &lld::elf::link}});
     broken = !result.canRunAgain;

@@ -12,7 +12,8 @@ namespace kiln::cpu {
 
 // The shared object of `object` (a -fPIC ELF relocatable), its undefined
 // symbols (libc, libm) left to the loader; `label` names it in errors.
-// Thread-safe (LLD's state is global: one link at a time).
+// Thread-safe: one link at a time, and none while any thread holds
+// llvm_in_use() (llvm_lock.hpp), so never call it holding that.
 Result<std::string> link_shared_object(const std::string& object, const std::string& label);
 
 }  // namespace kiln::cpu

@@ -26,6 +26,19 @@ bool mpi_built() {
   return false;
 #endif
 }
+
+std::string mpi_absent_fix() {
+#ifdef KILN_PYTHON_PACKAGE
+  // A wheel user has no build to redo: the ranks decide through the
+  // caller's own group instead.
+  return "the Python package's kiln has no MPI: make the ranks decide together from Python, "
+         "kiln.set_collective(group) with an mpi4py communicator or a torch.distributed group "
+         "(docs/python.md, \"Ranks that decide together\"), or build Kiln from its sources with "
+         "Open MPI (scripts/setup.sh)";
+#else
+  return "install Open MPI (libopenmpi-dev, scripts/setup.sh) and rebuild";
+#endif
+}
 #endif
 
 #ifdef KILN_HAVE_MPI
@@ -152,9 +165,9 @@ Result<std::unique_ptr<Collective>> mpi_collective(std::chrono::seconds deadline
   return std::unique_ptr<Collective>(new MpiCollective(deadline));
 #else
   (void)deadline;
-  return make_error(ErrorCode::kUnavailable,
-                    "this Kiln was built without MPI, so --distributed cannot run; install "
-                    "Open MPI (libopenmpi-dev, scripts/setup.sh) and rebuild");
+  return make_error(
+      ErrorCode::kUnavailable,
+      "this Kiln was built without MPI, so --distributed cannot run: " + mpi_absent_fix());
 #endif
 }
 #endif

@@ -11,6 +11,10 @@ bool mpi_built() {
   return true;  // this file is built only when MPI is (lib/distributed/CMakeLists.txt)
 }
 
+std::string mpi_absent_fix() {
+  return {};  // MPI is built; a plugin that fails to load says why itself
+}
+
 Result<std::unique_ptr<Collective>> mpi_collective(std::chrono::seconds deadline) {
   Result<void*> entry = load_plugin(Plugin::kMpi, reinterpret_cast<const void*>(&mpi_built));
   if (!entry) return entry.error();

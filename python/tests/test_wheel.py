@@ -203,6 +203,10 @@ def test_wheel_kiln_command(user_venv):
     # The toolchain section loads the CPU plugin, LLVM with it: the wheel's.
     info = _hidden([kiln, "info"]).stdout
     assert re.search(r"^\s*llvm\s+\d+\.\d+", info, re.MULTILINE), info
+    # The wheel has no MPI: a wheel user is pointed at Python's collectives,
+    # not at a package to install and a build to redo.
+    distributed = next(l for l in info.splitlines() if l.startswith("Distributed"))
+    assert "kiln.set_collective" in distributed and "libopenmpi" not in distributed, distributed
 
 
 def test_wheel_binaries_link_only_the_wheel_and_allowed_system_libraries(user_venv):

@@ -17,13 +17,6 @@
 namespace kiln {
 namespace {
 
-constexpr const char* kSource = R"(#include "kiln/cpu_kernel.h"
-template <int N>
-void scale(const kiln::cpu::BlockContext&, float* x) {
-  for (int i = 0; i < N; ++i) x[i] *= 2.0f;
-}
-)";
-
 void own_handler(int) {}
 
 TEST(CpuLinkSignals, LinkingInProcessLeavesHandlersAndTheAltStackAlone) {
@@ -42,13 +35,8 @@ TEST(CpuLinkSignals, LinkingInProcessLeavesHandlersAndTheAltStackAlone) {
     std::vector<char> buffer(16 * 1024);
     stack_t own{buffer.data(), 0, buffer.size()};
     ASSERT_EQ(::sigaltstack(&own, nullptr), 0);
-    Specialization s;
-    s.kernel = "scale";
-    s.config = Config{{"N", std::int64_t{4}}};
-    s.entry = "scale<4>";
-    CompileUnit unit = test::cpu_unit("scale", kSource, {s});
-    unit.format = BinaryFormat::kCpuSharedObject;
-    auto program = cpu::make_compiler()->compile(unit, CancelToken());
+    auto program = cpu::make_compiler()->compile(
+        test::scale_unit(4, BinaryFormat::kCpuSharedObject), CancelToken());
     compiled = program.ok() && program->format == BinaryFormat::kCpuSharedObject &&
                program->binary && !program->binary->empty();
     stack_t after{};

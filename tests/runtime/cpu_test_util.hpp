@@ -51,6 +51,25 @@ inline CompileUnit gemm_unit(const std::vector<GemmTile>& tiles) {
   return cpu_unit("gemm_f32", read_template("cpu/gemm_f32_tiled.cpp"), std::move(specs));
 }
 
+// The smallest kernel there is, `scale<N>` (doubles N floats), as a unit of
+// one specialization in `format`: for tests of the compile and link steps
+// themselves rather than of a kernel.
+inline CompileUnit scale_unit(int n, BinaryFormat format) {
+  Specialization s;
+  s.kernel = "scale";
+  s.config = Config{{"N", std::int64_t{n}}};
+  s.entry = "scale<" + std::to_string(n) + ">";
+  CompileUnit unit = cpu_unit("scale", R"(#include "kiln/cpu_kernel.h"
+template <int N>
+void scale(const kiln::cpu::BlockContext&, float* x) {
+  for (int i = 0; i < N; ++i) x[i] *= 2.0f;
+}
+)",
+                              {s});
+  unit.format = format;
+  return unit;
+}
+
 // Entry i of a compiled program as the artifact a cache would hand back.
 inline Artifact artifact_of(const CompileUnit& unit, const CompiledProgram& program,
                             std::size_t i) {

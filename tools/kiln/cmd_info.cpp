@@ -77,6 +77,7 @@ nlohmann::json info_json(bool toolchain) {
   j["remote_cache"] = remote_json();
   j["distributed"] = {{"mpi", mpi_built()},
                       {"strategies", {"independent", "broadcast", "parallel", "merge"}}};
+  if (!mpi_built()) j["distributed"]["fix"] = mpi_absent_fix();
   return j;
 }
 
@@ -128,7 +129,7 @@ void print_text(bool toolchain) {
   std::cout << "\n";
   std::cout << "Distributed  "
             << (mpi_built() ? "MPI (kiln tune --distributed independent|broadcast|parallel|merge)"
-                            : "not built: install libopenmpi-dev (scripts/setup.sh) and rebuild")
+                            : "not built: " + mpi_absent_fix())
             << "\n";
   std::cout << "\nCache-invalidating environment:\n";
   for (const auto& [name, value] : CacheEnvRegistry::global().snapshot().values) {

@@ -13,6 +13,10 @@ namespace kiln {
 
 // Whether this Kiln was built with MPI (Open MPI from Debian, CMake's FindMPI).
 bool mpi_built();
+// Why a build without MPI has none and what to do instead: rebuild with Open
+// MPI, or, in the Python package's wheel (which never links MPI), decide
+// across ranks from Python.
+std::string mpi_absent_fix();
 
 // The job's MPI communicator (MPI_COMM_WORLD), initialised on first use and
 // finalised when the object dies. `deadline`: how long one operation may
