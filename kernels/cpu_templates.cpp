@@ -2,6 +2,7 @@
 // KernelTemplates with their config spaces and launch geometry.
 #include <algorithm>
 
+#include "cpu_template_text.hpp"
 #include "kiln/backends/cpu.hpp"
 #include "kiln/compile/templates.hpp"
 
@@ -96,11 +97,9 @@ ConfigSpace gemm_f32_space() {
 }
 
 KernelTemplate gemm_f32_template(const DeviceTraits& device) {
-  KernelTemplate t = from_file(
-      "gemm_f32_cpu",
-      "packed fp32 GEMM for the CPU: MR x NR register micro-tile, MC/NC/KC cache "
-      "blocks, GM row chunks x N/NC column panels",
-      "cpu/gemm_f32.cpp", "kiln_cpu::gemm_f32<{MR},{NR},{MC},{NC},{KC},{PACK},{UNROLL},{PF},{GM}>");
+  KernelTemplate t =
+      from_file("gemm_f32_cpu", kGemmF32Description, "cpu/gemm_f32.cpp",
+                "kiln_cpu::gemm_f32<{MR},{NR},{MC},{NC},{KC},{PACK},{UNROLL},{PF},{GM}>");
   t.space = gemm_f32_space().for_device(device);
   // Two vectors wide and six tall fits every x86-64 register file (SSE's 16
   // registers of 4 floats included); used when it fits this device's caches.

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "cpu_template_text.hpp"
 #include "cuda_row_kernels.hpp"
 #include "host_reference.hpp"
 #include "kiln/backends/cpu.hpp"
@@ -103,9 +104,11 @@ ShippedKernel cuda_gemm(std::string name, DType dtype) {
 // host) and launch geometry from the config and the call's M and N.
 using GemmGeometry = LaunchGeometry (*)(const Config&, std::int64_t m, std::int64_t n);
 
-ShippedKernel cpu_gemm_of(std::string name, KernelTemplate (*make)(), GemmGeometry geometry) {
+// `description`: given, where building the template to read it is costly.
+ShippedKernel cpu_gemm_of(std::string name, KernelTemplate (*make)(), GemmGeometry geometry,
+                          const char* description = nullptr) {
   ShippedKernel k = gemm_entry(std::move(name), "cpu", DType::kF32);
-  k.description = make().description;
+  k.description = description ? description : make().description;
   k.kernel = [make, geometry] {
     TunableKernel t;
     t.tmpl = make();
@@ -119,13 +122,15 @@ ShippedKernel cpu_gemm_of(std::string name, KernelTemplate (*make)(), GemmGeomet
 }
 
 ShippedKernel cpu_gemm() {
-  return cpu_gemm_of("gemm_f32", cpu::gemm_f32_template,
-                     [](const Config& c, std::int64_t m, std::int64_t n) {
-                       LaunchGeometry g;
-                       g.grid = cpu::gemm_f32_grid(c, m, n);
-                       g.shared_bytes = static_cast<std::size_t>(cpu::gemm_f32_shared_bytes(c));
-                       return g;
-                     });
+  return cpu_gemm_of(
+      "gemm_f32", cpu::gemm_f32_template,
+      [](const Config& c, std::int64_t m, std::int64_t n) {
+        LaunchGeometry g;
+        g.grid = cpu::gemm_f32_grid(c, m, n);
+        g.shared_bytes = static_cast<std::size_t>(cpu::gemm_f32_shared_bytes(c));
+        return g;
+      },
+      cpu::kGemmF32Description);
 }
 
 // The first shipped CPU GEMM, kept with its 60-config space: the space

@@ -33,11 +33,14 @@ TEST(ShippedKernels, ResolveByNameOrFamily) {
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, ErrorCode::kNotFound);
   EXPECT_NE(none.error().message.find("kiln kernels"), std::string::npos);
-  // Every entry's template is valid and its default is in its space.
+  // Every entry's template is valid, its default is in its space, and the
+  // entry's description is the template's (the registry is given some
+  // rather than building the template at every `kiln` start).
   for (const auto& k : shipped_kernels()) {
     TunableKernel t = k.kernel();
     EXPECT_TRUE(t.tmpl.space.contains(t.tmpl.space.default_config())) << k.name;
     EXPECT_FALSE(t.outputs.empty()) << k.name;
+    EXPECT_EQ(k.description, t.tmpl.description) << k.name;
   }
 }
 
