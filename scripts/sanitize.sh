@@ -28,7 +28,9 @@ cmake --build --preset "$kind"
 # halt_on_error: the first report fails the test that caused it.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:second_deadlock_stack=1}
+# The suppressions (scripts/tsan-suppressions.txt) cover races inside NVRTC,
+# which is not instrumented, and nothing of Kiln's.
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan-suppressions.txt}
 # A failed test runs once more before the stage fails: LeakSanitizer's
 # exit-time tracer has crashed once ("Tracer caught signal 11") after an
 # NVRTC test had passed, a sanitizer flake no code of ours can fix. A real
