@@ -58,17 +58,15 @@ def main():
         default_cpu, random_cpu, report = [], [], None
         for r in range(a.rounds):
             base = [a.kiln_lab, "tune", "--recorded", path, "--json"]
-            first = r % 2 == 0  # interleaved: the order alternates
-            for which in ("default", "random") if first else ("random", "default"):
+            # Interleaved, the order alternating; round 0 runs the default
+            # first, which gives random its count of configs.
+            for which in ("default", "random") if r % 2 == 0 else ("random", "default"):
                 if which == "default":
                     cpu, report = cpu_run(base)
                     default_cpu.append(cpu)
                 else:
-                    configs = report["stats"]["configs"] if report else None
-                    if configs is None:  # random first: learn the count from a default run
-                        _, report = cpu_run(base)
-                        configs = report["stats"]["configs"]
-                    cpu, _ = cpu_run(base + ["--search", "random", "--max-configs", str(configs)])
+                    count = str(report["stats"]["configs"])
+                    cpu, _ = cpu_run(base + ["--search", "random", "--max-configs", count])
                     random_cpu.append(cpu)
         configs = report["stats"]["configs"]
         search = max(0.0, statistics.median(default_cpu) - statistics.median(random_cpu))
