@@ -274,7 +274,7 @@ class BayesSearch final : public SearchStrategy {
     const double kappa = 2.0 - 1.5 * std::min(1.0, progress);
     std::vector<std::pair<double, std::size_t>> ranked;
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
-      const internal::Prediction& p = candidates_[i].predicted;
+      const internal::Prediction& p = candidates_[i]->predicted;
       ranked.push_back({p.mean - kappa * p.spread, i});
     }
     std::sort(ranked.begin(), ranked.end());
@@ -288,12 +288,12 @@ class BayesSearch final : public SearchStrategy {
         if (c) out.push_back(std::move(*c));
         continue;
       }
-      while (it != ranked.end() && sampler_.taken_at(candidates_[it->second].index)) ++it;
+      while (it != ranked.end() && sampler_.taken_at(candidates_[it->second]->index)) ++it;
       if (it == ranked.end()) break;
       Ranked pick = it;
       if (apart) pick = first_apart(it, ranked.end(), out);
-      sampler_.mark(candidates_[pick->second].config);
-      out.push_back(candidates_[pick->second].config);
+      sampler_.mark(candidates_[pick->second]->config);
+      out.push_back(candidates_[pick->second]->config);
     }
     return out;
   }
@@ -313,7 +313,7 @@ class BayesSearch final : public SearchStrategy {
       return true;
     };
     for (Ranked r = from; r != end; ++r) {
-      const Candidate& c = candidates_[r->second];
+      const Candidate& c = *candidates_[r->second];
       if (!sampler_.taken_at(c.index) && far_enough(c.config)) return r;
     }
     return from;
@@ -338,24 +338,24 @@ class BayesSearch final : public SearchStrategy {
     fitted_at_ = seen_seconds_.size();
     if (!pool_.empty()) {
       candidates_.clear();
-      for (const Candidate& c : pool_)
-        if (!sampler_.taken_at(c.index)) candidates_.push_back(c);
+      for (Candidate& c : pool_)
+        if (!sampler_.taken_at(c.index)) candidates_.push_back(&c);
     } else if (const std::vector<Config>* listed = sampler_.listed(); listed && !listed->empty()) {
       // Too large to list, but its configs are listed (a recorded space):
       // a fresh sample of them each fit, uniform as the draws by index
       // below are, which in the hub's hotspot space (2.4% of its cartesian
       // product) would find about a hundred.
-      candidates_.clear();
+      drawn_.clear();
       std::uniform_int_distribution<std::size_t> pick(0, listed->size() - 1);
       for (int k = 0; k < kSampledCandidates; ++k) {
         const std::size_t i = pick(sampler_.rng());
         const std::uint64_t index = sampler_.listed_index(i);
         if (!sampler_.taken_at(index))
-          candidates_.push_back({(*listed)[i], encoder_.encode((*listed)[i]), {}, index});
+          drawn_.push_back({(*listed)[i], encoder_.encode((*listed)[i]), {}, index});
       }
     } else {
       // Too large to list: a fresh sample each fit.
-      candidates_.clear();
+      drawn_.clear();
       const ConfigSpace& space = sampler_.space();
       std::uniform_int_distribution<std::uint64_t> pick(0, space.cartesian_size() - 1);
       for (int i = 0; i < kSampledCandidates; ++i) {
@@ -364,11 +364,15 @@ class BayesSearch final : public SearchStrategy {
         Config c = space.config_at(index);
         if (space.violated(c).empty()) {  // a member by construction: constraints only
           FeatureRow f = encoder_.encode(c);
-          candidates_.push_back({std::move(c), std::move(f), {}, index});
+          drawn_.push_back({std::move(c), std::move(f), {}, index});
         }
       }
     }
-    for (Candidate& c : candidates_) c.predicted = forest_.predict(c.features);
+    if (pool_.empty()) {
+      candidates_.clear();
+      for (Candidate& c : drawn_) candidates_.push_back(&c);
+    }
+    for (Candidate* c : candidates_) c->predicted = forest_.predict(c->features);
   }
 
   // The measurements a forest is fitted on past kFitWhole, in report order:
@@ -408,9 +412,14 @@ class BayesSearch final : public SearchStrategy {
   std::size_t varying_ = 0;  // parameters of more than one value
   std::size_t proposed_ = 0;
   std::size_t model_proposals_ = 0;
-  std::vector<Candidate> pool_;        // every config, when the space can be listed
-  std::vector<Candidate> candidates_;  // unmeasured, scored by the last fit
-  std::vector<Config> chosen_;         // the space-filling start
+  std::vector<Candidate> pool_;  // every config, when the space can be listed
+  // Unmeasured, scored by the last fit: pool_'s, or a fit's draw in
+  // drawn_. Pointers, not copies: copying and freeing a listed space's
+  // thousands of configs at every fit was a tenth of a long search's time
+  // (docs/lab/search-cost-journal.md, "The picks' bookkeeping").
+  std::vector<Candidate*> candidates_;
+  std::vector<Candidate> drawn_;
+  std::vector<Config> chosen_;  // the space-filling start
   internal::RandomForest forest_;
   bool fitted_ = false;
   std::size_t fitted_at_ = 0;

@@ -92,7 +92,7 @@ std::vector<Config> GpSearch::propose(std::size_t n) {
   }
   measure_from_best(y, shift);
   if (gp_.hyper().theta != cached_.theta || gp_.hyper().lambda != cached_.lambda) {
-    for (std::vector<double>& k : cache_) k.clear();  // kernel values of other hyperparameters
+    for (UnfilledDoubles& k : cache_) k.clear();  // kernel values of other hyperparameters
     cached_ = gp_.hyper();
   }
   // Proposed earlier and not measured yet (configs in flight, when the
@@ -224,12 +224,18 @@ void GpSearch::rebase() {
 std::pair<std::size_t, double> GpSearch::best_candidate(std::vector<Candidate>& candidates,
                                                         const std::vector<bool>& picked,
                                                         const std::vector<GpRow>& rows) {
+  // The rows past rows_ (in flight, believed), flat: each candidate's
+  // values against them are computed afresh at every pick.
+  GpRowTable tail_rows;
+  for (std::size_t j = rows_.size(); j < rows.size(); ++j) tail_rows.push_back(rows[j]);
   std::vector<std::pair<double, std::size_t>> bound;
-  std::vector<double> means(candidates.size()), scratch, tail;
+  bound.reserve(candidates.size());
+  std::vector<double> means(candidates.size());
+  UnfilledDoubles scratch, tail;
   {
     // The bounds a batch at a time (CategoricalGp::bounds_from), each
     // candidate's values in its own buffers while the batch lasts.
-    std::vector<std::vector<double>> scratches(kBoundBatch), tails(kBoundBatch);
+    std::vector<UnfilledDoubles> scratches(kBoundBatch), tails(kBoundBatch);
     std::vector<std::span<const double>> heads, tail_spans;
     std::vector<std::size_t> ids;
     std::vector<CategoricalGp::Posterior> bounds(kBoundBatch);
@@ -248,22 +254,30 @@ std::pair<std::size_t, double> GpSearch::best_candidate(std::vector<Candidate>& 
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       if (picked[i]) continue;
       const std::size_t k = ids.size();
-      heads.push_back(kernel_values(candidates[i], rows, scratches[k], tails[k]));
+      heads.push_back(kernel_values(candidates[i], tail_rows, scratches[k], tails[k]));
       tail_spans.push_back(tails[k]);
       ids.push_back(i);
       if (ids.size() == kBoundBatch) flush();
     }
     flush();
   }
-  std::stable_sort(bound.begin(), bound.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  // Highest bound first, ties in candidate order (a stable sort's order),
+  // taken from a heap: a pick reads at most kSolvedLimit + 1 of them, and
+  // sorting all of a listed space's thousands was 3% of a long search.
+  const auto after = [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second > b.second;
+  };
+  std::make_heap(bound.begin(), bound.end(), after);
   std::size_t best = kNone;
   double best_ei = -1;
   std::size_t solved = 0;
-  for (const auto& [upper, i] : bound) {
+  std::vector<double> k;
+  for (auto end = bound.end(); end != bound.begin(); --end) {
+    std::pop_heap(bound.begin(), end, after);
+    const auto [upper, i] = *(end - 1);
     if (upper <= best_ei || ++solved > kSolvedLimit) break;
-    const std::span<const double> head = kernel_values(candidates[i], rows, scratch, tail);
-    std::vector<double> k(head.begin(), head.end());
+    const std::span<const double> head = kernel_values(candidates[i], tail_rows, scratch, tail);
+    k.assign(head.begin(), head.end());
     k.insert(k.end(), tail.begin(), tail.end());
     const CategoricalGp::Posterior p = exact(candidates[i], k);
     const double ei = gp_.expected_improvement(p.mean + lift(candidates[i]), p.sd);
@@ -292,17 +306,15 @@ CategoricalGp::Posterior GpSearch::exact(const Candidate& c, std::span<const dou
   return gp_.predict_solved(k, v);
 }
 
-std::span<const double> GpSearch::kernel_values(const Candidate& c, const std::vector<GpRow>& rows,
-                                                std::vector<double>& scratch,
-                                                std::vector<double>& tail) {
+std::span<const double> GpSearch::kernel_values(const Candidate& c, const GpRowTable& tail_rows,
+                                                UnfilledDoubles& scratch, UnfilledDoubles& tail) {
   // Sized, then written in place: a push_back per value stayed a call in a
   // sanitizer build (where the linker may keep an -O0 copy of it) and was
   // a quarter of a sampled space's search under ASan.
-  tail.resize(rows.size() - rows_.size());
-  for (std::size_t j = rows_.size(); j < rows.size(); ++j)
-    tail[j - rows_.size()] = gp_.covariance(*c.row, rows[j]);
+  tail.resize(tail_rows.size());
+  gp_.covariances(*c.row, tail_rows, 0, tail_rows.size(), tail.data());
   if (c.kept != kNone && !cache_.empty()) {
-    std::vector<double>& kept = cache_[c.kept];
+    UnfilledDoubles& kept = cache_[c.kept];
     kept.reserve(kept_rows_);
     const std::size_t had = kept.size();
     if (had < rows_.size()) {

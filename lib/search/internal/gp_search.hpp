@@ -21,6 +21,31 @@
 
 namespace kiln::internal {
 
+// An allocator whose resize() leaves new doubles unwritten: a candidate's
+// kept kernel values are cleared at each refit and grown again by the
+// hundreds, each written by covariances() at once, and the zero fill
+// before it was a twelfth of a long search's time (measured:
+// docs/lab/search-cost-journal.md, "The picks' bookkeeping").
+template <class T>
+struct UnfilledAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UnfilledAllocator<U>;
+  };
+  UnfilledAllocator() = default;
+  template <class U>
+  UnfilledAllocator(const UnfilledAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+using UnfilledDoubles = std::vector<double, UnfilledAllocator<double>>;
+
 constexpr std::size_t kGpStart = 8;          // random configs before the first fit
 constexpr std::size_t kSolvedLimit = 64;     // exact posteriors per pick, at most
 constexpr std::size_t kCandidates = 16384;   // configs scored per pick, at most
@@ -222,14 +247,15 @@ class GpSearch final : public BudgetedSearch {
     rows_.push_back(std::move(row));
   }
 
-  // A candidate's kernel values against `rows` (the measured rows_, then
-  // this round's believed picks): those against rows_ returned (kept
-  // between picks and rounds for a listed space, in cache_, while the
-  // hyperparameters stay: a pick then costs multiply-adds, not kernels;
-  // else computed into `scratch`), those against the believed picks into
-  // `tail`.
-  std::span<const double> kernel_values(const Candidate& c, const std::vector<GpRow>& rows,
-                                        std::vector<double>& scratch, std::vector<double>& tail);
+  // A candidate's kernel values against the rows conditioned on (the
+  // measured rows_, then the configs in flight and this round's believed
+  // picks, `tail_rows`, laid out flat as rows_ are in flat_): those against
+  // rows_ returned (kept between picks and rounds for a listed space, in
+  // cache_, while the hyperparameters stay: a pick then costs
+  // multiply-adds, not kernels; else computed into `scratch`), those
+  // against `tail_rows` into `tail`.
+  std::span<const double> kernel_values(const Candidate& c, const GpRowTable& tail_rows,
+                                        UnfilledDoubles& scratch, UnfilledDoubles& tail);
 
   // The configs a pick is chosen from: every unmeasured one of a listed
   // space whose values are kept, up to kCandidates of them drawn at random
@@ -275,7 +301,7 @@ class GpSearch final : public BudgetedSearch {
   // Per config of a listed space (kept slots: pool_'s, or epoch_'s once
   // bounded): its kernel values against rows_ at the hyperparameters
   // cached_ (kernel_values()).
-  std::vector<std::vector<double>> cache_;
+  std::vector<UnfilledDoubles> cache_;
   std::size_t kept_rows_ = 0;  // room reserved in each of cache_'s and solved_'s vectors
   internal::GpHyper cached_{-1, -1, -1};
   // The same configs' solves against rows_ at solved_hyper_ (exact()).
