@@ -52,7 +52,7 @@ struct MeasureRequest {
   static constexpr worker::Op kOp = "measure";
   Artifact artifact;
   LaunchGeometry geometry;
-  double stop_above_seconds = 0;  // early stop (MeasureInputs)
+  StopBars stop;  // early stop (MeasureInputs)
   [[nodiscard]] worker::Payload encode() const;
   [[nodiscard]] static Result<MeasureRequest> decode(worker::Payload payload);
 };

@@ -79,9 +79,14 @@ void BenchCrew::loop(std::shared_ptr<const CrewFeed> feed, std::shared_ptr<Slot>
       if (!geometry.ok()) {
         m = failure(*artifact, Outcome::kLaunchFailed, geometry.error().message);
       } else {
-        // Early stop against the best so far: a config clearly slower than
-        // it ends after a few repetitions (measure.cpp).
-        const double best = feed->early_stop > 0 ? feed->ledger->best_seconds() : 0;
+        // Early stop against what was measured so far: a config clearly
+        // slower than the best, or that cannot win, ends after a few
+        // repetitions (StopBars).
+        StopBars bars;
+        if (feed->early_stop > 0) {
+          const double best = feed->ledger->best_seconds();
+          bars = {best * feed->early_stop, best, feed->screen};
+        }
         // Timed here, around whichever worker ran it (a thread, a process),
         // so the record's benchmark cost is what this tuning spent on it. A
         // replay's virtual clock cannot move between these two readings but
@@ -89,7 +94,7 @@ void BenchCrew::loop(std::shared_ptr<const CrewFeed> feed, std::shared_ptr<Slot>
         // this worker is busy and awake after), so a replay's report stays
         // the same from run to run.
         const double began = feed->clock->now();
-        m = slot->worker->measure(*artifact, *geometry, best * feed->early_stop,
+        m = slot->worker->measure(*artifact, *geometry, bars,
                                   feed->capture_outputs ? &outputs : nullptr, &span.args);
         m.benchmark_seconds = feed->clock->now() - began;
       }

@@ -35,6 +35,7 @@ struct CrewFeed {
   std::shared_ptr<TraceRecorder> trace;
   bool capture_outputs = false;  // outputs are judged after the run
   double early_stop = 0;         // MeasureOptions::early_stop (0: off)
+  bool screen = false;           // StopBars::screen
   // The run's clock (borrowed, never null; PipelineInputs::clock): each
   // benchmark is timed on it, and a worker is done with a config on it only
   // once the result is recorded, so that on a replay's simulated time a

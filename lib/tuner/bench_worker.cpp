@@ -62,7 +62,7 @@ struct BenchState {
                                &current->call.reference,
                                &current->call.options,
                                current->call.capture_outputs ? &reply.outputs : nullptr,
-                               r.stop_above_seconds};
+                               r.stop};
     Measurement& m = reply.measurement;
     m = internal::measure(*device, r.artifact, r.geometry, in);
     int exit_after = -1;

@@ -32,9 +32,9 @@ class BenchWorker {
   // a worker that keeps_deadline() returns by the deadline. `captured`: the
   // outputs of the checked run, when they are judged afterwards;
   // `trace_args`: what to add to the config's trace span;
-  // `stop_above_seconds`: early stop (MeasureInputs), 0 for none.
+  // `stop`: early stop's bars (MeasureInputs).
   virtual Measurement measure(const Artifact& artifact, const LaunchGeometry& geometry,
-                              double stop_above_seconds, Outputs* captured,
+                              const StopBars& stop, Outputs* captured,
                               nlohmann::json* trace_args) = 0;
 
   // Whether measure() keeps the benchmark deadline itself (a process kills

@@ -44,6 +44,7 @@ PipelineInputs round_inputs(const PipelineInputs& in, const PipelineOutput& out,
   // measurement of target_seconds, and interleaving is what they buy.
   r.options.measure.target_seconds /= static_cast<double>(rounds);
   r.best_seconds = 0;
+  r.screen = false;
   r.judge = nullptr;
   r.reference = std::nullopt;
   r.progress = nullptr;
@@ -78,7 +79,9 @@ void remeasure_finalists(PipelineOutput& out, const PipelineInputs& in, std::siz
   if (count < 2 || rounds == 0 || !in.clock->measures_real_time()) return;
   const std::vector<std::size_t> chosen =
       pick_finalists(out, count, in.journal ? in.journal->resumed() : std::set<std::string>());
-  if (chosen.size() < 2) return;  // nothing to choose between
+  // Nothing to choose between; but a screened search timed even the lone
+  // finalist for a few repetitions only, and its time is what is kept.
+  if (chosen.empty() || (chosen.size() < 2 && !in.screen)) return;
   const auto started = std::chrono::steady_clock::now();
   PipelineInputs r = round_inputs(in, out, chosen, rounds);
   std::vector<Config> order;

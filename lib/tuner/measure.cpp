@@ -235,11 +235,9 @@ Measurement kiln_timing(const Runs& r, double first) {
     auto seconds = timed_run(r.device, run, r.in, r.hooks);
     if (!seconds.ok()) return failure(r.artifact, Outcome::kLaunchFailed, seconds.error());
     samples.push_back(*seconds);
-    // Clearly slower than the best so far even at its fastest: stop here.
-    if (r.in.stop_above_seconds > 0 && i + 1 >= opt.measure.early_stop_reps &&
-        *std::min_element(samples.begin(), samples.end()) > r.in.stop_above_seconds) {
+    if (stop_early(r.in.stop, opt.measure, i + 1,
+                   *std::min_element(samples.begin(), samples.end())))
       break;
-    }
   }
   return success(r.artifact, std::move(samples));
 }
@@ -273,6 +271,15 @@ Measurement user_timing(const Runs& r) {
 }
 
 }  // namespace
+
+bool stop_early(const StopBars& bars, const MeasureOptions& options, int reps, double fastest) {
+  if (bars.slower > 0) {
+    const int short_of = std::max(0, options.early_stop_reps - reps);
+    if (fastest > bars.slower * std::pow(options.early_stop, short_of)) return true;
+  }
+  if (reps < options.early_stop_reps) return false;
+  return bars.screen || (bars.best > 0 && fastest > bars.best);
+}
 
 Measurement measure(Device& device, const Artifact& artifact, const LaunchGeometry& geometry,
                     const MeasureInputs& in) {

@@ -19,6 +19,33 @@ using Outputs = std::map<std::string, std::vector<double>>;
 // checked, or judged afterwards by an OutputJudge from captured outputs).
 using Reference = std::optional<Outputs>;
 
+// Early stop's bars for one config (MeasureOptions::early_stop; all unset:
+// measure in full), from what this tuning measured before it. A config's
+// timed repetitions end at the first after which its fastest so far is
+//  - above `slower` (early_stop x the best median so far) times early_stop
+//    once more for each repetition short of early_stop_reps: clearly
+//    slower. One repetition is enough for a config many times slower, and
+//    one near the bar gets early_stop_reps: noise only ever adds time, and
+//    it takes more repetitions to be sure that it did not add to all of
+//    them;
+//  - or, from early_stop_reps on, above `best` (the best median so far):
+//    it can no longer win;
+//  - or, from early_stop_reps on, whatever its time, when `screen`: the
+//    finalists (finalists.hpp) measure the fastest few again in full, so
+//    this pass only has to say which few those are. Repetitions go to the
+//    configs whose ranking is still open, at the end, not to every config
+//    that looked fast when it was measured (early in a run, before the
+//    fastest landed, that is most of them).
+struct StopBars {
+  double slower = 0;
+  double best = 0;
+  bool screen = false;
+};
+
+// Whether a config with `reps` timed repetitions, the fastest `fastest`,
+// stops there (StopBars).
+bool stop_early(const StopBars& bars, const MeasureOptions& options, int reps, double fastest);
+
 // The same code measures in the tuner's threads and in a benchmark worker
 // process (lib/tuner/bench_worker.cpp), which has no TunableKernel: the
 // launch geometry is computed by the tuner and passed in.
@@ -30,9 +57,8 @@ struct MeasureInputs {
   // When set and there is no reference: the checked run's outputs go here,
   // for the tuner to judge against the default config or the consensus.
   Outputs* captured = nullptr;
-  // Early stop: timed repetitions end after options->measure.early_stop_reps
-  // once the fastest so far is above this (0: measure in full).
-  double stop_above_seconds = 0;
+  // Early stop: where timed repetitions end (StopBars).
+  StopBars stop;
 };
 
 // The failure of `artifact`'s config, with its compile time kept.

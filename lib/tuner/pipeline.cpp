@@ -360,6 +360,7 @@ std::shared_ptr<const CrewFeed> crew_feed(const PipelineInputs& in,
   feed->trace = in.trace;
   feed->capture_outputs = in.judge != nullptr;
   feed->early_stop = in.options.measure.early_stop;
+  feed->screen = in.screen;
   feed->clock = in.clock;
   return feed;
 }

@@ -52,6 +52,9 @@ struct PipelineInputs {
   // The fastest median earlier rounds of this search measured (0: none):
   // early stop compares each config with it and with this round's best.
   double best_seconds = 0;
+  // The finalists will measure the fastest few again in full, so this run
+  // times each config for at most early_stop_reps (StopBars::screen).
+  bool screen = false;
   // The run's time (borrowed, never null): the real clock, or simulated
   // time for a backend that replays recorded costs (runtime/replay/). The
   // run tells it where work changes hands (units queued, artifacts pushed,

@@ -149,15 +149,14 @@ Status ProcessBench::start(double timeout_s) {
 }
 
 Measurement ProcessBench::measure(const Artifact& artifact, const LaunchGeometry& geometry,
-                                  double deadline_s, Outputs* captured, double stop_above_seconds) {
+                                  double deadline_s, Outputs* captured, const StopBars& stop) {
   if (Status st = start(start_timeout_s_); !st.ok()) {
     return failure(artifact, Outcome::kCrashed,
                    "no benchmark worker could be started: " + st.error().message);
   }
   const pid_t who = process_.pid();
   last_pid_ = who;
-  worker::Reply reply =
-      process_.call(MeasureRequest{artifact, geometry, stop_above_seconds}, after(deadline_s));
+  worker::Reply reply = process_.call(MeasureRequest{artifact, geometry, stop}, after(deadline_s));
   if (!reply.answered) {
     const ErrorInfo& why = reply.answer.error();
     if (why.code == ErrorCode::kTimeout) {

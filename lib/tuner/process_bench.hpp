@@ -40,9 +40,9 @@ class ProcessBench {
   // a fresh one.
   // `captured`: where the outputs of the checked run go, when the call
   // asked the worker for them (BenchCall::capture_outputs).
-  // `stop_above_seconds`: early stop (MeasureInputs), 0 for none.
+  // `stop`: early stop's bars (MeasureInputs), none by default.
   Measurement measure(const Artifact& artifact, const LaunchGeometry& geometry, double deadline_s,
-                      Outputs* captured = nullptr, double stop_above_seconds = 0);
+                      Outputs* captured = nullptr, const StopBars& stop = {});
 
   pid_t pid() const { return process_.pid(); }
   // The worker that measured (or died on) the last config, for the trace.

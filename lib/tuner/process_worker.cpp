@@ -21,10 +21,9 @@ Status ProcessWorker::start() {
 }
 
 Measurement ProcessWorker::measure(const Artifact& artifact, const LaunchGeometry& geometry,
-                                   double stop_above_seconds, Outputs* captured,
+                                   const StopBars& stop, Outputs* captured,
                                    nlohmann::json* trace_args) {
-  Measurement m =
-      bench_.measure(artifact, geometry, deadline_seconds_, captured, stop_above_seconds);
+  Measurement m = bench_.measure(artifact, geometry, deadline_seconds_, captured, stop);
   (*trace_args)["pid"] = bench_.last_pid();
   return m;
 }

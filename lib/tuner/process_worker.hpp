@@ -18,8 +18,7 @@ class ProcessWorker : public BenchWorker {
 
   Status start() override;
   Measurement measure(const Artifact& artifact, const LaunchGeometry& geometry,
-                      double stop_above_seconds, Outputs* captured,
-                      nlohmann::json* trace_args) override;
+                      const StopBars& stop, Outputs* captured, nlohmann::json* trace_args) override;
   bool keeps_deadline() const override { return true; }
   bool borrows_caller_device() const override { return false; }
   std::string where() const override { return device_.to_string() + ", process"; }

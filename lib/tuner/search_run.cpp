@@ -352,6 +352,11 @@ PipelineOutput drive_search(const ProblemKey& problem, PipelineInputs in, Progre
   }
   if (!in.trace) in.trace = std::make_shared<TraceRecorder>();
   const auto trace = in.trace;
+  // A real-time search whose finalists are measured again screens: the
+  // rounds' repetitions go to the finalists (StopBars::screen). A replay's
+  // times are the file's, and its finalists are not measured again.
+  in.screen = in.options.measure.early_stop > 0 && in.options.search.finalists >= 2 &&
+              in.clock->measures_real_time();
 
   PipelineOutput total =
       driver.asynchronous() ? run_in_flight(driver, in) : run_rounds(driver, in, progress);

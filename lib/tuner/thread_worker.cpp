@@ -23,10 +23,10 @@ std::unique_ptr<ThreadWorker> ThreadWorker::on_caller_device(
 }
 
 Measurement ThreadWorker::measure(const Artifact& artifact, const LaunchGeometry& geometry,
-                                  double stop_above_seconds, Outputs* captured, nlohmann::json*) {
+                                  const StopBars& stop, Outputs* captured, nlohmann::json*) {
   const ArgList* args = replica_ ? &replica_->args : &call_->args;
   const CallState* state = state_ ? &*state_ : &*call_->state;
-  MeasureInputs in{args, state, &call_->reference, &call_->options, captured, stop_above_seconds};
+  MeasureInputs in{args, state, &call_->reference, &call_->options, captured, stop};
   return internal::measure(*device_, artifact, geometry, in);
 }
 

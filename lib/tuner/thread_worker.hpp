@@ -45,8 +45,7 @@ class ThreadWorker : public BenchWorker {
 
   Status start() override { return ok_status(); }
   Measurement measure(const Artifact& artifact, const LaunchGeometry& geometry,
-                      double stop_above_seconds, Outputs* captured,
-                      nlohmann::json* trace_args) override;
+                      const StopBars& stop, Outputs* captured, nlohmann::json* trace_args) override;
   bool keeps_deadline() const override { return false; }
   bool borrows_caller_device() const override { return owned_ == nullptr; }
   std::string where() const override;

@@ -297,8 +297,10 @@ std::vector<TuneFlag> run_flags() {
       option(
           "--early-stop", "early_stop",
           [](auto& c) -> auto& { return c.options.measure.early_stop; },
-          "Stop timing a config after 3 repetitions when its fastest is this many times "
-          "the best median so far (default 1.5; 0: time every config in full)",
+          "Stop timing a config once its fastest is this many times the best median so far "
+          "(after 3 repetitions; after 1 at this factor cubed, 2 at it squared), or after 3 "
+          "when it cannot win or finalists will time it again (default 1.5; 0: time every "
+          "config in full)",
           [](CLI::Option& o) { o.check(number_in(0, 1000))->check(early_stop_factor()); }),
       choice<Isolation>(
           "--isolation", "isolation", [](auto& c) -> auto& { return c.request.isolation; },

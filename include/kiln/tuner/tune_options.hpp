@@ -105,11 +105,15 @@ struct MeasureOptions {
   bool cold_l2 = false;  // flush the L2 before every repetition
   bool graphs = false;   // time a replayed graph (strips launch overhead)
   double delay_us = 0;   // occupy the stream first so host overhead stays out
-  // Early stop (TileLang's, TensorRT-LLM's short profile): after
-  // early_stop_reps timed repetitions, a config whose fastest repetition is
-  // slower than early_stop x the best median measured so far in this tuning
-  // stops there; it cannot win, and its time goes to configs that can. The
-  // winner and every config near it get all their repetitions. 0: off.
+  // Early stop, a race (TileLang's early stop, TensorRT-LLM's short
+  // profile, with rungs): a config's timed repetitions end as soon as its
+  // fastest is above early_stop x the best median measured so far in this
+  // tuning, a bar that is early_stop times higher for each repetition short
+  // of early_stop_reps (a config 4x slower stops after one); after
+  // early_stop_reps, once its fastest is above the best median (it cannot
+  // win); and after early_stop_reps in any case when finalists
+  // (SearchOptions::finalists) will measure the fastest few again in full.
+  // The winner gets all its repetitions. 0: off, every config in full.
   double early_stop = 1.5;
   int early_stop_reps = 3;
 };
