@@ -129,14 +129,21 @@ KernelTemplate fused_add_rmsnorm_template() {
 
 KernelTemplate softmax_template() {
   KernelTemplate t = from_file("softmax_cpu", "row softmax for the CPU: ROWS rows per block",
-                               "cpu/softmax.cpp", "kiln_cpu::softmax<{ROWS},{VEC},{NT}>");
+                               "cpu/softmax.cpp", "kiln_cpu::softmax<{ROWS},{VEC},{NT},{PF}>");
   // NT: streaming stores of y win once y does not fit the caches and lose
-  // while it does (the next reader then misses), so the tuner decides.
+  // while it does (the next reader then misses), so the tuner decides; so
+  // does PF, the next row prefetched (within the block: a block of one row
+  // has none), which pays where x comes from memory.
   t.space.param("ROWS", {1, 2, 4, 8})
       .param("VEC", {1, 2, 4})
       .param("NT", {0, 1})
-      .default_config(
-          Config{{"ROWS", std::int64_t{2}}, {"VEC", std::int64_t{2}}, {"NT", std::int64_t{0}}});
+      .param("PF", {0, 1})
+      .constraint("PF needs ROWS>1",
+                  [](const Config& c) { return param(c, "PF") == 0 || param(c, "ROWS") > 1; })
+      .default_config(Config{{"ROWS", std::int64_t{2}},
+                             {"VEC", std::int64_t{2}},
+                             {"NT", std::int64_t{0}},
+                             {"PF", std::int64_t{0}}});
   return t;
 }
 
