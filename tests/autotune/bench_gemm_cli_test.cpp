@@ -241,19 +241,21 @@ TEST(BenchGemmCli, ABadSizeIsAUsageError) {
   kiln::testing::CommandRun r =
       kiln::testing::run_command(KILN_CLI_PATH " bench gemm --sizes 512,x 2>&1");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.out.find("'x' is not a size"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("'x' is neither a size nor an MxNxK shape"), std::string::npos) << r.out;
 }
 
-// Each item of --sizes a size: an empty last item, a sign or a space were
-// taken (512, ran 512; " 8" and "+8" ran 8 where "8 " was refused) and a
-// size named twice ran twice.
+// Each item of --sizes a size or an MxNxK shape: an empty last item, a sign
+// or a space were taken (512, ran 512; " 8" and "+8" ran 8 where "8 " was
+// refused) and a size named twice ran twice.
 TEST(BenchGemmCli, EverySizeItemIsDigitsAndNamedOnce) {
-  for (const char* bad : {"512,", "' 8'", "+8", "8,,16", ",8"}) {
+  for (const char* bad : {"512,", "' 8'", "+8", "8,,16", ",8", "8x16", "8x0x4", "8x16x", "x8x8",
+                          "8x16x4x2", "8X16X4"}) {
     kiln::testing::CommandRun r = kiln::testing::run_command(
         std::string(KILN_CLI_PATH " bench gemm --max-configs 1 --rounds 1 --sizes ") + bad +
         " 2>&1");
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
-    EXPECT_NE(r.out.find("is not a size from 1 to 16384"), std::string::npos)
+    EXPECT_NE(r.out.find("is neither a size nor an MxNxK shape of numbers from 1 to 16384"),
+              std::string::npos)
         << bad << ": " << r.out;
   }
   kiln::testing::CommandRun twice = kiln::testing::run_command(
@@ -266,6 +268,37 @@ TEST(BenchGemmCli, EverySizeItemIsDigitsAndNamedOnce) {
       kiln::testing::run_command(KILN_CLI_PATH " bench gemm --sizes '' 2>&1");
   EXPECT_EQ(empty.exit_code, 2) << empty.out;
   EXPECT_NE(empty.out.find("--sizes is empty: give M=N=K sizes"), std::string::npos) << empty.out;
+  kiln::testing::CommandRun same = kiln::testing::run_command(
+      KILN_CLI_PATH " bench gemm --max-configs 1 --rounds 1 --sizes 8x16x4,8x16x4 2>&1");
+  EXPECT_EQ(same.exit_code, 2) << same.out;
+  EXPECT_NE(same.out.find("8x16x4 is given twice"), std::string::npos) << same.out;
+}
+
+// A skinny problem (M far below N and K, a decode step's GEMM) by MxNxK:
+// every side runs and is checked at that shape, and the row names it.
+TEST(BenchGemmCli, AnMxNxKShapeRunsEverySideAtThatShape) {
+  nlohmann::json j;
+  bool skipped = false;
+  ASSERT_NO_FATAL_FAILURE(
+      bench_gemm("", "--sizes 5x72x40,24 --max-configs 2 --rounds 1", &j, &skipped));
+  if (skipped) KILN_SKIP(Skip::kOpenblas) << "no BLAS is installed";
+  ASSERT_EQ(j["sizes"].size(), 2u);
+  const nlohmann::json& skinny = j["sizes"][0];
+  SCOPED_TRACE(skinny.dump());
+  EXPECT_EQ(skinny["shape"], "5x72x40");
+  EXPECT_EQ(skinny["m"], 5);
+  EXPECT_EQ(skinny["n"], 72);
+  EXPECT_EQ(skinny["k"], 40);
+  EXPECT_FALSE(skinny.contains("size")) << "size is M=N=K alone";
+  EXPECT_TRUE(skinny["kiln_correct"].get<bool>());
+  EXPECT_LT(skinny["kiln_max_abs_err"].get<double>(), 1e-3);
+  for (const auto& side : skinny["blas"]) {
+    EXPECT_TRUE(side["correct"].get<bool>()) << side.dump();
+    EXPECT_LT(side["max_abs_err"].get<double>(), 1e-3) << side.dump();
+  }
+  EXPECT_GT(skinny["baseline_gflops"].get<double>(), 0);
+  EXPECT_EQ(j["sizes"][1]["shape"], "24");
+  EXPECT_EQ(j["sizes"][1]["size"], 24);
 }
 
 // An unknown --search offers auto, the default, with the strategies.

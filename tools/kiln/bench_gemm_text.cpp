@@ -40,7 +40,7 @@ void print_gemm_bench_header(const std::string& device, const FmaPeak& peak,
 }
 
 void print_gemm_bench_size(const nlohmann::json& r) {
-  std::printf("\nsize %d: kiln %.1f GFLOP/s (%s of peak)", r["size"].get<int>(),
+  std::printf("\nsize %s: kiln %.1f GFLOP/s (%s of peak)", r["shape"].get<std::string>().c_str(),
               r["kiln_gflops"].get<double>(), percent_of_peak(r["kiln_peak_fraction"]).c_str());
   if (r["baseline"].is_null()) {
     std::printf(", no BLAS computed this size correctly\n");

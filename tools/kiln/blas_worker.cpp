@@ -42,27 +42,27 @@ struct AlignedFloats {
 };
 
 struct GemmBuffers {
-  int size = 0;
+  GemmShape shape;
   AlignedFloats a, b, c;
 
-  // Inputs in [-1, 1) from a fixed sequence, C zeroed.
-  void prepare(int n) {
-    if (n == size) return;
-    const std::size_t count = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
-    a.resize(count);
-    b.resize(count);
-    c.resize(count);
+  // Inputs in [-1, 1) from a fixed sequence, C zeroed: A is m x k, B k x n.
+  void prepare(const GemmShape& s) {
+    if (s == shape) return;
+    const auto count = [](int rows, int cols) {
+      return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+    };
+    a.resize(count(s.m, s.k));
+    b.resize(count(s.k, s.n));
+    c.resize(count(s.m, s.n));
     std::uint32_t state = 12345;
     auto next = [&] {
       state = state * 1664525u + 1013904223u;
       return static_cast<float>(state >> 8) * 0x1p-23f - 1.0f;
     };
-    for (std::size_t i = 0; i < count; ++i) {
-      a.data[i] = next();
-      b.data[i] = next();
-      c.data[i] = 0;
-    }
-    size = n;
+    for (std::size_t i = 0; i < count(s.m, s.k); ++i) a.data[i] = next();
+    for (std::size_t i = 0; i < count(s.k, s.n); ++i) b.data[i] = next();
+    for (std::size_t i = 0; i < count(s.m, s.n); ++i) c.data[i] = 0;
+    shape = s;
   }
 };
 
@@ -97,22 +97,23 @@ int serve_blas_worker(const std::string& library, int threads, bool native) {
     nlohmann::json request;
     std::string raw;
     if (wire::receive(kRequestFd, &request, &raw) != wire::Received::kOk) return 0;
-    const int n = request.value("size", 0);
+    const GemmShape s{request.value("m", 0), request.value("n", 0), request.value("k", 0)};
     const std::string op = request.value("op", "");
-    if (n < 1 || (op != "check" && op != "round")) {
-      send_reply(
-          {{"error", "a blas-worker request is {\"op\": \"check\"|\"round\", \"size\": N}"}});
+    if (s.m < 1 || s.n < 1 || s.k < 1 || (op != "check" && op != "round")) {
+      send_reply({{"error",
+                   "a blas-worker request is {\"op\": \"check\"|\"round\", \"m\": M, \"n\": N, "
+                   "\"k\": K}"}});
       return 2;
     }
-    buffers.prepare(n);
+    buffers.prepare(s);
     auto run = [&] {
-      blas->gemm(buffers.a.data.get(), buffers.b.data.get(), buffers.c.data.get(), n, n, n);
+      blas->gemm(buffers.a.data.get(), buffers.b.data.get(), buffers.c.data.get(), s.m, s.n, s.k);
     };
     nlohmann::json reply;
     if (op == "check") {
       run();
-      const GemmCheck check =
-          check_gemm(buffers.a.data.get(), buffers.b.data.get(), buffers.c.data.get(), n, n, n);
+      const GemmCheck check = check_gemm(buffers.a.data.get(), buffers.b.data.get(),
+                                         buffers.c.data.get(), s.m, s.n, s.k);
       reply = {{"max_abs_err", check.max_abs_err},
                {"max_rel_err", check.max_rel_err},
                {"correct", check.correct}};
@@ -161,7 +162,7 @@ Result<nlohmann::json> BlasWorker::ask(const nlohmann::json& request) {
       wire::receive(process_.fd(), &reply, &raw) != wire::Received::kOk) {
     return make_error(ErrorCode::kUnavailable,
                       "the worker running " + library_ + " ended at size " +
-                          std::to_string(request.value("size", 0)) + ": " + process_.reap_closed(),
+                          request.value("shape", std::string("?")) + ": " + process_.reap_closed(),
                       {{"library", library_}});
   }
   if (reply.contains("error"))
@@ -169,8 +170,16 @@ Result<nlohmann::json> BlasWorker::ask(const nlohmann::json& request) {
   return reply;
 }
 
-Result<GemmCheck> BlasWorker::check(int size) {
-  auto reply = ask({{"op", "check"}, {"size", size}});
+namespace {
+
+nlohmann::json request_at(const char* op, const GemmShape& shape) {
+  return {{"op", op}, {"m", shape.m}, {"n", shape.n}, {"k", shape.k}, {"shape", shape.label()}};
+}
+
+}  // namespace
+
+Result<GemmCheck> BlasWorker::check(const GemmShape& shape) {
+  auto reply = ask(request_at("check", shape));
   if (!reply.ok()) return reply.error();
   GemmCheck check;
   check.max_abs_err = (*reply)["max_abs_err"].get<double>();
@@ -179,8 +188,8 @@ Result<GemmCheck> BlasWorker::check(int size) {
   return check;
 }
 
-Result<double> BlasWorker::round(int size) {
-  auto reply = ask({{"op", "round"}, {"size", size}});
+Result<double> BlasWorker::round(const GemmShape& shape) {
+  auto reply = ask(request_at("round", shape));
   if (!reply.ok()) return reply.error();
   return (*reply)["seconds"].get<double>();
 }

@@ -1,7 +1,7 @@
 // One BLAS library in a process of its own, for `kiln bench gemm`'s
 // baselines. `kiln bench blas-worker` (hidden) sets the variables that
 // force a kernel as its run asks, opens the library, says which kernel it
-// runs (the hello), then answers check and round requests for one size at
+// runs (the hello), then answers check and round requests for one shape at
 // a time over its stdin/stdout socket (process/worker_process.hpp's frames).
 // A process each because a library reads its kernel variable once, when it
 // loads: a user's OPENBLAS_CORETYPE and the native kernel cannot share one,
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "gemm_measure.hpp"
+#include "gemm_shape.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/process/worker_process.hpp"
 
@@ -35,10 +36,10 @@ class BlasWorker {
   //  "variable", "value" (null when unset), "set_by" ("kiln", "environment", "")}
   const nlohmann::json& hello() const { return hello_; }
 
-  // Runs its sgemm once at M=N=K=size on its own inputs and checks C.
-  [[nodiscard]] Result<GemmCheck> check(int size);
-  // One timing round at `size` (gemm_measure.hpp): the median seconds.
-  [[nodiscard]] Result<double> round(int size);
+  // Runs its sgemm once at `shape` on its own inputs and checks C.
+  [[nodiscard]] Result<GemmCheck> check(const GemmShape& shape);
+  // One timing round at `shape` (gemm_measure.hpp): the median seconds.
+  [[nodiscard]] Result<double> round(const GemmShape& shape);
 
  private:
   [[nodiscard]] Result<nlohmann::json> ask(const nlohmann::json& request);

@@ -1,4 +1,4 @@
-// kiln bench gemm [--sizes 512,1024,2048] [--threads 2] [--blas PATH]
+// kiln bench gemm [--sizes 512,1024,2048,16x4096x4096] [--threads 2] [--blas PATH]
 //   [--search S] [--max-configs N] [--rounds R] [--retune] [--json]
 // Kiln's tuned CPU gemm_f32 against the fastest correct BLAS on the
 // machine, in one run: each BLAS library found (blas_baselines.hpp) runs
@@ -28,6 +28,7 @@
 #include "commands.hpp"
 #include "fma_peak.hpp"
 #include "gemm_measure.hpp"
+#include "gemm_shape.hpp"
 #include "kiln/kernels/tune_request.hpp"
 #include "kiln/search/search.hpp"
 #include "kiln/search/search_plan.hpp"
@@ -50,35 +51,6 @@ struct GemmBenchArgs {
   std::string blas;  // --blas: the one library to compare with ("" finds them all)
 };
 
-// Every comma-separated item a size, digits only: getline dropped an empty
-// last item (512, ran as 512) and strtol took a leading space or sign (" 8",
-// "+8") that it refused after the number; a size named twice ran twice.
-Result<std::vector<int>> parse_sizes(const std::string& text) {
-  const std::string example = " (e.g. --sizes 512,1024,2048)";
-  if (text.empty())
-    return make_error(ErrorCode::kInvalidArgument, "--sizes is empty: give M=N=K sizes" + example);
-  std::vector<int> out;
-  for (std::size_t start = 0;;) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma - start);
-    const bool digits = !item.empty() && item.size() <= 18 &&
-                        item.find_first_not_of("0123456789") == std::string::npos;
-    const long v = digits ? std::stol(item) : 0;
-    if (v < 1 || v > kMaxBenchSize) {
-      return make_error(ErrorCode::kInvalidArgument, "--sizes: '" + item +
-                                                         "' is not a size from 1 to " +
-                                                         std::to_string(kMaxBenchSize) + example);
-    }
-    if (std::find(out.begin(), out.end(), static_cast<int>(v)) != out.end())
-      return make_error(ErrorCode::kInvalidArgument, "--sizes: " + item + " is given twice in '" +
-                                                         text + "': name each size once");
-    out.push_back(static_cast<int>(v));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 // One side of a size's comparison: a BLAS run's check and round times.
 struct BlasSide {
   BlasBaseline* run = nullptr;
@@ -92,11 +64,11 @@ nlohmann::json peak_fraction(double gflops, const FmaPeak& peak) {
 }
 
 // Checks each run at `size` (a wrong or dead one takes no further part).
-std::vector<BlasSide> check_sides(int size, BlasBaselines& blas) {
+std::vector<BlasSide> check_sides(const GemmShape& shape, BlasBaselines& blas) {
   std::vector<BlasSide> sides;
   for (BlasBaseline& run : blas.runs) {
     BlasSide side{&run, {}, {}, ""};
-    auto check = run.worker.check(size);
+    auto check = run.worker.check(shape);
     if (!check.ok()) {
       side.failed = check.error().message;
     } else {
@@ -133,14 +105,13 @@ nlohmann::json side_json(const BlasSide& side, double flops, double kiln_gflops,
   return out;
 }
 
-// gemm_f32 tuned on the CPU for a size^3 problem, in threads (the BLAS
-// workers are the processes here); `seconds` gets the tuning's wall time.
-Result<TuneRun> tune_gemm(int size, const GemmBenchArgs& args, double& seconds) {
+// gemm_f32 tuned on the CPU for `shape`, in threads (the BLAS workers are
+// the processes here); `seconds` gets the tuning's wall time.
+Result<TuneRun> tune_gemm(const GemmShape& shape, const GemmBenchArgs& args, double& seconds) {
   TuneRequest request;
   request.kernel = "gemm_f32";
   request.backend = "cpu";
-  request.shape =
-      "M=" + std::to_string(size) + ",N=" + std::to_string(size) + ",K=" + std::to_string(size);
+  request.shape = shape.dims();
   request.cpu_threads = args.threads;
   request.isolation = Isolation::kThread;
   TuneOptions options;
@@ -154,7 +125,7 @@ Result<TuneRun> tune_gemm(int size, const GemmBenchArgs& args, double& seconds) 
   seconds = std::chrono::duration<double>(Clock::now() - tune_start).count();
   if (run->result.source == ResultSource::kFailed || !run->result.kernel.valid()) {
     return make_error(ErrorCode::kInternal,
-                      "gemm_f32 at " + std::to_string(size) + " has no working config to compare");
+                      "gemm_f32 at " + shape.label() + " has no working config to compare");
   }
   return run;
 }
@@ -163,7 +134,7 @@ Result<TuneRun> tune_gemm(int size, const GemmBenchArgs& args, double& seconds) 
 // every other round so neither side always runs warm; Kiln's times go to
 // `kiln_s`, each side's to its own. The first failed Kiln launch is the
 // error; a side that fails keeps why and is not timed again.
-Status time_rounds(int rounds, int size, const std::function<Status()>& kiln_run,
+Status time_rounds(int rounds, const GemmShape& shape, const std::function<Status()>& kiln_run,
                    std::vector<BlasSide>& sides, std::vector<double>& kiln_s) {
   Status failed = ok_status();
   for (int r = 0; r < rounds; ++r) {
@@ -174,9 +145,9 @@ Status time_rounds(int rounds, int size, const std::function<Status()>& kiln_run
       }));
     });
     for (BlasSide& side : sides) {
-      order.push_back([&side, size] {
+      order.push_back([&side, &shape] {
         if (!side.failed.empty()) return;
-        auto seconds = side.run->worker.round(size);
+        auto seconds = side.run->worker.round(shape);
         if (seconds.ok())
           side.seconds.push_back(*seconds);
         else
@@ -213,10 +184,10 @@ void add_blas_rows(nlohmann::json& out, const std::vector<BlasSide>& sides, doub
   }
 }
 
-Result<nlohmann::json> bench_size(int size, const GemmBenchArgs& args, BlasBaselines& blas,
-                                  const FmaPeak& peak) {
+Result<nlohmann::json> bench_size(const GemmShape& shape, const GemmBenchArgs& args,
+                                  BlasBaselines& blas, const FmaPeak& peak) {
   double tune_seconds = 0;
-  auto run = tune_gemm(size, args, tune_seconds);
+  auto run = tune_gemm(shape, args, tune_seconds);
   if (!run.ok()) return run.error();
   Device& device = *run->target.device;
   const ArgList& call = run->call.args;
@@ -231,15 +202,19 @@ Result<nlohmann::json> bench_size(int size, const GemmBenchArgs& args, BlasBasel
 
   // Every side checked against the reference before any is timed.
   if (Status st = kiln_run(); !st.ok()) return st.error();
-  const GemmCheck kiln_check = check_gemm(a, b, c, size, size, size);
-  std::vector<BlasSide> sides = check_sides(size, blas);
+  const GemmCheck kiln_check = check_gemm(a, b, c, shape.m, shape.n, shape.k);
+  std::vector<BlasSide> sides = check_sides(shape, blas);
   std::vector<double> kiln_s;
-  if (Status failed = time_rounds(args.rounds, size, kiln_run, sides, kiln_s); !failed.ok())
+  if (Status failed = time_rounds(args.rounds, shape, kiln_run, sides, kiln_s); !failed.ok())
     return failed.error();
 
-  const double flops = 2.0 * size * static_cast<double>(size) * size;
+  const double flops = shape.flops();
   const double kiln_gflops = flops / median(kiln_s) * 1e-9;
-  nlohmann::json out = {{"size", size},
+  // "size" stays the M=N=K number it always was, for a square problem.
+  nlohmann::json out = {{"shape", shape.label()},
+                        {"m", shape.m},
+                        {"n", shape.n},
+                        {"k", shape.k},
                         {"kiln_gflops", kiln_gflops},
                         {"kiln_peak_fraction", peak_fraction(kiln_gflops, peak)},
                         {"kiln_median_ms", median(kiln_s) * 1e3},
@@ -253,12 +228,13 @@ Result<nlohmann::json> bench_size(int size, const GemmBenchArgs& args, BlasBasel
                         {"configs_measured", run->result.measurements.size()},
                         {"space_size", run->job.kernel.tmpl.space.size()},
                         {"tune_seconds", tune_seconds}};
+  if (shape.square()) out["size"] = shape.m;
   add_blas_rows(out, sides, flops, kiln_gflops, peak);
   return out;
 }
 
 int run_bench_gemm(const GemmBenchArgs& args) {
-  auto sizes = parse_sizes(args.sizes);
+  auto sizes = parse_gemm_shapes(args.sizes);
   if (!sizes.ok()) {
     std::fprintf(stderr, "kiln bench gemm: %s\n", sizes.error().message.c_str());
     return 2;
@@ -314,10 +290,11 @@ int run_bench_gemm(const GemmBenchArgs& args) {
   for (const BlasBaseline& run : blas.runs) report["blas"].push_back(run.to_json());
   if (!args.json) print_gemm_bench_header(host.summary(), peak, blas);
   int status = 0;
-  for (int size : *sizes) {
-    auto row = bench_size(size, args, blas, peak);
+  for (const GemmShape& shape : *sizes) {
+    auto row = bench_size(shape, args, blas, peak);
     if (!row.ok()) {
-      std::fprintf(stderr, "kiln bench gemm: size %d: %s\n", size, row.error().describe().c_str());
+      std::fprintf(stderr, "kiln bench gemm: size %s: %s\n", shape.label().c_str(),
+                   row.error().describe().c_str());
       status = 1;
       continue;
     }
@@ -335,7 +312,9 @@ void add_bench_gemm_command(CLI::App& bench, int& exit_code) {
   auto a = std::make_shared<GemmBenchArgs>();
   CLI::App* cmd = bench.add_subcommand(
       "gemm", "Kiln's tuned CPU gemm_f32 against the fastest BLAS here, interleaved");
-  cmd->add_option("--sizes", a->sizes, "M=N=K sizes, comma separated (default 512,1024,2048)");
+  cmd->add_option("--sizes", a->sizes,
+                  "M=N=K sizes or MxNxK shapes, comma separated (default 512,1024,2048; e.g. "
+                  "16x4096x4096 for a skinny GEMM)");
   cmd->add_option("--threads", a->threads, "Threads of every side (default 2)")
       ->transform(integer_in(1, kMaxThreads));
   cmd->add_option("--blas", a->blas,
