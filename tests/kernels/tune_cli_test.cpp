@@ -37,9 +37,12 @@ TEST_F(TuneCli, GemmTunesThenStartsWarmInASecondProcess) {
     ASSERT_TRUE(measured(c));
     EXPECT_GT(c.at("median_s").get<double>(), 0);
     EXPECT_LE(c.at("min_s").get<double>(), c.at("median_s").get<double>());
-    EXPECT_GE(c.at("reps").get<int>(), 3);
+    // Early stop may end a config many times slower than the best after
+    // one repetition (StopBars); the winner has every one.
+    EXPECT_GE(c.at("reps").get<int>(), 1);
   }
   ASSERT_TRUE(measured(r.at("winner")));
+  EXPECT_GE(r["winner"].at("reps").get<int>(), 3);
   ASSERT_TRUE(measured(r.at("default"))) << "the default config is always measured";
   EXPECT_EQ(r["default"]["config"], cpu::gemm_f32_template().space.default_config().to_json());
   EXPECT_GT(r.at("speedup_over_default").get<double>(), 0);
