@@ -118,18 +118,31 @@ TEST(EarlyStop, AConfigThatCannotWinStopsAtEarlyStopReps) {
 TEST(EarlyStop, AScreenedSearchTimesItsFinalistsInFullAndTheRestForEarlyStopReps) {
   // Three copies of one speed, two finalists: every copy is screened at 3
   // repetitions (or fewer, should noise make one look clearly slower), and
-  // the two finalists are measured again, 12 repetitions a round.
+  // the finalists are measured again, 12 repetitions a round. Which copies
+  // are finalists, and whether noise (a sanitizer's, a loaded machine's)
+  // put one outside the finalists' band, is the run's: the test holds for
+  // whichever it was.
   testing::Session session("early_stop_screen");
   auto r = tune_work(session, work_kernel({1}, {0, 1, 2}), fixed_reps(1.5, 2));
   ASSERT_TRUE(r.ok()) << r.error().describe();
   ASSERT_EQ(r->measurements.size(), 3u);
+  const std::size_t finalists = r->stats.finalists;
+  ASSERT_GE(finalists, 1u) << "a screened search times even a lone finalist in full";
+  ASSERT_LE(finalists, 2u);
   std::vector<std::size_t> reps;
   for (std::int64_t copy : {0, 1, 2}) reps.push_back(measured(*r, 1, copy).stats.reps);
-  std::sort(reps.begin(), reps.end());
-  EXPECT_LE(reps[0], 3u) << "the copy left out of the finalists keeps its screen";
-  EXPECT_EQ(reps[1], 12u);
-  EXPECT_EQ(reps[2], 12u);
-  EXPECT_EQ(r->stats.finalists, 2u);
+  std::sort(reps.rbegin(), reps.rend());
+  for (std::size_t i = 0; i < reps.size(); ++i) {
+    if (i < finalists)
+      EXPECT_EQ(reps[i], 12u) << "a finalist, timed again in full";
+    else
+      EXPECT_LE(reps[i], 3u) << "left out of the finalists, it keeps its screen";
+  }
+  for (const Measurement& m : r->measurements) {
+    if (m.config == r->config) {
+      EXPECT_EQ(m.stats.reps, 12u) << "the winner is a finalist";
+    }
+  }
 }
 
 TEST(EarlyStop, OffMeasuresEveryConfigInFull) {
