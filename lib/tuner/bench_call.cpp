@@ -106,9 +106,11 @@ Result<BenchCall> BenchCall::decode(worker::Payload payload) {
 
 worker::Payload MeasureRequest::encode() const {
   worker::Payload m;
-  m.fields = {{"artifact", artifact.to_json()},    {"grid", dim_json(geometry.grid)},
-              {"block", dim_json(geometry.block)}, {"shared_bytes", geometry.shared_bytes},
-              {"stop_above", stop.slower},         {"stop_best", stop.best},
+  m.fields = {{"artifact", artifact.to_json()},
+              {"grid", dim_json(geometry.grid)},
+              {"block", dim_json(geometry.block)},
+              {"shared_bytes", geometry.shared_bytes},
+              {"stop_best", stop.best},
               {"stop_screen", stop.screen}};
   if (artifact.binary) m.raw = *artifact.binary;
   return m;
@@ -122,8 +124,7 @@ Result<MeasureRequest> MeasureRequest::decode(worker::Payload payload) {
     g.block = dim_from(json.at("block"));
     g.shared_bytes = worker::whole<std::size_t>(json.at("shared_bytes"));
     return MeasureRequest{Artifact::from_json(json.at("artifact"), std::move(payload.raw)), g,
-                          StopBars{json.value("stop_above", 0.0), json.value("stop_best", 0.0),
-                                   json.value("stop_screen", false)}};
+                          StopBars{json.value("stop_best", 0.0), json.value("stop_screen", false)}};
   });
 }
 

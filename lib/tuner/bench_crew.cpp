@@ -83,10 +83,7 @@ void BenchCrew::loop(std::shared_ptr<const CrewFeed> feed, std::shared_ptr<Slot>
         // slower than the best, or that cannot win, ends after a few
         // repetitions (StopBars).
         StopBars bars;
-        if (feed->early_stop > 0) {
-          const double best = feed->ledger->best_seconds();
-          bars = {best * feed->early_stop, best, feed->screen};
-        }
+        if (feed->early_stop > 0) bars = {feed->ledger->best_seconds(), feed->screen};
         // Timed here, around whichever worker ran it (a thread, a process),
         // so the record's benchmark cost is what this tuning spent on it. A
         // replay's virtual clock cannot move between these two readings but

@@ -273,9 +273,9 @@ Measurement user_timing(const Runs& r) {
 }  // namespace
 
 bool stop_early(const StopBars& bars, const MeasureOptions& options, int reps, double fastest) {
-  if (bars.slower > 0) {
+  if (bars.best > 0 && options.early_stop > 0) {
     const int short_of = std::max(0, options.early_stop_reps - reps);
-    if (fastest > bars.slower * std::pow(options.early_stop, short_of)) return true;
+    if (fastest > bars.best * std::pow(options.early_stop, 1 + short_of)) return true;
   }
   if (reps < options.early_stop_reps) return false;
   return bars.screen || (bars.best > 0 && fastest > bars.best);

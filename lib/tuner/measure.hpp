@@ -22,14 +22,14 @@ using Reference = std::optional<Outputs>;
 // Early stop's bars for one config (MeasureOptions::early_stop; all unset:
 // measure in full), from what this tuning measured before it. A config's
 // timed repetitions end at the first after which its fastest so far is
-//  - above `slower` (early_stop x the best median so far) times early_stop
+//  - above early_stop x `best` (the best median so far) times early_stop
 //    once more for each repetition short of early_stop_reps: clearly
 //    slower. One repetition is enough for a config many times slower, and
 //    one near the bar gets early_stop_reps: noise only ever adds time, and
 //    it takes more repetitions to be sure that it did not add to all of
 //    them;
-//  - or, from early_stop_reps on, above `best` (the best median so far):
-//    it can no longer win;
+//  - or, from early_stop_reps on, above `best` itself: it can no longer
+//    win;
 //  - or, from early_stop_reps on, whatever its time, when `screen`: the
 //    finalists (finalists.hpp) measure the fastest few again in full, so
 //    this pass only has to say which few those are. Repetitions go to the
@@ -37,8 +37,7 @@ using Reference = std::optional<Outputs>;
 //    that looked fast when it was measured (early in a run, before the
 //    fastest landed, that is most of them).
 struct StopBars {
-  double slower = 0;
-  double best = 0;
+  double best = 0;  // 0: nothing measured yet
   bool screen = false;
 };
 

@@ -16,7 +16,7 @@ MeasureOptions defaults() {
 
 TEST(StopBars, TheClearlySlowerBarComesDownAFactorPerRepetitionToEarlyStopReps) {
   const MeasureOptions o = defaults();
-  const StopBars bars{1.5, 1.0, false};  // the best median 1 s
+  const StopBars bars{1.0, false};  // the best median 1 s
   // One repetition: stopped only above 1.5^3 = 3.375x the best.
   EXPECT_FALSE(stop_early(bars, o, 1, 3.3));
   EXPECT_TRUE(stop_early(bars, o, 1, 3.4));
@@ -32,12 +32,12 @@ TEST(StopBars, TheClearlySlowerBarComesDownAFactorPerRepetitionToEarlyStopReps) 
 
 TEST(StopBars, AScreenEndsEveryConfigAtEarlyStopRepsAndNotBefore) {
   const MeasureOptions o = defaults();
-  const StopBars screen{1.5, 1.0, true};
+  const StopBars screen{1.0, true};
   EXPECT_FALSE(stop_early(screen, o, 2, 0.5)) << "faster than the best: measured on";
   EXPECT_TRUE(stop_early(screen, o, 3, 0.5)) << "the finalists measure it again";
   // Before any config was measured there is no best, but the screen holds.
-  EXPECT_FALSE(stop_early(StopBars{0, 0, true}, o, 2, 7.0));
-  EXPECT_TRUE(stop_early(StopBars{0, 0, true}, o, 3, 7.0));
+  EXPECT_FALSE(stop_early(StopBars{0, true}, o, 2, 7.0));
+  EXPECT_TRUE(stop_early(StopBars{0, true}, o, 3, 7.0));
 }
 
 TEST(StopBars, UnsetBarsMeasureInFull) {
